@@ -1,0 +1,205 @@
+"""The data model every part of litloop shares: papers, chunks, locators and passages.
+
+SEE: DESIGN.md section 1 (data model) and STYLE.md habit 6 (one result type for every retriever).
+Plain frozen dataclasses: hundreds of thousands of chunks pass through here, and validation of
+untrusted input happens once, in the ingesters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal, get_args
+
+ChunkKind = Literal["title_abstract", "text", "equation", "figure", "table"]
+CHUNK_KINDS: tuple[str, ...] = get_args(ChunkKind)
+
+# The chunk cap of the published method (DESIGN.md section 1).
+MAX_CHUNK_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Locator:
+    """Where in a paper a chunk sits. Every field is optional: keep what the source knows."""
+
+    page: int | None = None
+    section: str | None = None
+    paragraph: int | None = None
+    table_id: str | None = None
+    figure_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Locator:
+        data = data or {}
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+    def describe(self) -> str:
+        """Human-readable form for citations: 'p. 3, §4 Results, Table 2'."""
+        parts = []
+        if self.page is not None:
+            parts.append(f"p. {self.page}")
+        if self.section:
+            parts.append(f"§ {self.section}")
+        if self.paragraph is not None:
+            parts.append(f"¶ {self.paragraph}")
+        if self.table_id:
+            parts.append(self.table_id)
+        if self.figure_id:
+            parts.append(self.figure_id)
+        return ", ".join(parts) or "title and abstract"
+
+
+@dataclass(frozen=True)
+class BibEntry:
+    """An unresolved bibliography entry, as the source gives it."""
+
+    title: str = ""
+    year: int | None = None
+    raw: str = ""
+    link: str | None = None  # an id the source already linked (S2ORC `links`)
+
+
+@dataclass(frozen=True)
+class Paper:
+    paper_id: str
+    title: str = ""
+    abstract: str = ""
+    authors: tuple[str, ...] = ()
+    venue: str | None = None
+    year: int | None = None
+    references: tuple[str, ...] = ()  # corpus paper ids (resolved)
+    source: str = ""  # the file it came from
+    field: str | None = None
+    bibliography: tuple[BibEntry, ...] = ()
+
+    @property
+    def venue_year_tag(self) -> str | None:
+        """`[VENUE YEAR]`, the tag subqueries can target; only when both are known."""
+        if self.venue and self.year:
+            return f"[{self.venue} {self.year}]"
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["authors"] = list(self.authors)
+        d["references"] = list(self.references)
+        d["bibliography"] = [asdict(b) for b in self.bibliography]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Paper:
+        return cls(
+            paper_id=str(d["paper_id"]),
+            title=d.get("title") or "",
+            abstract=d.get("abstract") or "",
+            authors=tuple(d.get("authors") or ()),
+            venue=d.get("venue"),
+            year=d.get("year"),
+            references=tuple(d.get("references") or ()),
+            source=d.get("source") or "",
+            field=d.get("field"),
+            bibliography=tuple(BibEntry(**b) for b in d.get("bibliography") or ()),
+        )
+
+    def with_references(self, refs: list[str]) -> Paper:
+        return replace(self, references=tuple(refs))
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    paper_id: str
+    kind: ChunkKind
+    text: str
+    locator: Locator = field(default_factory=Locator)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "paper_id": self.paper_id,
+            "kind": self.kind,
+            "text": self.text,
+            "locator": self.locator.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Chunk:
+        return cls(
+            chunk_id=d["chunk_id"],
+            paper_id=d["paper_id"],
+            kind=d["kind"],
+            text=d["text"],
+            locator=Locator.from_dict(d.get("locator")),
+        )
+
+
+@dataclass(frozen=True)
+class Passage:
+    """What every retriever returns: one scored chunk, with where it came from."""
+
+    paper_id: str
+    chunk_id: str
+    text: str
+    score: float
+    source: str  # the retriever or tool that produced it: "bm25", "dense", "hybrid", ...
+    kind: ChunkKind = "text"
+    locator: Locator = field(default_factory=Locator)
+
+    @classmethod
+    def from_chunk(cls, chunk: Chunk, score: float, source: str) -> Passage:
+        return cls(
+            paper_id=chunk.paper_id,
+            chunk_id=chunk.chunk_id,
+            text=chunk.text,
+            score=float(score),
+            source=source,
+            kind=chunk.kind,
+            locator=chunk.locator,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "paper_id": self.paper_id,
+            "chunk_id": self.chunk_id,
+            "kind": self.kind,
+            "text": self.text,
+            "score": self.score,
+            "source": self.source,
+            "locator": self.locator.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Block:
+    """One unit of parsed text before chunking: a paragraph, caption, equation or the abstract.
+
+    Ingesters produce blocks; the chunker turns them into chunks and never merges across a page
+    or section boundary.
+    """
+
+    kind: ChunkKind
+    text: str
+    page: int | None = None
+    section: str | None = None
+    table_id: str | None = None
+    figure_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed paper: its record plus its body blocks (the abstract lives in `paper`)."""
+
+    paper: Paper
+    blocks: tuple[Block, ...] = ()
+
+
+class IngestError(ValueError):
+    """Bad input, with the file (and line) it came from and what to do about it."""
+
+    def __init__(self, path: str, message: str, line: int | None = None):
+        self.path = path
+        self.line = line
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
