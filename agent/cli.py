@@ -1,4 +1,230 @@
+"""The `litloop` command line.
+
+Heavy libraries (torch, chromadb, sentence-transformers) load inside the commands that need them,
+so `litloop --help` is instant. Output: rich colour on a terminal, plain text when piped, and
+`--json` for scripts (the contract in DESIGN.md section 11). Progress bars go to stderr and only
+when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
-app = typer.Typer()
-def main():
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from agent.settings import Settings, get_settings
+
+app = typer.Typer(
+    help="litloop: answers about the scientific literature, with the evidence for each claim.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+index_app = typer.Typer(help="Build and inspect indexes.", no_args_is_help=True)
+app.add_typer(index_app, name="index")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+log = logging.getLogger("litloop")
+
+IndexOpt = Annotated[
+    Optional[Path],
+    typer.Option("--index", "-i", help="Index directory (default: LITLOOP_INDEX, else the demo index, built on first use)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+@app.callback()
+def _root(
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv for debug).")] = 0,
+) -> None:
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # Third-party chatter stays at WARNING unless -vv.
+    for noisy in ("chromadb", "httpx", "sentence_transformers", "transformers", "pdfminer"):
+        logging.getLogger(noisy).setLevel(logging.WARNING if verbose < 2 else logging.DEBUG)
+
+
+def _progress() -> bool:
+    return sys.stderr.isatty()
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(code)
+
+
+def _settings(index: Path | None = None) -> Settings:
+    return get_settings(index=index)
+
+
+def _open(index: Path | None):
+    """Open the given index, or the configured one, or the demo index (built on first use)."""
+    from tools.index import IndexProblem, open_index
+
+    settings = _settings(index)
+    try:
+        if settings.index is None:
+            from tools.corpora.demo import ensure_demo_index
+
+            if not (settings.demo_index / "CURRENT").exists():
+                err.print(f"[dim]Building the demo index in {settings.demo_index} (first use, a few minutes)...[/]")
+            ensure_demo_index(settings, progress=_progress())
+            return open_index(settings.demo_index, settings)
+        return open_index(settings.index, settings)
+    except IndexProblem as exc:
+        raise _fail(str(exc)) from None
+
+
+# ----------------------------------------------------------------------------- index
+
+
+@index_app.command("build")
+def index_build(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders of JSONL records, S2ORC JSON and PDFs.")],
+    index: Annotated[Path, typer.Option("--index", "-i", help="Index directory to create or add to.")],
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start a new index instead of adding to the existing one.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail (writing nothing) on any bad input instead of skipping it.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index papers; an existing index gets only the new papers (nothing is re-embedded)."""
+    from tools.embed import ModelNotAvailable
+    from tools.index import BuildFailed, IndexProblem, build_index
+
+    settings = _settings(index)
+    try:
+        report = build_index(paths, index, settings, rebuild=rebuild, strict=strict, progress=_progress())
+    except BuildFailed as exc:
+        for p in exc.problems:
+            err.print(f"[yellow]problem:[/] {escape(p)}")
+        raise _fail(str(exc)) from None
+    except (IndexProblem, ModelNotAvailable) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps(report.to_dict()))
+        return
+    for p in report.problems:
+        err.print(f"[yellow]skipped:[/] {escape(p)}")
+    t = report.totals
+    out.print(
+        f"[green]Indexed[/] {report.papers_added} new papers ({report.chunks_added} chunks, "
+        f"{report.windows_embedded} embedded windows, {report.references_resolved} references resolved) "
+        f"into {index}"
+    )
+    if t:
+        out.print(f"Index now holds {t['papers']} papers, {t['chunks']} chunks, {t['citation_edges']} citation edges.")
+
+
+@index_app.command("info")
+def index_info_cmd(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts per chunk kind, papers, citation edges, embedder and sizes."""
+    from tools.index import IndexProblem, index_info
+
+    settings = _settings(index)
+    root = settings.resolved_index
+    try:
+        info = index_info(root, settings)
+    except IndexProblem as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps(info))
+        return
+    c = info["counts"]
+    table = Table(title=f"index {root}", show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [
+        ("version", f"{info['version']} (format {info['format_version']}, updated {info['updated']})"),
+        ("papers", str(c["papers"])),
+        ("chunks", f"{c['chunks']}  " + ", ".join(f"{k} {v}" for k, v in c["chunks_by_kind"].items())),
+        ("citation edges", str(c["citation_edges"])),
+        ("coupling pairs", f"{c['coupling_pairs']} (>= 2 shared references)"),
+        ("dense windows", str(c["dense_windows"])),
+        ("embedder", f"{info['embedder']['name']} ({info['embedder']['dim']}-d)"),
+        ("paper embedder", f"{info['paper_embedder']['name']} ({info['paper_embedder']['dim']}-d)"),
+        ("tokenizer / BM25", f"{info['tokenizer']} / k1 {info['bm25']['k1']}, b {info['bm25']['b']}"),
+        ("size", f"{info['total_bytes'] / 1e6:.1f} MB"),
+        ("fingerprint", info["corpus_fingerprint"]),
+    ]
+    for k, v in rows:
+        table.add_row(k, escape(v))
+    out.print(table)
+    if not info["compatible_with_settings"]:
+        err.print(f"[yellow]warning:[/] {escape(info['problem'])}")
+
+
+# ----------------------------------------------------------------------------- search
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    index: IndexOpt = None,
+    retriever: Annotated[str, typer.Option("--retriever", "-r", help="bm25 | paper-bm25 | dense | hybrid")] = "hybrid",
+    k: Annotated[int, typer.Option("--k", "-k", min=1, help="Number of papers.")] = 10,
+    as_json: JsonOpt = False,
+) -> None:
+    """Top papers for a query, each with its best evidence chunk and locator."""
+    from tools.embed import ModelNotAvailable
+    from tools.index import IndexProblem
+    from tools.search import RETRIEVERS
+    from tools.search import search as run_search
+
+    if retriever not in RETRIEVERS:
+        raise _fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}", 2)
+    idx = _open(index)
+    try:
+        hits = run_search(idx, query, retriever, k)  # type: ignore[arg-type]
+    except (IndexProblem, ModelNotAvailable, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        idx.close()
+    if as_json:
+        out.print_json(json.dumps({"query": query, "retriever": retriever, "hits": [h.to_dict() for h in hits]}))
+        return
+    print_hits(query, retriever, hits, idx)
+
+
+def print_hits(query: str, retriever: str, hits, idx) -> None:
+    if not hits:
+        out.print(f"No papers match {query!r}.")
+        return
+    out.print(f"[bold]{len(hits)} papers[/] for [italic]{escape(query)}[/] ({retriever})\n")
+    for n, h in enumerate(hits, start=1):
+        paper = idx.papers[h.paper_id]
+        meta = " ".join(str(x) for x in (paper.venue, paper.year) if x)
+        out.print(f"[bold cyan]{n:>2}.[/] [bold]{escape(h.title or '(untitled)')}[/]  "
+                  f"[dim]{escape(h.paper_id)}{' · ' + escape(meta) if meta else ''} · score {h.score:.4f}[/]")
+        c = h.chunk
+        out.print(f"    [green]{c.kind}[/] · {escape(c.locator.describe())}")
+        snippet = " ".join(c.text.split())
+        out.print(f"    [dim]\"{escape(snippet[:300])}{'…' if len(snippet) > 300 else ''}\"[/]\n")
+
+
+@app.command()
+def demo(index: IndexOpt = None) -> None:
+    """Build the demo index if needed and run two example searches (abstracts and full text)."""
+    from tools.search import search as run_search
+
+    idx = _open(index)
+    try:
+        for q in ("conditional random fields sequence labeling",
+                  "citation-informed transformer document embeddings"):
+            print_hits(q, "hybrid", run_search(idx, q, "hybrid", 5), idx)
+    finally:
+        idx.close()
+
+
+def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.settings import BUNDLED_EMBEDDER, Settings, get_settings
+
+pytestmark = pytest.mark.unit
+
+
+def test_defaults(monkeypatch):
+    monkeypatch.delenv("LITLOOP_DATA_DIR")
+    s = Settings()
+    assert s.device == "auto"
+    assert s.embedder.model == BUNDLED_EMBEDDER
+    assert s.retrieval.rrf_k == 60
+    assert s.index is None and s.resolved_index == s.demo_index
+    assert s.data_dir.name == "litloop"
+
+
+def test_environment_beats_default_and_run_value_beats_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("LITLOOP_INDEX", str(tmp_path / "env-index"))
+    monkeypatch.setenv("LITLOOP_RETRIEVAL__RRF_K", "30")
+    monkeypatch.setenv("LITLOOP_EMBEDDER__BATCH_SIZE", "8")
+    s = get_settings()
+    assert s.index == tmp_path / "env-index"
+    assert s.retrieval.rrf_k == 30 and s.embedder.batch_size == 8
+    s = get_settings(index=tmp_path / "flag-index")
+    assert s.index == tmp_path / "flag-index"
+    # None means "flag not given": the environment still applies
+    assert get_settings(index=None).index == tmp_path / "env-index"
+
+
+def test_dotenv_file_is_below_environment(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    Path(".env").write_text("LITLOOP_DEVICE=cuda\nLITLOOP_RETRIEVAL__PER_INDEX_K=50\n")
+    monkeypatch.setenv("LITLOOP_DEVICE", "cpu")
+    s = Settings()
+    assert s.device == "cpu"
+    assert s.retrieval.per_index_k == 50
+
+
+def test_invalid_value_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("LITLOOP_DEVICE", "tpu")
+    with pytest.raises(Exception, match="device"):
+        Settings()

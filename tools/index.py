@@ -1,0 +1,509 @@
+"""The on-disk index: papers, chunks, two BM25 indexes, dense chunks in Chroma, paper
+embeddings and the citation graph, under one manifest.
+
+Layout of an index directory DIR:
+
+    DIR/CURRENT             name of the live version folder (replaced atomically)
+    DIR/v-<stamp>/          one complete version:
+        manifest.json       format, embedder, tokenizer, BM25 parameters, fingerprint, counts
+        papers.jsonl        paper records (references resolved to corpus ids)
+        chunks.jsonl        chunks with locators, in the row order of the chunk BM25 index
+        chunk_bm25.*        chunk BM25 (term frequencies; weights are recomputed on load)
+        paper_bm25.*        paper BM25 (all chunks of a paper, rows in papers.jsonl order)
+        paper_emb.npy       paper embeddings, rows in papers.jsonl order
+        graph.json          citation graph (node-link JSON, no pickle)
+        chroma/             persistent Chroma collection of chunk windows
+    DIR/.building-<stamp>/  a build in progress (removed when the next build starts)
+
+A build writes a whole new version folder and only then points CURRENT at it, so a crash at any
+moment leaves the previous version usable. SEE: DESIGN.md section 2.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.settings import Settings
+from tools.base import CHUNK_KINDS, Chunk, Paper, Passage
+from tools.bm25 import BM25Index
+from tools.text import TOKENIZER_VERSION, tokenize
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+BM25_K1, BM25_B = 1.5, 0.75  # SEE: DESIGN.md section 2 (paper values)
+
+
+class IndexProblem(RuntimeError):
+    """An index that is missing, half-made, or does not match this run's settings."""
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+class Index:
+    """A read-only view of the live version of an index directory."""
+
+    def __init__(self, root: Path, settings: Settings, check: bool = True):
+        self.root = root
+        self.settings = settings
+        self.version_dir = current_version(root)
+        self.manifest: dict[str, Any] = json.loads((self.version_dir / "manifest.json").read_text())
+        if check:
+            check_manifest(self.manifest, settings, root)
+        self.papers: dict[str, Paper] = {}
+        for line in (self.version_dir / "papers.jsonl").open(encoding="utf-8"):
+            p = Paper.from_dict(json.loads(line))
+            self.papers[p.paper_id] = p
+        self.paper_ids: list[str] = list(self.papers)
+        self.paper_row = {pid: i for i, pid in enumerate(self.paper_ids)}
+        self.chunks: list[Chunk] = [
+            Chunk.from_dict(json.loads(line)) for line in (self.version_dir / "chunks.jsonl").open(encoding="utf-8")
+        ]
+        self.chunk_row = {c.chunk_id: i for i, c in enumerate(self.chunks)}
+        self.chunks_of: dict[str, list[int]] = {}
+        for i, c in enumerate(self.chunks):
+            self.chunks_of.setdefault(c.paper_id, []).append(i)
+
+    # Heavy parts load on first use, so `index info` and BM25 search stay fast.
+    @cached_property
+    def chunk_bm25(self) -> BM25Index:
+        return BM25Index.load(self.version_dir, "chunk_bm25")
+
+    @cached_property
+    def paper_bm25(self) -> BM25Index:
+        return BM25Index.load(self.version_dir, "paper_bm25")
+
+    @cached_property
+    def paper_embeddings(self) -> np.ndarray:
+        return np.load(self.version_dir / "paper_emb.npy")
+
+    @cached_property
+    def graph(self):
+        from graph_store.citation_graph import CitationGraph
+
+        return CitationGraph.load(self.version_dir / "graph.json")
+
+    @cached_property
+    def dense(self):
+        from tools.dense import DenseIndex
+
+        return DenseIndex(self.version_dir / "chroma")
+
+    @cached_property
+    def embedder(self):
+        from tools.embed import get_embedder
+
+        e = self.settings.embedder
+        emb = get_embedder(e.model, self.settings.device, e.batch_size)
+        if emb.dim != self.manifest["embedder"]["dim"]:
+            raise IndexProblem(
+                f"{self.root}: index embeddings have dimension {self.manifest['embedder']['dim']} "
+                f"but embedder {e.model!r} gives {emb.dim}; use the embedder the index was built "
+                "with or rebuild the index (`litloop index build ... --rebuild`)"
+            )
+        return emb
+
+    def title_abstract(self, paper_id: str) -> Chunk:
+        return self.chunks[self.chunks_of[paper_id][0]]
+
+    def paper_text(self, paper_id: str) -> str:
+        """All chunks of a paper, in order: the document the paper BM25 index holds."""
+        return "\n".join(self.chunks[i].text for i in self.chunks_of[paper_id])
+
+    # --- the three retrievers; each returns chunk-level passages, best first
+    def bm25_chunks(self, query: str, k: int) -> list[Passage]:
+        return [
+            Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(tokenize(query), k)
+        ]
+
+    def bm25_papers(self, query: str, k: int) -> list[tuple[str, float]]:
+        return [(self.paper_ids[i], s) for i, s in self.paper_bm25.top_k(tokenize(query), k)]
+
+    def dense_chunks(self, query: str, k: int) -> list[Passage]:
+        vec = self.embedder.encode([query])[0]
+        return self.dense_chunks_by_vector(vec, k)
+
+    def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:
+        return [
+            Passage.from_chunk(self.chunks[self.chunk_row[cid]], s, "dense")
+            for cid, s in self.dense.query(vec, k)
+            if cid in self.chunk_row
+        ]
+
+    def close(self) -> None:
+        if "dense" in self.__dict__:
+            self.dense.close()
+
+
+def current_version(root: Path) -> Path:
+    pointer = root / "CURRENT"
+    if not root.exists():
+        raise IndexProblem(f"{root}: no index here; build one with `litloop index build PATH --index {root}`")
+    if not pointer.exists():
+        raise IndexProblem(
+            f"{root}: not a litloop index (no CURRENT file); build one with "
+            f"`litloop index build PATH --index {root}` or point --index at an index folder"
+        )
+    version = root / pointer.read_text().strip()
+    if not (version / "manifest.json").exists():
+        raise IndexProblem(f"{version}: index version is incomplete (no manifest.json); rebuild the index")
+    return version
+
+
+def check_manifest(manifest: dict[str, Any], settings: Settings, root: Path) -> None:
+    fmt = manifest.get("format_version")
+    if fmt != FORMAT_VERSION:
+        raise IndexProblem(
+            f"{root}: index format {fmt} but this litloop reads format {FORMAT_VERSION}; "
+            f"rebuild it with `litloop index build PATH... --index {root} --rebuild`"
+        )
+    built = manifest["embedder"]["name"]
+    if built != settings.embedder.model:
+        raise IndexProblem(
+            f"{root}: index was built with embedder {built!r} but this run uses "
+            f"{settings.embedder.model!r}; set LITLOOP_EMBEDDER__MODEL={built} or rebuild the index"
+        )
+    if manifest["embedder"].get("window_chars") != settings.embedder.window_chars:
+        raise IndexProblem(
+            f"{root}: index embedded {manifest['embedder'].get('window_chars')}-character windows but "
+            f"LITLOOP_EMBEDDER__WINDOW_CHARS is {settings.embedder.window_chars}; use the built value or rebuild"
+        )
+    if manifest.get("tokenizer") != TOKENIZER_VERSION:
+        raise IndexProblem(
+            f"{root}: index tokenizer {manifest.get('tokenizer')!r} differs from this litloop's "
+            f"{TOKENIZER_VERSION!r}; rebuild the index"
+        )
+
+
+def open_index(path: Path, settings: Settings, check: bool = True) -> Index:
+    return Index(Path(path).expanduser(), settings, check=check)
+
+
+# ----------------------------------------------------------------------------- building
+
+
+@dataclass
+class BuildReport:
+    index: Path
+    papers_added: int = 0
+    chunks_added: int = 0
+    windows_embedded: int = 0
+    references_resolved: int = 0
+    problems: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    totals: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": str(self.index),
+            "papers_added": self.papers_added,
+            "chunks_added": self.chunks_added,
+            "windows_embedded": self.windows_embedded,
+            "references_resolved": self.references_resolved,
+            "problems": self.problems,
+            "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+            "totals": self.totals,
+        }
+
+
+class BuildFailed(RuntimeError):
+    def __init__(self, message: str, problems: Sequence[str] = ()):
+        super().__init__(message)
+        self.problems = list(problems)
+
+
+@contextmanager
+def _build_lock(root: Path):
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IndexProblem(f"{root}: another build is writing this index; wait for it to finish") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_index(
+    inputs: Iterable[Path],
+    root: Path,
+    settings: Settings,
+    *,
+    rebuild: bool = False,
+    strict: bool = False,
+    progress: bool = False,
+) -> BuildReport:
+    """Index the papers under `inputs` into `root`, adding to what is there unless `rebuild`.
+
+    Already-indexed papers are not re-embedded: the new version starts as a copy of the live one
+    (Chroma included) and only new chunks are embedded.
+    """
+    from tools.ingest.loader import load_documents
+
+    root = Path(root).expanduser()
+    report = BuildReport(index=root)
+    with _build_lock(root):
+        _remove_leftovers(root)
+        old = None if rebuild or not (root / "CURRENT").exists() else open_index(root, settings)
+        t0 = time.perf_counter()
+        with _progress(progress, "reading", unit="file") as bar:
+            loaded = load_documents(inputs, set(old.papers) if old else None, on_file=lambda _: bar.update(1))
+        report.problems = loaded.problems
+        report.seconds["parse"] = time.perf_counter() - t0
+        if strict and loaded.problems:
+            raise BuildFailed(f"{len(loaded.problems)} input problem(s) and --strict given; nothing written", loaded.problems)
+        if not loaded.documents and old is not None:
+            report.totals = old.manifest["counts"]
+            return report
+        if not loaded.documents:
+            raise BuildFailed("no papers could be read from the input; nothing written", loaded.problems)
+        stage = root / f".building-{_stamp()}"
+        try:
+            _write_version(stage, old, loaded.documents, settings, report, progress)
+            final = root / stage.name.replace(".building-", "v-")
+            os.replace(stage, final)
+            _point_current(root, final.name)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+        finally:
+            if old is not None:
+                old.close()
+        _remove_old_versions(root, keep=final.name)
+    return report
+
+
+def _write_version(stage: Path, old: Index | None, docs, settings: Settings, report: BuildReport, progress: bool) -> None:
+    from graph_store.citation_graph import CitationGraph
+    from tools.ingest.chunker import chunk_document
+    from tools.ingest.resolve import resolve_references
+
+    stage.mkdir(parents=True)
+    old_papers = list(old.papers.values()) if old else []
+    new_papers = [d.paper for d in docs]
+    # Re-resolve every bibliography against the grown corpus: an old full-text paper may cite
+    # a paper that only arrives now.
+    papers, report.references_resolved = resolve_references(old_papers + new_papers)
+    t = time.perf_counter()
+    new_chunks = [c for d in docs for c in chunk_document(d)]
+    all_chunks = (old.chunks if old else []) + new_chunks
+    report.seconds["chunk"] = time.perf_counter() - t
+    _write_jsonl(stage / "papers.jsonl", (p.to_dict() for p in papers))
+    _write_jsonl(stage / "chunks.jsonl", (c.to_dict() for c in all_chunks))
+
+    t = time.perf_counter()
+    chunk_tokens = [tokenize(c.text) for c in new_chunks]
+    paper_tokens = [tokenize("\n".join(c.text for c in cs)) for cs in _group(new_chunks, new_papers)]
+    if old:
+        chunk_bm25, paper_bm25 = old.chunk_bm25.add(chunk_tokens), old.paper_bm25.add(paper_tokens)
+    else:
+        chunk_bm25 = BM25Index.fit(chunk_tokens, k1=BM25_K1, b=BM25_B)
+        paper_bm25 = BM25Index.fit(paper_tokens, k1=BM25_K1, b=BM25_B)
+    chunk_bm25.save(stage, "chunk_bm25")
+    paper_bm25.save(stage, "paper_bm25")
+    report.seconds["bm25"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    dim, paper_vecs = _write_dense(stage, old, new_chunks, new_papers, settings, report, progress)
+    report.seconds["embed"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    graph = CitationGraph.from_papers(papers)
+    graph.save(stage / "graph.json")
+    report.seconds["graph"] = time.perf_counter() - t
+
+    report.papers_added = len(new_papers)
+    report.chunks_added = len(new_chunks)
+    counts = {
+        "papers": len(papers),
+        "chunks": len(all_chunks),
+        "chunks_by_kind": {k: v for k, v in Counter(c.kind for c in all_chunks).items()},
+        "citation_edges": graph.num_edges,
+        "coupling_pairs": graph.coupling_edge_count(min_shared=2),
+        "dense_windows": (old.manifest["counts"]["dense_windows"] if old else 0) + report.windows_embedded,
+    }
+    counts["chunks_by_kind"] = {k: counts["chunks_by_kind"].get(k, 0) for k in CHUNK_KINDS}
+    report.totals = counts
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "created": old.manifest["created"] if old else now,
+        "updated": now,
+        "embedder": {"name": settings.embedder.model, "dim": dim, "window_chars": settings.embedder.window_chars},
+        "paper_embedder": {"name": settings.embedder.paper_model or settings.embedder.model, "dim": int(paper_vecs.shape[1])},
+        "tokenizer": TOKENIZER_VERSION,
+        "bm25": {"k1": BM25_K1, "b": BM25_B},
+        "corpus_fingerprint": _fingerprint(all_chunks),
+        "counts": counts,
+        "sources": sorted({p.source for p in papers if p.source}),
+    }
+    (stage / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    _fsync_tree(stage)
+
+
+def _write_dense(stage, old, new_chunks, new_papers, settings, report, progress) -> tuple[int, np.ndarray]:
+    from tools.dense import DenseIndex, windows_for
+    from tools.embed import get_embedder
+
+    if old:
+        old.dense.close()
+        shutil.copytree(old.version_dir / "chroma", stage / "chroma")
+    emb = get_embedder(settings.embedder.model, settings.device, settings.embedder.batch_size)
+    dense = DenseIndex(stage / "chroma")
+    try:
+        have = dense.chunk_ids() if old else set()
+        todo = [(c.chunk_id, c.paper_id, c.text) for c in new_chunks if c.chunk_id not in have]
+        windows = windows_for(todo, settings.embedder.window_chars)
+        vectors = np.zeros((len(windows), emb.dim), dtype=np.float32)
+        batch = max(256, settings.embedder.batch_size * 8)
+        with _progress(progress, "embedding chunks", total=len(windows), unit="window") as bar:
+            for s in range(0, len(windows), batch):
+                vectors[s:s + batch] = emb.encode([w[3] for w in windows[s:s + batch]])
+                bar.update(len(windows[s:s + batch]))
+        dense.add([w[:3] for w in windows], vectors)
+        report.windows_embedded = len(windows)
+        paper_vecs = _paper_vectors(new_papers, new_chunks, windows, vectors, settings, progress)
+    finally:
+        dense.close()
+    if old:
+        paper_vecs = np.vstack([old.paper_embeddings, paper_vecs]) if len(paper_vecs) else old.paper_embeddings
+    np.save(stage / "paper_emb.npy", paper_vecs)
+    return emb.dim, paper_vecs
+
+
+def _paper_vectors(papers, chunks, windows, vectors, settings: Settings, progress: bool) -> np.ndarray:
+    """Paper embeddings: the title-and-abstract chunk's first window, unless a separate
+    scientific-document embedder is configured (SEE: DESIGN.md section 2, paper embeddings)."""
+    from tools.embed import get_embedder
+
+    if settings.embedder.paper_model:
+        emb = get_embedder(settings.embedder.paper_model, settings.device, settings.embedder.batch_size)
+        texts = [f"{p.title}\n{p.abstract}" for p in papers]
+        return emb.encode(texts, progress=progress)
+    first_window = {w[1]: i for i, w in reversed(list(enumerate(windows)))}
+    head = {c.paper_id: c.chunk_id for c in chunks if c.kind == "title_abstract"}
+    rows = [first_window[head[p.paper_id]] for p in papers]
+    return vectors[rows] if rows else np.zeros((0, vectors.shape[1]), dtype=np.float32)
+
+
+def _group(chunks: list[Chunk], papers: list[Paper]) -> list[list[Chunk]]:
+    by_paper: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_paper.setdefault(c.paper_id, []).append(c)
+    return [by_paper.get(p.paper_id, []) for p in papers]
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def _fingerprint(chunks: list[Chunk]) -> str:
+    h = hashlib.sha256()
+    for c in chunks:
+        h.update(c.chunk_id.encode())
+        h.update(hashlib.sha1(c.text.encode()).digest())
+    return h.hexdigest()[:16]
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6}"
+
+
+def _point_current(root: Path, name: str) -> None:
+    """Atomic switch: write CURRENT.tmp, fsync, rename over CURRENT."""
+    tmp = root / "CURRENT.tmp"
+    with open(tmp, "w") as fh:
+        fh.write(name + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, root / "CURRENT")
+    _fsync_dir(root)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(path: Path) -> None:
+    for p in path.rglob("*"):
+        if p.is_file():
+            with open(p, "rb") as fh:
+                os.fsync(fh.fileno())
+
+
+def _remove_leftovers(root: Path) -> None:
+    for p in root.glob(".building-*"):
+        log.info("removing an interrupted build: %s", p)
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def _remove_old_versions(root: Path, keep: str) -> None:
+    for p in root.glob("v-*"):
+        if p.name != keep:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+@contextmanager
+def _progress(enabled: bool, desc: str, total: int | None = None, unit: str = "it"):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=False)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+# ----------------------------------------------------------------------------- info
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def index_info(root: Path, settings: Settings) -> dict[str, Any]:
+    """What `litloop index info` shows; reads the manifest only (fast)."""
+    version = current_version(Path(root).expanduser())
+    manifest = json.loads((version / "manifest.json").read_text())
+    sizes = {p.name: dir_size(p) if p.is_dir() else p.stat().st_size for p in sorted(version.iterdir())}
+    try:
+        check_manifest(manifest, settings, Path(root))
+        compatible, problem = True, None
+    except IndexProblem as exc:
+        compatible, problem = False, str(exc)
+    return {
+        "index": str(root),
+        "version": version.name,
+        **{k: manifest[k] for k in ("format_version", "created", "updated", "embedder", "paper_embedder",
+                                     "tokenizer", "bm25", "corpus_fingerprint", "counts")},
+        "sources": len(manifest.get("sources", [])),
+        "sizes_bytes": sizes,
+        "total_bytes": sum(sizes.values()),
+        "compatible_with_settings": compatible,
+        "problem": problem,
+    }

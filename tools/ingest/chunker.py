@@ -1,0 +1,127 @@
+"""Turn a parsed Document into chunks with exact locators.
+
+SEE: DESIGN.md section 1. Rules:
+- exactly one `title_abstract` chunk per paper, first, starting with `[VENUE YEAR]` when both are
+  known; an abstract too long for the cap continues in `text` chunks of section "Abstract";
+- body chunks follow paragraph, page and heading boundaries: paragraphs of one section on one
+  page may be packed together (short paragraphs alone make poor retrieval units), never across
+  a page or section change, and never past MAX_CHUNK_CHARS;
+- figure, table and equation blocks are chunks of their own kind, keeping their object ids;
+- a block longer than the cap is split at sentence boundaries (words as a last resort).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tools.base import MAX_CHUNK_CHARS, Block, Chunk, Document, Locator
+
+# Paragraphs shorter than this are packed with the next one of the same page and section.
+MIN_PACK_CHARS = 400
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def chunk_id(paper_id: str, n: int) -> str:
+    return f"{paper_id}#c{n}"
+
+
+def split_text(text: str, cap: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Split text into pieces of at most `cap` characters, preferring sentence ends."""
+    text = text.strip()
+    if len(text) <= cap:
+        return [text] if text else []
+    pieces: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(text):
+        for part in _hard_split(sentence, cap):
+            if not current:
+                current = part
+            elif len(current) + 1 + len(part) <= cap:
+                current = f"{current} {part}"
+            else:
+                pieces.append(current)
+                current = part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _hard_split(sentence: str, cap: int) -> Iterator[str]:
+    """A 'sentence' longer than the cap (tables, run-on PDF text): cut at spaces, else anywhere."""
+    while len(sentence) > cap:
+        cut = sentence.rfind(" ", 0, cap + 1)
+        if cut <= 0:
+            cut = cap
+        yield sentence[:cut].strip()
+        sentence = sentence[cut:].strip()
+    if sentence:
+        yield sentence
+
+
+def title_abstract_text(doc: Document) -> tuple[str, str]:
+    """The title-and-abstract chunk text and any abstract overflow beyond the cap."""
+    paper = doc.paper
+    head = " ".join(p for p in (paper.venue_year_tag, paper.title.strip()) if p)
+    abstract = paper.abstract.strip()
+    full = f"{head}\n{abstract}".strip() if head else abstract
+    if len(full) <= MAX_CHUNK_CHARS:
+        return full, ""
+    room = MAX_CHUNK_CHARS - len(head) - 1
+    pieces = split_text(abstract, room)
+    first = f"{head}\n{pieces[0]}".strip() if head else pieces[0]
+    return first, " ".join(pieces[1:])
+
+
+def chunk_document(doc: Document) -> list[Chunk]:
+    paper = doc.paper
+    paged = any(b.page is not None for b in doc.blocks)
+    # In a paginated source (a PDF) the title and abstract are on page 1.
+    head_locator = Locator(page=1 if paged else None, section="Abstract")
+    first, overflow = title_abstract_text(doc)
+    chunks = [Chunk(chunk_id(paper.paper_id, 0), paper.paper_id, "title_abstract", first, head_locator)]
+    blocks = list(doc.blocks)
+    if overflow:
+        blocks.insert(0, Block("text", overflow, page=head_locator.page, section="Abstract"))
+    for kind, text, locator in _body_units(blocks):
+        chunks.append(Chunk(chunk_id(paper.paper_id, len(chunks)), paper.paper_id, kind, text, locator))
+    return chunks
+
+
+def _body_units(blocks: list[Block]) -> Iterator[tuple[str, str, Locator]]:
+    """Yield (kind, text, locator) for every body chunk, packing short paragraphs."""
+    paragraph_no: dict[str | None, int] = {}
+    pending: list[str] = []
+    pending_loc: Locator | None = None
+
+    def flush() -> Iterator[tuple[str, str, Locator]]:
+        nonlocal pending, pending_loc
+        if pending and pending_loc is not None:
+            for piece in split_text("\n".join(pending)):
+                yield "text", piece, pending_loc
+        pending, pending_loc = [], None
+
+    for block in blocks:
+        text = block.text.strip()
+        if not text:
+            continue
+        if block.kind != "text":
+            yield from flush()
+            loc = Locator(page=block.page, section=block.section,
+                          table_id=block.table_id, figure_id=block.figure_id)
+            for piece in split_text(text):
+                yield block.kind, piece, loc
+            continue
+        paragraph_no[block.section] = paragraph_no.get(block.section, 0) + 1
+        same_place = pending_loc is not None and (pending_loc.page, pending_loc.section) == (
+            block.page, block.section)
+        fits = sum(len(p) + 1 for p in pending) + len(text) <= MAX_CHUNK_CHARS
+        if same_place and fits and sum(len(p) for p in pending) < MIN_PACK_CHARS:
+            pending.append(text)
+            continue
+        yield from flush()
+        pending = [text]
+        pending_loc = Locator(page=block.page, section=block.section,
+                              paragraph=paragraph_no[block.section])
+    yield from flush()
