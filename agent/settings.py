@@ -94,3 +94,14 @@ def get_settings(**overrides: Any) -> Settings:
 @lru_cache(maxsize=1)
 def default_settings() -> Settings:
     return Settings()
+
+
+def iter_setting_fields(model: type[BaseModel] = Settings, prefix: str = "LITLOOP_"):
+    """(environment variable, default, description) for every leaf setting, for the docs."""
+    for name, f in model.model_fields.items():
+        ann = f.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            yield from iter_setting_fields(ann, f"{prefix}{name.upper()}__")
+            continue
+        default = f.default_factory.__name__ if f.default_factory else f.default
+        yield f"{prefix}{name.upper()}", default, f.description or ""

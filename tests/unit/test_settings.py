@@ -45,3 +45,11 @@ def test_invalid_value_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("LITLOOP_DEVICE", "tpu")
     with pytest.raises(Exception, match="device"):
         Settings()
+
+
+def test_every_setting_is_documented():
+    from agent.settings import iter_setting_fields
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "settings.md").read_text()
+    missing = [env for env, _, _ in iter_setting_fields() if f"`{env}`" not in doc]
+    assert not missing, f"document these in docs/settings.md: {missing}"

@@ -1,0 +1,175 @@
+"""Real Chroma on disk, the real bundled embedder, real CiteSeer records and a real ACL PDF."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.settings import get_settings
+from tools.index import BuildFailed, IndexProblem, build_index, index_info, open_index
+from tools.search import search
+
+from .conftest import CRF_ID
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_build_reopen_and_counts(built_index):
+    idx = open_index(built_index, get_settings())
+    try:
+        m = idx.manifest
+        assert m["counts"]["papers"] == len(idx.papers) == len(idx.paper_ids)
+        assert m["counts"]["chunks"] == len(idx.chunks) == len(idx.chunk_bm25)
+        assert len(idx.paper_bm25) == len(idx.papers)
+        assert idx.paper_embeddings.shape == (len(idx.papers), m["paper_embedder"]["dim"])
+        assert idx.dense.count() == m["counts"]["dense_windows"]
+        assert {c.chunk_id for c in idx.chunks} == idx.dense.chunk_ids()
+        # every paper has exactly one title_abstract chunk, and it comes first
+        for pid, rows in idx.chunks_of.items():
+            kinds = [idx.chunks[r].kind for r in rows]
+            assert kinds[0] == "title_abstract" and kinds.count("title_abstract") == 1
+        assert m["counts"]["citation_edges"] == idx.graph.num_edges > 0
+        assert m["embedder"]["dim"] == 384
+    finally:
+        idx.close()
+
+
+def test_crf_paper_first_for_every_retriever(built_index):
+    idx = open_index(built_index, get_settings())
+    try:
+        for retriever in ("bm25", "paper-bm25", "dense", "hybrid"):
+            hits = search(idx, "conditional random fields sequence labeling", retriever, k=5)
+            assert hits[0].paper_id == CRF_ID, retriever
+            assert hits[0].chunk.paper_id == CRF_ID
+    finally:
+        idx.close()
+
+
+def test_pdf_hit_carries_page_and_section(built_index):
+    idx = open_index(built_index, get_settings())
+    try:
+        hits = search(idx, "literature graph semantic scholar entity linking", "hybrid", k=3)
+        assert hits[0].paper_id == "N18-3011"
+        pdf_chunks = [idx.chunks[r] for r in idx.chunks_of["N18-3011"]]
+        assert {c.kind for c in pdf_chunks} >= {"title_abstract", "text"}
+        body = [c for c in pdf_chunks if c.kind == "text"]
+        assert all(c.locator.page and 1 <= c.locator.page <= 8 for c in body)
+        assert any(c.locator.section for c in body)
+        best = search(idx, "entity linking candidate generation", "bm25", k=10)
+        pdf_hit = next(h for h in best if h.paper_id == "N18-3011")
+        assert pdf_hit.chunk.locator.page is not None and pdf_hit.chunk.locator.section
+    finally:
+        idx.close()
+
+
+def test_incremental_add_embeds_only_new_chunks(built_index, small_corpus, shared_data, tmp_path):
+    root = tmp_path / "idx"
+    shutil.copytree(built_index, root)
+    before = index_info(root, get_settings())
+    extra = tmp_path / "extra.jsonl"
+    lines = (shared_data / "citeseer" / "papers.jsonl").read_text().splitlines()[1000:1010]
+    extra.write_text("\n".join(lines) + "\n")
+    report = build_index([extra, small_corpus / "citeseer.jsonl"], root, get_settings())
+    assert report.papers_added == 10 and report.chunks_added == 10
+    # only the 10 new title-abstract chunks were embedded; re-given papers were skipped as duplicates
+    assert 10 <= report.windows_embedded <= 20
+    assert sum("duplicate paper_id" in p for p in report.problems) == before["counts"]["papers"] - 1
+    after = index_info(root, get_settings())
+    assert after["counts"]["papers"] == before["counts"]["papers"] + 10
+    assert after["counts"]["dense_windows"] == before["counts"]["dense_windows"] + report.windows_embedded
+    assert after["created"] == before["created"]
+    idx = open_index(root, get_settings())
+    try:
+        new_id = json.loads(lines[0])["paper_id"]
+        title = idx.papers[new_id].title
+        assert search(idx, title, "dense", k=3)[0].paper_id == new_id
+        assert search(idx, title, "bm25", k=3)[0].paper_id == new_id
+        assert len(list(root.glob("v-*"))) == 1  # the old version was removed after the swap
+    finally:
+        idx.close()
+
+
+def test_strict_build_writes_nothing_on_bad_input(tmp_path, small_corpus):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"paper_id": "x", "title": "X", "abstract": "x"}\n{oops\n')
+    with pytest.raises(BuildFailed) as exc:
+        build_index([bad], tmp_path / "idx", get_settings(), strict=True)
+    assert any("bad.jsonl:2" in p for p in exc.value.problems)
+    assert not (tmp_path / "idx" / "CURRENT").exists()
+
+
+def test_manifest_mismatch_is_a_clear_error(built_index, tmp_path, monkeypatch):
+    monkeypatch.setenv("LITLOOP_EMBEDDER__MODEL", "/some/other-model")
+    with pytest.raises(IndexProblem, match="built with embedder 'bundled:all-MiniLM-L6-v2'"):
+        open_index(built_index, get_settings())
+    monkeypatch.delenv("LITLOOP_EMBEDDER__MODEL")
+    root = tmp_path / "old"
+    shutil.copytree(built_index, root)
+    version = root / (root / "CURRENT").read_text().strip()
+    m = json.loads((version / "manifest.json").read_text())
+    m["format_version"] = 0
+    (version / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(IndexProblem, match="format 0 but this litloop reads format 1.*--rebuild"):
+        open_index(root, get_settings())
+    with pytest.raises(IndexProblem, match="not a litloop index"):
+        open_index(tmp_path, get_settings())
+
+
+KILLED_BUILD = """
+import sys, time
+from pathlib import Path
+import tools.embed as embed
+real = embed.Embedder.encode
+def slow(self, texts, progress=False):
+    out = real(self, texts, progress)
+    Path(sys.argv[3]).write_text("embedding")
+    time.sleep(120)
+    return out
+embed.Embedder.encode = slow
+from agent.settings import get_settings
+from tools.index import build_index
+build_index([Path(sys.argv[1])], Path(sys.argv[2]), get_settings())
+"""
+
+
+def test_killed_build_leaves_old_index_usable(built_index, shared_data, tmp_path):
+    root = tmp_path / "idx"
+    shutil.copytree(built_index, root)
+    before = index_info(root, get_settings())
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text("\n".join((shared_data / "citeseer" / "papers.jsonl").read_text().splitlines()[2000:2100]) + "\n")
+    marker = tmp_path / "marker"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(extra), str(root), str(marker)], env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists():
+            assert proc.poll() is None, "the build ended before it was killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        assert list(root.glob(".building-*")), "the build should be writing a staging folder"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    idx = open_index(root, get_settings())
+    try:
+        assert idx.manifest["counts"] == before["counts"]
+        assert search(idx, "conditional random fields sequence labeling", "hybrid", k=1)[0].paper_id == CRF_ID
+    finally:
+        idx.close()
+    # the next build clears the interrupted staging folder
+    build_index([extra], root, get_settings())
+    assert not list(root.glob(".building-*"))
+    assert index_info(root, get_settings())["counts"]["papers"] == before["counts"]["papers"] + 100
