@@ -31,7 +31,7 @@ index_app = typer.Typer(help="Build and inspect indexes.", no_args_is_help=True)
 app.add_typer(index_app, name="index")
 
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 log = logging.getLogger("litloop")
 
 IndexOpt = Annotated[
@@ -206,6 +206,71 @@ def print_hits(query: str, retriever: str, hits, idx) -> None:
         out.print(f"    [green]{c.kind}[/] · {escape(c.locator.describe())}")
         snippet = " ".join(c.text.split())
         out.print(f"    [dim]\"{escape(snippet[:300])}{'…' if len(snippet) > 300 else ''}\"[/]\n")
+
+
+@app.command()
+def retrieve(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    index: IndexOpt = None,
+    subquery: Annotated[Optional[list[str]], typer.Option("--subquery", "-q", help="A subquery (repeatable). Default: the question itself.")] = None,
+    seed: Annotated[Optional[list[str]], typer.Option("--seed", "-s", help="A seed paper id for Relate (repeatable), added to A's top paper. Default: the top papers of A.")] = None,
+    stage: Annotated[str, typer.Option("--stage", help="a (question-anchored) | b (paper-anchored) | fused (A+B, what the reader gets)")] = "fused",
+    k: Annotated[int, typer.Option("--k", "-k", min=1, help="Papers to show.")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retrieve and Relate without an LLM: ranking A, ranking B or their fusion, with the chunks
+    (or neighbour links) that put each paper there."""
+    from tools.embed import ModelNotAvailable
+    from tools.index import IndexProblem
+    from tools.pipeline import run_retrieval
+
+    if stage not in ("a", "b", "fused"):
+        raise _fail(f"--stage must be a, b or fused, not {stage!r}", 2)
+    idx = _open(index)
+    try:
+        unknown = [s for s in seed or [] if s not in idx.papers]
+        if unknown:
+            raise _fail(f"unknown seed paper id(s): {', '.join(unknown)}; use ids from `litloop search`", 2)
+        run = run_retrieval(idx, question, idx.settings, subqueries=subquery, seeds=seed,
+                            relate=stage != "a")
+    except (IndexProblem, ModelNotAvailable, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        idx.close()
+    ranking = {"a": run.a, "b": run.b, "fused": run.fused}[stage][:k]
+    papers = [_retrieved_paper(idx, run, pid, rank, stage) for rank, pid in enumerate(ranking, start=1)]
+    if as_json:
+        out.print_json(json.dumps({"question": question, "stage": stage, "subqueries": run.subqueries,
+                                   "seeds": run.seeds, "papers": papers, "seconds": run.seconds}))
+        return
+    out.print(f"[bold]{len(papers)} papers[/] (stage {stage}) for [italic]{escape(question)}[/]")
+    out.print(f"[dim]subqueries: {escape('; '.join(run.subqueries))} · seeds: {escape(', '.join(run.seeds))} · "
+              f"{run.seconds['total']:.1f} s[/]\n")
+    for p in papers:
+        out.print(f"[bold cyan]{p['rank']:>2}.[/] [bold]{escape(p['title'] or '(untitled)')}[/]  "
+                  f"[dim]{escape(p['paper_id'])} · score {p['score']:.4f}[/]")
+        if p["via"]:
+            out.print(f"    [magenta]via {escape(', '.join(p['via'][:4]))}[/]")
+        for c in p["chunks"][:2]:
+            from tools.base import Locator
+
+            snippet = " ".join(c["text"].split())[:200]
+            out.print(f"    [green]{c['kind']}[/] · {escape(Locator.from_dict(c['locator']).describe())} · "
+                      f"{c['score']:.4f}  [dim]\"{escape(snippet)}…\"[/]")
+        out.print()
+
+
+def _retrieved_paper(idx, run, pid: str, rank: int, stage: str) -> dict:
+    from tools.fusion import rrf_scores
+
+    scores = {
+        "a": run.best_scores(),
+        "b": rrf_scores([run.b], k=idx.settings.relate.rrf_k),
+        "fused": rrf_scores([run.a, run.b] if run.b else [run.a], k=idx.settings.relate.ab_rrf_k),
+    }[stage]
+    chunks = [dict(p.to_dict(), text=p.text) for p in run.evidence(pid)]
+    return {"paper_id": pid, "title": idx.papers[pid].title, "score": scores.get(pid, 0.0), "rank": rank,
+            "chunks": chunks, "via": run.b_why.get(pid, [])}
 
 
 @app.command()

@@ -68,3 +68,52 @@ def round_robin(lists: Sequence[Sequence[K]]) -> list[K]:
                 seen.add(lst[i])
                 out.append(lst[i])
     return out
+
+
+def rerank_score(r_ret: int, r_rr: int, k: int = 60, w_ret: float = 0.6, w_rr: float = 0.4) -> float:
+    """s = w_ret/(k + r_ret) + w_rr/(k + r_rr): the reranker moves chunks without overruling
+    retrieval. SEE: DESIGN.md section 3 step 4 (paper: k 60, weights 0.6/0.4)."""
+    return w_ret / (k + r_ret) + w_rr / (k + r_rr)
+
+
+def rerank_with_pinning(
+    retrieval: Sequence[K],
+    reranked: Sequence[K],
+    *,
+    k: int = 60,
+    w_ret: float = 0.6,
+    w_rr: float = 0.4,
+    pin_top: int = 20,
+) -> list[tuple[K, float]]:
+    """Order `retrieval` by the rerank score, the top `pin_top` retrieval items pinned above all
+    others (ordered among themselves by the same score). `reranked` is the reranker's order of
+    the same items; returns (item, score) best first."""
+    r_ret = {c: i for i, c in enumerate(retrieval, start=1)}
+    r_rr = {c: i for i, c in enumerate(reranked, start=1)}
+    if set(r_ret) != set(r_rr):
+        raise ValueError("the reranker must order exactly the retrieved items")
+    s = {c: rerank_score(r_ret[c], r_rr[c], k, w_ret, w_rr) for c in retrieval}
+    pinned = set(list(retrieval)[:pin_top])
+    return sorted(((c, s[c]) for c in retrieval), key=lambda cs: (cs[0] not in pinned, -cs[1], r_ret[cs[0]]))
+
+
+def merge_pool(pool: dict[str, Passage], new: Iterable[Passage]) -> dict[str, Passage]:
+    """The evidence pool's reducer: a chunk seen again keeps its maximum score (how many
+    subqueries found it does not matter). SEE: DESIGN.md section 3 step 5. Returns a new dict."""
+    out = dict(pool)
+    for p in new:
+        cur = out.get(p.chunk_id)
+        if cur is None or p.score > cur.score:
+            out[p.chunk_id] = p
+    return out
+
+
+def seeds_first(seeds: Sequence[K], ranking: Sequence[K], size: int) -> list[K]:
+    """Seeds (in their order), then the ranking without them, cut to `size` in all."""
+    seen = set()
+    out: list[K] = []
+    for item in list(seeds) + list(ranking):
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out[:size]

@@ -39,3 +39,44 @@ def test_papers_by_best_chunk():
 def test_round_robin_hand_worked():
     assert round_robin([["a", "b", "c"], ["b", "d"], ["e"]]) == ["a", "b", "e", "d", "c"]
     assert round_robin([]) == []
+
+
+def test_rerank_score_hand_worked():
+    from tools.fusion import rerank_score
+
+    assert rerank_score(1, 1) == pytest.approx(1 / 61)
+    assert rerank_score(1, 3) == pytest.approx(0.6 / 61 + 0.4 / 63)
+
+
+def test_rerank_with_pinning_hand_worked():
+    from tools.fusion import rerank_with_pinning
+
+    retrieval = ["c1", "c2", "c3", "c4"]
+    reranked = ["c4", "c3", "c2", "c1"]  # the reranker reverses the order
+    # without pinning: c1 0.6/61+0.4/64, c2 0.6/62+0.4/63, c3 0.6/63+0.4/62, c4 0.6/64+0.4/61
+    order = rerank_with_pinning(retrieval, reranked, pin_top=0)
+    assert [c for c, _ in order] == ["c1", "c2", "c3", "c4"]
+    assert order[0][1] == pytest.approx(0.6 / 61 + 0.4 / 64)
+    # a reranker that strongly prefers c4 still cannot lift it over the pinned top 2
+    order = rerank_with_pinning(retrieval, ["c4", "c2", "c1", "c3"], pin_top=2, w_ret=0.1, w_rr=0.9)
+    assert [c for c, _ in order][:2] == ["c2", "c1"]  # pinned pair ordered by its own score
+    assert [c for c, _ in order][2:] == ["c4", "c3"]
+    with pytest.raises(ValueError):
+        rerank_with_pinning(["a"], ["b"])
+
+
+def test_merge_pool_keeps_maximum_and_does_not_mutate():
+    from tools.fusion import merge_pool
+
+    pool = {"a": Passage("p", "a", "", 0.5, "q1")}
+    new = [Passage("p", "a", "", 0.3, "q2"), Passage("p", "a", "", 0.7, "q3"), Passage("p", "b", "", 0.1, "q2")]
+    merged = merge_pool(pool, new)
+    assert merged["a"].score == 0.7 and merged["a"].source == "q3"
+    assert merged["b"].score == 0.1
+    assert pool["a"].score == 0.5 and "b" not in pool
+
+
+def test_seeds_first():
+    from tools.fusion import seeds_first
+
+    assert seeds_first(["s2", "s1"], ["x", "s1", "y", "z"], 4) == ["s2", "s1", "x", "y"]
