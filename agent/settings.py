@@ -16,6 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tools.rerank import RerankSettings
+
 BUNDLED_EMBEDDER = "bundled:all-MiniLM-L6-v2"
 
 
@@ -182,6 +184,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     relate: RelateSettings = Field(default_factory=RelateSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @property

@@ -1,0 +1,113 @@
+"""`ask()`: one question through the graph, for the CLI, the chats and notebooks."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from agent.context import Context, make_context
+from agent.submission import submission_record
+
+Event = dict[str, Any]
+
+
+def default_preset() -> str:
+    """`local` when the embedded CPU model answers (no endpoint configured), else `paper`."""
+    from agent.models import backend_of
+    from agent.settings import default_settings
+
+    return "local" if backend_of(default_settings().llm) == "local" else "paper"
+
+
+def make_run_context(preset: str | None = None, **overrides: Any) -> Context:
+    return make_context(preset or default_preset(), **overrides)
+
+
+def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> list[Event]:
+    """Progress events a user sees while the graph runs (chat UIs and `ask` on stderr)."""
+    if node == "decompose":
+        return [{"node": node, "round": rounds, "max_rounds": ctx.max_rounds,
+                 "subqueries": update.get("new_subqueries", [])}]
+    if node == "search":
+        found = {p for r in update.get("retrieved", []) for p in r["papers"]}
+        return [{"node": node, "papers_found": len(found)}]
+    if node == "rerank":
+        return [{"node": node, "pooled_chunks": len(update.get("pool", {}))}]
+    if node == "verify" and update.get("verdict"):
+        v = update["verdict"]
+        return [{"node": node, "sufficient": v.get("sufficient"), "evidence_papers": v.get("evidence_papers", []),
+                 "missing": v.get("missing", "")}]
+    if node == "expand_neighbors":
+        return [{"node": node, "seeds": update.get("seeds", []), "candidates": len(update.get("candidates", []))}]
+    if node == "read_paper":
+        readings = update.get("readings", [])
+        return [{"node": node, "papers_read": len(readings),
+                 "relevant": [r["paper_id"] for r in readings if r.get("relevant")]}]
+    if node == "synthesize":
+        return [{"node": node, "answer": update.get("answer", {})}]
+    return []
+
+
+def ask(
+    question: str,
+    *,
+    preset: str | None = None,
+    index: str | None = None,
+    query_id: str | None = None,
+    answer_types: list[str] | None = None,
+    options: dict[str, str] | None = None,
+    table_schema: list[dict[str, Any]] | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    graph=None,
+    thread_id: str | None = None,
+    config: dict[str, Any] | None = None,
+    **context_overrides: Any,
+) -> dict[str, Any]:
+    """Answer `question`; returns the final state's answer, the submission record and the run's
+    usage. `on_event` receives progress events as nodes finish."""
+    from agent.graph import graph as default_graph
+
+    if not question or not question.strip():
+        raise ValueError("the question is empty")
+    graph = graph or default_graph
+    ctx = make_run_context(preset, index=index, **context_overrides)
+    qid = query_id or "q_" + hashlib.sha1(question.encode()).hexdigest()[:12]
+    inputs: dict[str, Any] = {"question": question, "query_id": qid, "answer_types": answer_types or ["freeform"]}
+    if options:
+        inputs["options"] = options
+    if table_schema:
+        inputs["table_schema"] = table_schema
+    run_config: dict[str, Any] = dict(config or {})
+    run_config.setdefault("configurable", {})["thread_id"] = thread_id or str(uuid.uuid4())
+    run_config.setdefault("metadata", {}).update({"preset": ctx.preset, "query_id": qid})
+    state: dict[str, Any] = dict(inputs)
+    rounds = 0
+    started = time.perf_counter()
+    for mode, chunk in graph.stream(inputs, config=run_config, context=ctx, stream_mode=["updates", "values"]):
+        if mode == "values":
+            state = chunk
+            continue
+        for node, update in chunk.items():
+            rounds += node == "decompose"
+            if on_event and isinstance(update, dict):
+                for ev in events_of(node, update, rounds, ctx):
+                    on_event(ev)
+    answer = state.get("answer") or {}
+    return {
+        "query_id": qid,
+        "question": question,
+        "preset": ctx.preset,
+        "answer": answer,
+        "submission": submission_record(qid, answer, inputs["answer_types"]),
+        "subqueries": state.get("subqueries", []),
+        "rounds": state.get("round", 0),
+        "candidates": state.get("candidates", []),
+        "readings": state.get("readings", []),
+        "errors": state.get("errors", []),
+        "usage": {**state.get("usage", {}), "seconds_total": time.perf_counter() - started},
+        "thread_id": run_config["configurable"]["thread_id"],
+    }
+

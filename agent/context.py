@@ -1,0 +1,65 @@
+"""Per-run knobs of the agent: the graph's context schema (STYLE.md habit 9).
+
+Process settings (paths, endpoints, keys) live in `agent.settings`; these are the choices of one
+run. Presets are named JSON files in `agent/presets/` holding any subset of these fields;
+precedence: explicit run values > preset > the defaults below (the paper's values).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+
+
+@dataclass(frozen=True)
+class Context:
+    preset: str = "paper"
+    index: str | None = None  # index directory; None: settings (LITLOOP_INDEX or the demo index)
+    max_rounds: int = 3  # SEE: DESIGN.md section 3 (paper: 3)
+    subqueries_per_round: int = 4  # paper: 4
+    verify_papers: int = 20  # papers listed to the verifier (paper: 20)
+    verify_chunks_per_paper: int = 2  # paper: 2
+    verify_chunk_chars: int = 1800  # paper: 1,800
+    read_papers: int = 50  # candidate papers read (paper: 50)
+    read_chunks_per_paper: int = 6  # chunks shown per paper to the reader
+    read_chunk_chars: int = 1800
+    read_concurrency: int = 4
+    synthesize_chunks: int = 30  # evidence chunks given to the synthesis
+    reranker: str | None = None  # none | cross-encoder | llm; None: settings
+    max_rerank: int | None = None  # cap on chunks scored by the reranker per subquery
+    decompose_model: str | None = None
+    verify_model: str | None = None
+    read_model: str | None = None
+    synthesize_model: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def model_for(self, role: str) -> str | None:
+        return getattr(self, f"{role}_model", None)
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.json"))
+
+
+def load_preset(name: str) -> dict[str, Any]:
+    path = PRESETS_DIR / f"{name}.json"
+    if not path.exists():
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(preset_names())}")
+    data = json.loads(path.read_text())
+    known = {f.name for f in fields(Context)}
+    unknown = set(data) - known - {"description"}
+    if unknown:
+        raise ValueError(f"{path}: unknown fields {sorted(unknown)}; valid: {sorted(known)}")
+    data.pop("description", None)
+    return data
+
+
+def make_context(preset: str = "paper", **overrides: Any) -> Context:
+    """Defaults, then the preset's values, then this run's (None means not given)."""
+    values = load_preset(preset)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return replace(Context(), preset=preset, **values)

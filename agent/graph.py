@@ -1,0 +1,58 @@
+"""The litloop state machine: wiring only (node bodies live in agent/nodes/).
+
+decompose -> search -> rerank -> verify --(not sufficient, new subqueries, rounds left)--> decompose
+                                        \\-> expand_neighbors -> read_paper -> synthesize -> END
+SEE: DESIGN.md section 7.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.nodes.decompose import decompose
+from agent.nodes.expand_neighbors import expand_neighbors
+from agent.nodes.read_paper import read_paper
+from agent.nodes.rerank import rerank
+from agent.nodes.search import search
+from agent.nodes.synthesize import synthesize
+from agent.nodes.verify import verify
+from agent.state import InputState, OutputState, State
+
+
+def route_after_verify(state: State, runtime: Runtime[Context]) -> Literal["decompose", "expand_neighbors"]:
+    """Back to decompose unless the evidence suffices, the last round brought no new subquery,
+    or max_rounds rounds have run (round counts the rounds started)."""
+    if (state.get("verdict") or {}).get("sufficient"):
+        return "expand_neighbors"
+    if not state.get("new_subqueries"):
+        return "expand_neighbors"
+    if state.get("round", 0) >= runtime.context.max_rounds:
+        return "expand_neighbors"
+    return "decompose"
+
+
+def build_graph(checkpointer=None):
+    g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    g.add_node("decompose", decompose)
+    g.add_node("search", search)
+    g.add_node("rerank", rerank)
+    g.add_node("verify", verify)
+    g.add_node("expand_neighbors", expand_neighbors)
+    g.add_node("read_paper", read_paper)
+    g.add_node("synthesize", synthesize)
+    g.add_edge(START, "decompose")
+    g.add_edge("decompose", "search")
+    g.add_edge("search", "rerank")
+    g.add_edge("rerank", "verify")
+    g.add_conditional_edges("verify", route_after_verify)
+    g.add_edge("expand_neighbors", "read_paper")
+    g.add_edge("read_paper", "synthesize")
+    g.add_edge("synthesize", END)
+    return g.compile(checkpointer=checkpointer, name="litloop")
+
+
+graph = build_graph()

@@ -1,0 +1,450 @@
+"""The one place chat models are built, and the one way they are asked for structured output.
+
+`build_chat_model(role, settings)` returns a LangChain chat model for a node's role: Azure OpenAI
+when `llm.azure_endpoint` is set, any OpenAI-compatible endpoint when `llm.base_url` is set, and
+otherwise the embedded local model (agent/local_model.py), started once per process and shared.
+
+`structured_call(model, Schema, system, user)` sends a system prompt and one user message, asks
+for JSON matching a pydantic schema, validates it, makes exactly one repair attempt when the output
+is not valid, and then returns a failure *value* (never raises for bad output), so the graph can
+record what went wrong and carry on with the other papers.
+
+Retries of rate limits and timeouts are not done here: `max_retries` goes to the OpenAI client,
+which retries 408/409/429/5xx, timeouts and connection errors with exponential backoff (0.5 s
+doubling up to 8 s, 25% jitter, `Retry-After` honoured). Retrying again here would multiply.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from agent.settings import LLMSettings, Settings
+
+log = logging.getLogger(__name__)
+
+Role = Literal["decompose", "verify", "read", "synthesize", "judge"]
+ROLES: tuple[str, ...] = get_args(Role)
+StructuredMethod = Literal["json_schema", "json_mode", "function_calling"]
+ErrorKind = Literal["invalid_json", "invalid_schema", "truncated", "call"]
+
+T = TypeVar("T", bound=BaseModel)
+
+# `{error}` and `{schema}` are replaced literally (not str.format), so braces in a prompt file's
+# JSON examples need no escaping.
+DEFAULT_REPAIR_PROMPT = (
+    "Your previous reply could not be used: {error}\n\n"
+    "Reply again with only the corrected JSON object, no prose and no code fences. "
+    "It must match this JSON schema:\n{schema}"
+)
+JSON_MODE_INSTRUCTION = (
+    "\n\nReply with only a JSON object (no prose, no code fences) that matches this JSON schema:\n"
+    "{schema}"
+)
+_METADATA_METHOD = "litloop_structured_output"
+_METADATA_ROLE = "litloop_role"
+# Placeholder for keyless OpenAI-compatible servers (vLLM, llama.cpp, Ollama): the OpenAI client
+# refuses to start without some key.
+_NO_KEY = "not-needed"
+
+
+# ---------------------------------------------------------------------------------------------
+# Building models
+
+
+def _role_override(role: Role | str, llm: LLMSettings) -> str | None:
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    return {
+        "decompose": llm.decompose_model,
+        "verify": llm.verify_model,
+        "read": llm.read_model,
+        "synthesize": llm.synthesize_model,
+    }.get(role)
+
+
+def model_name_for(role: Role | str, llm: LLMSettings, run_value: str | None = None) -> str | None:
+    """The model a role uses: this run's value, else its own setting (`verify_model`), else `model`."""
+    return run_value or _role_override(role, llm) or llm.model
+
+
+def backend_of(llm: LLMSettings) -> Literal["azure", "openai", "local"]:
+    """Which kind of endpoint the settings select (Azure wins over a base URL)."""
+    if llm.azure_endpoint:
+        return "azure"
+    if llm.base_url:
+        return "openai"
+    return "local"
+
+
+def build_chat_model(
+    role: Role, settings: Settings | None = None, *, model: str | None = None
+) -> BaseChatModel:
+    """A chat model for `role`, configured from settings; `model` is this run's choice for it
+    (the graph context's per-role model), which beats the settings.
+
+    The embedded local model's server is started on the first call in a process (seconds, and a
+    one-time assembly of the GGUF on first use ever) and reused by every later call and role.
+    """
+    if settings is None:
+        from agent.settings import default_settings
+
+        settings = default_settings()
+    llm = settings.llm
+    backend = backend_of(llm)
+    common: dict[str, Any] = {
+        "temperature": llm.temperature,
+        "timeout": llm.timeout_s,
+        "max_retries": llm.max_retries,
+        "metadata": {_METADATA_ROLE: role, _METADATA_METHOD: llm.structured_output,
+                     "litloop_backend": backend},
+    }
+    if backend == "azure":
+        return _azure_model(role, llm, common, model)
+    if backend == "openai":
+        return _openai_model(role, llm, common, model)
+    return _local_model(settings, common)
+
+
+def _openai_model(
+    role: Role, llm: LLMSettings, common: dict[str, Any], run_value: str | None
+) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    name = model_name_for(role, llm, run_value)
+    if not name:
+        raise ValueError(
+            f"LITLOOP_LLM__BASE_URL is set ({llm.base_url}) but no model is named for role "
+            f"{role!r}: set LITLOOP_LLM__MODEL."
+        )
+    key = llm.api_key.get_secret_value() if llm.api_key else os.environ.get("OPENAI_API_KEY")
+    return ChatOpenAI(model=name, base_url=llm.base_url, api_key=key or _NO_KEY, **common)
+
+
+def _azure_model(
+    role: Role, llm: LLMSettings, common: dict[str, Any], run_value: str | None
+) -> BaseChatModel:
+    from langchain_openai import AzureChatOpenAI
+
+    # on Azure the deployment fixes the model, so per-role settings name deployments
+    deployment = run_value or _role_override(role, llm) or llm.azure_deployment or llm.model
+    if not deployment:
+        raise ValueError(
+            "LITLOOP_LLM__AZURE_ENDPOINT is set but no deployment is named: set "
+            "LITLOOP_LLM__AZURE_DEPLOYMENT (or LITLOOP_LLM__MODEL)."
+        )
+    extra: dict[str, Any] = {}
+    if llm.api_key:
+        extra["api_key"] = llm.api_key.get_secret_value()  # else AZURE_OPENAI_API_KEY
+    if llm.api_version:
+        extra["api_version"] = llm.api_version  # else OPENAI_API_VERSION
+    return AzureChatOpenAI(
+        azure_endpoint=llm.azure_endpoint, azure_deployment=deployment, **extra, **common
+    )
+
+
+def _local_model(settings: Settings, common: dict[str, Any]) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    from agent.local_model import LOCAL_MODEL_NAME, shared_server
+
+    server = shared_server(settings)
+    common["metadata"]["litloop_local_model"] = str(server.model_path)
+    return ChatOpenAI(
+        model=LOCAL_MODEL_NAME, base_url=server.base_url, api_key=server.api_key, **common
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One LLM call of a structured_call: what came back and why it was not accepted."""
+
+    raw: str | None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class StructuredResult(Generic[T]):
+    """The parsed value, or a failure that records the error, the raw text and every attempt."""
+
+    schema_name: str
+    value: T | None
+    attempts: tuple[Attempt, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+    @property
+    def calls(self) -> int:
+        return len(self.attempts)
+
+    @property
+    def repaired(self) -> bool:
+        return self.ok and self.calls > 1
+
+    @property
+    def error(self) -> str | None:
+        return None if self.ok or not self.attempts else self.attempts[-1].error
+
+    @property
+    def error_kind(self) -> ErrorKind | None:
+        return None if self.ok or not self.attempts else self.attempts[-1].error_kind
+
+    @property
+    def raw(self) -> str | None:
+        return self.attempts[-1].raw if self.attempts else None
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(a.input_tokens for a in self.attempts)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(a.output_tokens for a in self.attempts)
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON-ready summary for graph state and traces."""
+        return {
+            "schema": self.schema_name,
+            "ok": self.ok,
+            "value": self.value.model_dump(mode="json") if self.value is not None else None,
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "attempts": [asdict(a) for a in self.attempts],
+        }
+
+
+@dataclass
+class LLMStats:
+    """Process-wide counters of LLM calls made through structured_call (for reports)."""
+
+    calls: int = 0
+    failures: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+_stats = LLMStats()
+_stats_lock = threading.Lock()
+
+
+def llm_stats(reset: bool = False) -> LLMStats:
+    """A snapshot of the counters; `reset=True` starts them again from zero."""
+    global _stats
+    with _stats_lock:
+        snapshot = LLMStats(**asdict(_stats))
+        if reset:
+            _stats = LLMStats()
+    return snapshot
+
+
+def _count(result: StructuredResult[Any]) -> None:
+    with _stats_lock:
+        _stats.calls += result.calls
+        _stats.failures += 0 if result.ok else 1
+        _stats.input_tokens += result.input_tokens
+        _stats.output_tokens += result.output_tokens
+
+
+# ---------------------------------------------------------------------------------------------
+# Structured calls
+
+
+def method_of(model: Any) -> StructuredMethod:
+    """The structured-output method `build_chat_model` chose for this model (default json_schema)."""
+    metadata = getattr(model, "metadata", None) or {}
+    return metadata.get(_METADATA_METHOD, "json_schema")
+
+
+def schema_text(schema: type[BaseModel]) -> str:
+    return json.dumps(schema.model_json_schema(), ensure_ascii=False)
+
+
+def build_messages(
+    schema: type[BaseModel],
+    system: str,
+    user: str,
+    *,
+    method: StructuredMethod = "json_schema",
+    schema_in_prompt: bool | None = None,
+) -> list[BaseMessage]:
+    """The exact first-attempt messages (also what a prompt-rendering command should show).
+
+    json_mode sends no schema to the server, so the schema goes into the system prompt; the other
+    methods send it as response_format or a tool, and the prompt's own wording describes the fields.
+    """
+    if schema_in_prompt is None:
+        schema_in_prompt = method == "json_mode"
+    if schema_in_prompt:
+        system = system + JSON_MODE_INSTRUCTION.replace("{schema}", schema_text(schema))
+    return [SystemMessage(content=system), HumanMessage(content=user)]
+
+
+def render_repair(template: str | None, error: str, schema: type[BaseModel]) -> str:
+    template = template or DEFAULT_REPAIR_PROMPT
+    return template.replace("{error}", error).replace("{schema}", schema_text(schema))
+
+
+def structured_call(
+    model: BaseChatModel,
+    schema: type[T],
+    system: str,
+    user: str,
+    *,
+    repair_prompt: str | None = None,
+    method: StructuredMethod | None = None,
+    schema_in_prompt: bool | None = None,
+) -> StructuredResult[T]:
+    """Ask `model` for a `schema` object; one repair retry on invalid output, then a failure value.
+
+    The repair turn replays the conversation with the model's bad reply and a user message built
+    from `repair_prompt` (placeholders `{error}`, `{schema}`). Transient transport errors left
+    after the client's own retries (rate limit, timeout, connection, 5xx) also become a failure
+    value; anything else (a wrong key, a bad request) is a configuration error and raises.
+    """
+    method = method or method_of(model)
+    # The schema goes as a plain JSON schema, not the class: given a class, the OpenAI client
+    # validates inside the request and raises, losing the raw text the repair turn needs.
+    runnable = model.with_structured_output(
+        schema.model_json_schema(), method=method, include_raw=True
+    )
+    messages = build_messages(schema, system, user, method=method, schema_in_prompt=schema_in_prompt)
+    attempts: list[Attempt] = []
+    value: T | None = None
+    for turn in range(2):
+        value, attempt = _attempt(runnable, messages, schema)
+        attempts.append(attempt)
+        if value is not None or attempt.error_kind == "call" or turn == 1:
+            break
+        log.info("%s output invalid (%s); asking for a repair", schema.__name__, attempt.error)
+        messages = [
+            *messages,
+            AIMessage(content=attempt.raw or ""),
+            HumanMessage(content=render_repair(repair_prompt, attempt.error or "", schema)),
+        ]
+    result = StructuredResult(schema_name=schema.__name__, value=value, attempts=tuple(attempts))
+    if not result.ok:
+        log.warning("%s failed after %d call(s): %s", schema.__name__, result.calls, result.error)
+    _count(result)
+    return result
+
+
+def _attempt(runnable: Any, messages: list[BaseMessage], schema: type[T]) -> tuple[T | None, Attempt]:
+    started = time.perf_counter()
+    try:
+        out = runnable.invoke(messages)
+    except Exception as exc:  # noqa: BLE001 - sorted below: output problems vs. transport vs. bugs
+        elapsed = time.perf_counter() - started
+        truncated = _truncated_attempt(exc, elapsed)
+        if truncated is not None:
+            return None, truncated
+        if _is_transient(exc):
+            return None, Attempt(None, f"{type(exc).__name__}: {exc}", "call", seconds=elapsed)
+        raise
+    elapsed = time.perf_counter() - started
+    raw_message = out["raw"] if isinstance(out, dict) else out
+    raw_text, obj, parse_error = _payload(raw_message)
+    usage = getattr(raw_message, "usage_metadata", None) or {}
+    tokens = {"input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0)}
+    if parse_error is not None:
+        return None, Attempt(raw_text, parse_error, "invalid_json", seconds=elapsed, **tokens)
+    try:
+        return schema.model_validate(obj), Attempt(raw_text, seconds=elapsed, **tokens)
+    except ValidationError as exc:
+        return None, Attempt(raw_text, _describe(exc), "invalid_schema", seconds=elapsed, **tokens)
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def _payload(message: Any) -> tuple[str, Any, str | None]:
+    """(raw text, decoded JSON, error): tool-call arguments first, else the message text.
+
+    Strict `json.loads` on purpose: LangChain's lenient parser closes truncated JSON, which would
+    let a cut-off answer through as if it were complete.
+    """
+    tool_calls = getattr(message, "tool_calls", None) or []
+    if tool_calls:
+        args = tool_calls[0].get("args", {})
+        return json.dumps(args, ensure_ascii=False), args, None
+    invalid = getattr(message, "invalid_tool_calls", None) or []
+    if invalid:
+        bad = invalid[0]
+        return str(bad.get("args") or ""), None, f"invalid JSON in tool call: {bad.get('error')}"
+    text = message.text if isinstance(message, BaseMessage) else str(message)
+    body = text.strip()
+    if fenced := _FENCE.match(body):
+        body = fenced.group(1)
+    if not body:
+        return text, None, "empty reply: expected a JSON object"
+    try:
+        return text, json.loads(body), None
+    except json.JSONDecodeError as exc:
+        return text, None, f"invalid JSON: {exc}"
+
+
+def _describe(exc: ValidationError) -> str:
+    """Compact, model-readable validation errors: `field.path: message` per line."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"{where}: {err['msg']}")
+    return "the JSON does not match the schema:\n" + "\n".join(lines)
+
+
+def _truncated_attempt(exc: Exception, elapsed: float) -> Attempt | None:
+    """The OpenAI client raises when generation hit the token limit; that is bad output, not a crash."""
+    if type(exc).__name__ != "LengthFinishReasonError":
+        return None
+    completion = getattr(exc, "completion", None)
+    raw, usage = None, None
+    if completion is not None and completion.choices:
+        raw = completion.choices[0].message.content
+        usage = completion.usage
+    return Attempt(
+        raw,
+        "the reply was cut off at the token limit (finish_reason=length); answer more briefly",
+        "truncated",
+        input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        seconds=elapsed,
+    )
+
+
+def _is_transient(exc: Exception) -> bool:
+    """Rate limits, timeouts, connection and server errors that survived the client's retries."""
+    if isinstance(exc, (TimeoutError, ConnectionError)):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - langchain-openai depends on it
+        return False
+    return isinstance(
+        exc,
+        (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
+         openai.InternalServerError),
+    )

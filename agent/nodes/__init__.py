@@ -1,0 +1,1 @@
+"""One module per graph node; `agent/graph.py` wires them."""

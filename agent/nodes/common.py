@@ -1,0 +1,60 @@
+"""What several nodes share: the LLM call with usage and failure recording, chunk formatting."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from agent import prompts
+from agent.resources import chat_model, settings_for
+from tools.base import Locator
+
+T = TypeVar("T", bound=BaseModel)
+
+VENUES = (
+    "ACL|EMNLP|NAACL|EACL|COLING|TACL|NeurIPS|NIPS|ICML|ICLR|AAAI|IJCAI|SIGIR|KDD|WWW|CVPR|ICCV|ECCV|"
+    "CIKM|WSDM|ECIR|MICCAI|INTERSPEECH|ICASSP|UAI|AISTATS|COLT|JMLR|TPAMI"
+)
+_VENUE_YEAR = re.compile(rf"\b({VENUES})\s*'?((?:19|20)\d\d)\b", re.IGNORECASE)
+
+
+def venue_year(question: str) -> tuple[str, str] | None:
+    """The venue and year a question names (e.g. 'ICCV 2025'), for the [VENUE YEAR] tag."""
+    m = _VENUE_YEAR.search(question)
+    if not m:
+        return None
+    venue = next(v for v in VENUES.split("|") if v.lower() == m.group(1).lower())
+    return venue, m.group(2)
+
+
+def llm(role: str, schema: type[T], user: str, runtime) -> tuple[T | None, dict[str, Any], list[dict]]:
+    """One structured call for a node: (value or None, usage update, error records)."""
+    from agent.models import structured_call
+
+    ctx = runtime.context
+    model = chat_model(role, settings_for(ctx), ctx.model_for(role))
+    repair = prompts.render("repair", error="{error}", schema="{schema}")
+    t = time.perf_counter()
+    result = structured_call(model, schema, prompts.render("system"), user, repair_prompt=repair)
+    usage = {
+        "llm_calls": result.calls,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        f"seconds_{role}": time.perf_counter() - t,
+    }
+    errors = [] if result.ok else [{"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
+    return result.value, usage, errors
+
+
+def chunk_block(chunk: dict[str, Any], max_chars: int) -> str:
+    """A chunk as the model sees it: id, kind, location, text (cut)."""
+    loc = Locator.from_dict(chunk.get("locator")).describe()
+    text = " ".join(chunk["text"].split())[:max_chars]
+    return f"CHUNK {chunk['chunk_id']} [{chunk['kind']}; {loc}]\n{text}"
+
+
+def paper_label(paper) -> str:
+    return " ".join(str(x) for x in (paper.venue, paper.year) if x) or "venue/year unknown"

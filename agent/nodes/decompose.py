@@ -1,0 +1,49 @@
+"""decompose: the question into subqueries; later rounds ask for new ones given what is missing.
+SEE: DESIGN.md section 3 step 1."""
+
+from __future__ import annotations
+
+from agent import prompts
+from agent.nodes.common import llm, venue_year
+from agent.schemas import Decomposition
+from agent.state import State
+
+NO_NOTE = "no specific note; search from a different angle"
+
+
+def decompose_prompt(state: State, n: int) -> str:
+    vy = venue_year(state["question"])
+    line = prompts.render("venue_year", venue=vy[0], year=vy[1]) if vy else ""
+    if not state.get("round"):
+        return prompts.render("decompose_first", question=state["question"], n_subqueries=n, venue_year_line=line)
+    previous = "\n".join(f"- {q}" for q in state.get("subqueries", [])) or "- (none)"
+    missing = (state.get("verdict") or {}).get("missing") or NO_NOTE
+    return prompts.render("decompose_next", question=state["question"], previous_subqueries=previous,
+                          missing=missing, n_subqueries=n, venue_year_line=line)
+
+
+def new_subqueries(proposed: list[str], earlier: list[str], n: int, tag: str | None) -> list[str]:
+    """Clean, tag, de-duplicate against earlier rounds, cap at n."""
+    seen = {q.strip().lower() for q in earlier}
+    out: list[str] = []
+    for q in proposed:
+        q = " ".join(str(q).split())
+        if tag and not q.startswith(tag):
+            q = f"{tag} {q}"
+        if q and q.lower() not in seen:
+            seen.add(q.lower())
+            out.append(q)
+    return out[:n]
+
+
+def decompose(state: State, runtime) -> dict:
+    ctx = runtime.context
+    vy = venue_year(state["question"])
+    tag = f"[{vy[0]} {vy[1]}]" if vy else None
+    first = not state.get("round")
+    value, usage, errors = llm("decompose", Decomposition, decompose_prompt(state, ctx.subqueries_per_round), runtime)
+    proposed = value.subqueries if value else []
+    if first and not proposed:
+        proposed = [state["question"]]  # a failed first decomposition still searches the question
+    subs = new_subqueries(proposed, state.get("subqueries", []), ctx.subqueries_per_round, tag)
+    return {"round": 1, "new_subqueries": subs, "subqueries": subs, "usage": usage, "errors": errors}

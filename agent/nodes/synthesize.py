@@ -1,0 +1,94 @@
+"""synthesize: one answer across the accepted papers, in the form asked (free text, a
+multiple-choice option, a table), citing only chunk ids that exist in the index; with no
+supporting evidence it says so instead of guessing. SEE: DESIGN.md section 5."""
+
+from __future__ import annotations
+
+import re
+
+from agent import prompts
+from agent.nodes.common import chunk_block, llm
+from agent.resources import index_for
+from agent.schemas import Synthesis
+from agent.state import State
+
+NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
+_CITE = re.compile(r"\[([^\[\]]+?#c\d+)\]")
+
+
+def answer_instructions(state: State) -> str:
+    types = state.get("answer_types") or ["freeform"]
+    lines = []
+    if "multiple_choice" in types and state.get("options"):
+        opts = "\n".join(f"{k}: {v}" for k, v in sorted(state["options"].items()))
+        lines.append(f"This is a multiple-choice question. Options:\n{opts}\nSet \"choice\" to exactly one label.")
+    if "table" in types and state.get("table_schema"):
+        cols = ", ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
+                         for c in state["table_schema"])
+        lines.append(f"Answer with a table in \"table_rows\": one object per row with exactly these columns: {cols}.")
+    lines.append("Write the answer in \"answer\" in a few sentences.")
+    return "\n".join(lines)
+
+
+def evidence_chunks(state: State, idx, limit: int) -> list[dict]:
+    """Cited chunks of the relevant papers, in reading order, at most `limit`."""
+    out, seen = [], set()
+    for r in state.get("readings", []):
+        if not r.get("relevant"):
+            continue
+        for cid in r.get("evidence_chunk_ids", []):
+            if cid in idx.chunk_row and cid not in seen:
+                seen.add(cid)
+                out.append(idx.chunks[idx.chunk_row[cid]].to_dict())
+    return out[:limit]
+
+
+def synthesize(state: State, runtime) -> dict:
+    ctx = runtime.context
+    idx = index_for(ctx)
+    chunks = evidence_chunks(state, idx, ctx.synthesize_chunks)
+    if not chunks:
+        return {"answer": build_answer(state, idx, None, [])}
+    blocks = "\n\n".join(f"{chunk_block(c, ctx.read_chunk_chars)}\n(paper {c['paper_id']}: {idx.papers[c['paper_id']].title})"
+                         for c in chunks)
+    user = prompts.render("synthesize", question=state["question"], answer_instructions=answer_instructions(state),
+                          evidence=blocks)
+    value, usage, errors = llm("synthesize", Synthesis, user, runtime)
+    return {"answer": build_answer(state, idx, value, chunks), "usage": usage, "errors": errors}
+
+
+def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict]) -> dict:
+    """The answer record with validated citations: ids the model cited that were not shown
+    (or do not exist) are dropped and reported."""
+    shown_ids = [c["chunk_id"] for c in shown]
+    if value is None or value.insufficient_evidence:
+        text = NO_EVIDENCE if value is None or not value.answer.strip() else value.answer.strip()
+        return {"text": text, "insufficient_evidence": True, "choice": "", "table_rows": [], "citations": [],
+                "facts": [], "papers": [], "invalid_citations": []}
+    cited = _CITE.findall(value.answer) + [f.chunk_id for f in value.facts]
+    valid = [c for c in dict.fromkeys(cited) if c in shown_ids]
+    if not valid:
+        valid = shown_ids[:3]  # the model cited nothing usable: cite the evidence it was given
+    invalid = [c for c in dict.fromkeys(cited) if c not in shown_ids]
+    numbers = {cid: n for n, cid in enumerate(valid, start=1)}
+    text = _CITE.sub(lambda m: f"[{numbers[m.group(1)]}]" if m.group(1) in numbers else "", value.answer).strip()
+    options = state.get("options") or {}
+    choice = value.choice.strip().upper()[:1] if value.choice else ""
+    if options and choice not in options:
+        choice = ""
+    columns = [c["name"] for c in state.get("table_schema") or []]
+    rows = [{col: str(r.get(col, "")) for col in columns} for r in value.table_rows] if columns else []
+    citations = [citation(idx, cid, n) for cid, n in numbers.items()]
+    facts = [f.model_dump() for f in value.facts if f.chunk_id in numbers]
+    return {"text": text, "insufficient_evidence": False, "choice": choice, "table_rows": rows,
+            "citations": citations, "facts": facts, "reasoning": value.reasoning,
+            "papers": list(dict.fromkeys(c["paper_id"] for c in citations)), "invalid_citations": invalid}
+
+
+def citation(idx, chunk_id: str, n: int) -> dict:
+    chunk = idx.chunks[idx.chunk_row[chunk_id]]
+    paper = idx.papers[chunk.paper_id]
+    quote = " ".join(chunk.text.split())
+    return {"n": n, "chunk_id": chunk_id, "paper_id": chunk.paper_id, "title": paper.title, "venue": paper.venue,
+            "year": paper.year, "kind": chunk.kind, "locator": chunk.locator.to_dict(),
+            "quote": quote[:240] + ("…" if len(quote) > 240 else "")}

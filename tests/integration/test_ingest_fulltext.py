@@ -1,0 +1,535 @@
+"""PDF and S2ORC ingestion on the real ACL papers of ../shared/data/fulltext.
+
+Every expected value here was read off the PDFs (page images) and the JSON files by hand:
+pages are the PDF's 1-based page numbers, not the proceedings' printed ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tools.base import MAX_CHUNK_CHARS, Document, IngestError
+from tools.ingest.pdf import parse_pdf
+from tools.ingest.s2orc import parse_s2orc
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+FULLTEXT = DATA / "fulltext"
+PDF_PAGES = {
+    "N18-3011": 8,
+    "2020.acl-main.207": 13,
+    "2020.acl-main.447": 15,
+    "2023.eacl-main.121": 20,
+}
+S2ORC_SHAPES = sorted((FULLTEXT / "s2orc_json").glob("*.json")) if FULLTEXT.exists() else []
+
+
+@pytest.fixture(scope="module")
+def fulltext() -> Path:
+    if not FULLTEXT.exists():
+        pytest.skip(f"{FULLTEXT} is absent: the real PDFs and S2ORC files live in ../shared/data")
+    return FULLTEXT
+
+
+@pytest.fixture(scope="module")
+def pdfs(fulltext) -> dict[str, Document]:
+    """The four PDFs, parsed once for the module (parsing is the slow part)."""
+    return {stem: parse_pdf(fulltext / f"{stem}.pdf") for stem in PDF_PAGES}
+
+
+def _first_page(doc: Document, section: str) -> int | None:
+    return next((b.page for b in doc.blocks if b.section == section), None)
+
+
+def _object(doc: Document, label: str):
+    found = [b for b in doc.blocks if label in (b.table_id, b.figure_id)]
+    assert len(found) == 1, f"{label}: {len(found)} blocks"
+    return found[0]
+
+
+def _titles(doc: Document) -> dict[str, int | None]:
+    return {e.title.lower(): e.year for e in doc.paper.bibliography}
+
+
+# --- PDFs: structure shared by all four -------------------------------------------------------
+
+
+@pytest.mark.parametrize("stem", PDF_PAGES)
+def test_every_block_has_an_exact_page_and_a_kind(pdfs, stem):
+    doc = pdfs[stem]
+    assert doc.paper.paper_id == stem  # the file stem when nothing else is given
+    assert doc.paper.source.endswith(f"{stem}.pdf")
+    assert len(doc.blocks) > 50
+    for block in doc.blocks:
+        assert block.kind in ("text", "equation", "figure", "table")
+        assert block.page is not None and 1 <= block.page <= PDF_PAGES[stem]
+        assert block.text.strip()
+        assert (block.kind == "table") == (block.table_id is not None)
+        assert (block.kind == "figure") == (block.figure_id is not None)
+        if block.kind == "table":
+            assert len(block.text) <= MAX_CHUNK_CHARS, block.table_id
+    body = " ".join(b.text for b in doc.blocks)
+    assert "Proceedings of" not in body  # the first-page footer is furniture
+    assert not any(b.text.startswith(doc.paper.abstract[:60]) for b in doc.blocks)
+    assert all(b.section for b in doc.blocks)  # the front matter is not body text
+
+
+@pytest.mark.parametrize(
+    ("stem", "title", "venue", "year", "abstract_start"),
+    [
+        (
+            "N18-3011",
+            "Construction of the Literature Graph in Semantic Scholar",
+            "NAACL",
+            2018,
+            "We describe a deployed scalable system for organizing published scientific literature",
+        ),
+        (
+            "2020.acl-main.207",
+            "SPECTER: Document-level Representation Learning using Citation-informed Transformers",
+            "ACL",
+            2020,
+            "Representation learning is a critical ingredient for natural language processing systems.",
+        ),
+        (
+            "2020.acl-main.447",
+            "S2ORC: The Semantic Scholar Open Research Corpus",
+            "ACL",
+            2020,
+            "We introduce S2ORC,1 a large corpus of 81.1M English-language academic papers",
+        ),
+        (
+            # no Title in the PDF metadata: the largest font on page 1 gives it
+            "2023.eacl-main.121",
+            "LONGEVAL: Guidelines for Human Evaluation of Faithfulness in Long-form Summarization",
+            "EACL",
+            2023,
+            "While human evaluation remains best practice for accurately judging the faithfulness",
+        ),
+    ],
+)
+def test_title_venue_year_and_abstract(pdfs, stem, title, venue, year, abstract_start):
+    paper = pdfs[stem].paper
+    assert paper.title == title
+    assert (paper.venue, paper.year) == (venue, year)
+    assert paper.abstract.startswith(abstract_start)
+    assert paper.venue_year_tag == f"[{venue} {year}]"
+
+
+@pytest.mark.parametrize(
+    ("stem", "section", "page"),
+    [
+        ("N18-3011", "1 Introduction", 1),
+        ("N18-3011", "3 Extracting Metadata", 2),
+        ("N18-3011", "4.4 Entity Linking Models", 5),
+        ("N18-3011", "6 Conclusion and Future Work", 7),
+        ("2020.acl-main.207", "1 Introduction", 1),
+        ("2020.acl-main.207", "2.3 Citation-Based Pretraining Objective", 3),
+        ("2020.acl-main.207", "3.4 Recommendation", 5),
+        ("2020.acl-main.207", "5 Results", 6),
+        ("2020.acl-main.207", "6 Analysis", 7),
+        ("2020.acl-main.207", "Acknowledgements", 9),
+        ("2020.acl-main.207", "A Appendix A - Baseline Details", 12),
+        ("2020.acl-main.447", "2 Constructing the corpus", 2),
+        ("2020.acl-main.447", "2.6 Linking bibliographies to papers", 4),
+        ("2020.acl-main.447", "8 Conclusion", 8),
+        ("2020.acl-main.447", "F Numeric representations in S2ORC-SCIBERT", 15),
+        ("2023.eacl-main.121", "1 Introduction", 1),
+        ("2023.eacl-main.121", "2 Survey of human evaluation practices", 2),
+        ("2023.eacl-main.121", "Limitations", 10),
+        ("2023.eacl-main.121", "Ethical Considerations", 10),
+    ],
+)
+def test_sections_start_on_the_right_page(pdfs, stem, section, page):
+    assert _first_page(pdfs[stem], section) == page
+
+
+@pytest.mark.parametrize(
+    ("stem", "label", "page", "caption_start", "row"),
+    [
+        ("N18-3011", "Figure 1", 1, "Figure 1: Part of the literature graph.", None),
+        ("N18-3011", "Table 1", 3, "Table 1: Results of the ScienceParse system.", "title | 85.5 | 85.5 | 85.5"),
+        ("N18-3011", "Table 2", 4, "Table 2: Document-level evaluation of three approaches", "Hybrid | 91.5 | 1990 | 92.1 | 3126"),
+        ("N18-3011", "Table 4", 6, "Table 4: The Bag of Concepts F1 score", "Neural | 84.6 | 85.8"),
+        ("2020.acl-main.207", "Figure 1", 2, "Figure 1: Overview of SPECTER.", None),
+        (
+            "2020.acl-main.207",
+            "Table 1",
+            7,
+            "Table 1: Results on the SCIDOCS evaluation suite consisting of 7 tasks.",
+            "SPECTER (Ours) | 82.0 | 86.4 | 83.6 | 91.5",
+        ),
+        ("2020.acl-main.207", "Table 2", 7, "Table 2: Ablations: Numbers are averages", "+ venue | 84.5 | 88.0"),
+        ("2020.acl-main.207", "Figure 2", 8, "Figure 2: t-SNE visualization of paper embeddings", None),
+        ("2020.acl-main.207", "Table 3", 8, "Table 3: Comparison with task-specific fine-tuning.", None),
+        ("2020.acl-main.447", "Table 1", 2, "Table 1: A comparison of S2ORC with other publicly-available", None),
+        ("2020.acl-main.447", "Figure 2", 5, "Figure 2: Distribution of papers by Microsoft Academic field", None),
+        ("2020.acl-main.447", "Table 8", 13, "Table 8: PDFs filtered out before GROBID processing", "Over 50 pages | 2.27M"),
+        ("2023.eacl-main.121", "Table 3", 5, "Table 3: Average standard deviation of faithfulness scores", "SQuALITY | 18.5 | 6.8"),
+        ("2023.eacl-main.121", "Figure 3", 5, "Figure 3: 95% confidence intervals of estimated model", None),
+    ],
+)
+def test_captions_tables_and_figures(pdfs, stem, label, page, caption_start, row):
+    block = _object(pdfs[stem], label)
+    assert block.page == page
+    assert block.text.startswith(caption_start)
+    if row is not None:
+        assert row in block.text.splitlines()[1:] or any(
+            line.startswith(row) for line in block.text.splitlines()[1:]
+        ), block.text
+
+
+def test_table_and_figure_bodies_leave_the_running_text(pdfs):
+    specter = " ".join(b.text for b in pdfs["2020.acl-main.207"].blocks if b.kind == "text")
+    assert "Fasttext-sum (2017)" not in specter  # a row of Table 1
+    assert "Start w/ BERT-Large" not in specter  # a row of Table 2
+    longeval = " ".join(b.text for b in pdfs["2023.eacl-main.121"].blocks if b.kind == "text")
+    assert "He recognized her as old Hazeltyne" not in longeval  # text inside Figure 1
+
+
+def test_a_full_width_caption_stays_one_block(pdfs):
+    # Table 5 of S2ORC: a five-line caption across both columns whose last words ("of runs.")
+    # fall in the left column below it.
+    table5 = _object(pdfs["2020.acl-main.447"], "Table 5")
+    caption = table5.text.splitlines()[0]
+    assert "to which we refer the reader for descriptions" in caption
+    assert caption.endswith("do not report standard deviation or number of runs.")
+
+
+def test_two_column_reading_order(pdfs):
+    page1 = [b.text for b in pdfs["2020.acl-main.207"].blocks if b.page == 1]
+    left = next(i for i, t in enumerate(page1) if t.startswith("As the pace of scientific publication"))
+    right = next(i for i, t in enumerate(page1) if t.startswith("or sentences, extensions to whole-document"))
+    later = next(i for i, t in enumerate(page1) if t.startswith("In this paper, we introduce a new method"))
+    assert left < right < later
+    # a paragraph broken by the column break is two blocks, each on its own side
+    assert page1[left].endswith("individual words")
+
+
+def test_equations_are_their_own_blocks(pdfs):
+    equations = [b for b in pdfs["2020.acl-main.207"].blocks if b.kind == "equation"]
+    assert any("Transformer(input)" in b.text and b.text.endswith("(1)") and b.page == 2 for b in equations)
+    assert any(b.text.startswith("L = max") and b.page == 3 for b in equations)
+
+
+def test_dehyphenation_and_ligatures_in_body_text(pdfs):
+    body = " ".join(b.text for b in pdfs["2020.acl-main.207"].blocks)
+    assert "representations" in body and "repre- sentations" not in body
+    assert "ﬁ" not in body and "ﬂ" not in body
+
+
+@pytest.mark.parametrize(
+    ("stem", "title", "year"),
+    [
+        ("N18-3011", "content-based citation recommendation", 2018),
+        ("N18-3011", "semi-supervised sequence tagging with bidirectional language models", 2017),
+        ("N18-3011", "glove: global vectors for word representation", 2014),
+        ("N18-3011", "long short-term memory", 1997),
+        ("2020.acl-main.207", "construction of the literature graph in semantic scholar", 2018),
+        ("2020.acl-main.207", "scibert: a pretrained language model for scientific text", 2019),
+        ("2020.acl-main.207", "bert: pre-training of deep bidirectional transformers for language understanding", 2019),
+        ("2020.acl-main.207", "inductive representation learning on large graphs", 2017),
+        ("2020.acl-main.447", "construction of the literature graph in semantic scholar", 2018),
+        ("2020.acl-main.447", "context-enhanced citation sentiment detection", 2012),
+        ("2020.acl-main.447", "cord-19: the covid-19 open research dataset", 2020),
+        ("2023.eacl-main.121", "rouge: a package for automatic evaluation of summaries", 2004),
+        ("2023.eacl-main.121", "bertscore: evaluating text generation with bert", 2020),
+    ],
+)
+def test_bibliography_titles(pdfs, stem, title, year):
+    assert _titles(pdfs[stem]).get(title, "missing") == year
+
+
+def test_bibliography_sizes(pdfs):
+    assert len(pdfs["N18-3011"].paper.bibliography) == 27  # as GROBID also found
+    assert 50 <= len(pdfs["2020.acl-main.207"].paper.bibliography) <= 60
+    for stem, doc in pdfs.items():
+        entries = doc.paper.bibliography
+        with_year = sum(e.year is not None for e in entries)
+        with_title = sum(bool(e.title) for e in entries)
+        assert with_year >= 0.95 * len(entries), stem
+        assert with_title >= 0.95 * len(entries), stem
+        assert all(e.raw and "\n" not in e.raw for e in entries), stem
+
+
+def test_trusted_metadata_wins(fulltext):
+    doc = parse_pdf(
+        fulltext / "N18-3011.pdf",
+        metadata={"paper_id": "lit-graph", "title": "The Literature Graph", "authors": ["W. Ammar"],
+                  "venue": "NAACL-HLT", "year": "2018"},
+    )
+    paper = doc.paper
+    assert (paper.paper_id, paper.title, paper.authors) == ("lit-graph", "The Literature Graph", ("W. Ammar",))
+    assert (paper.venue, paper.year) == ("NAACL-HLT", 2018)
+    assert parse_pdf(fulltext / "N18-3011.pdf", paper_id="explicit").paper.paper_id == "explicit"
+
+
+# --- PDFs that cannot be read ---------------------------------------------------------------
+
+
+def _pdf_bytes(objects: list[bytes], trailer_extra: bytes = b"") -> bytes:
+    """A minimal valid PDF with the given objects (1 = catalog) and a correct xref table."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R " % (len(objects) + 1) + trailer_extra
+    out += b">>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
+
+
+BLANK_PAGE = [
+    b"<< /Type /Catalog /Pages 2 0 R >>",
+    b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>",
+]
+
+
+def test_corrupt_pdf_is_an_ingest_error_naming_the_file(tmp_path):
+    bad = tmp_path / "garbage.pdf"
+    bad.write_bytes(b"%PDF-1.5\n" + os.urandom(4000))
+    with pytest.raises(IngestError) as err:
+        parse_pdf(bad)
+    assert str(bad) in str(err.value) and err.value.path == str(bad)
+    assert "not a readable PDF" in str(err.value)
+
+
+def test_truncated_pdf_is_an_ingest_error(tmp_path):
+    bad = tmp_path / "truncated.pdf"
+    bad.write_bytes(_pdf_bytes(BLANK_PAGE)[:60])
+    with pytest.raises(IngestError, match="truncated.pdf"):
+        parse_pdf(bad)
+
+
+def test_encrypted_pdf_asks_for_the_password_to_be_removed(tmp_path):
+    # Standard security handler (RC4, revision 2) whose user password is not empty: nothing
+    # can be read without it.
+    encrypt = b"<< /Filter /Standard /V 1 /R 2 /O <" + b"ab" * 32 + b"> /U <" + b"cd" * 32 + b"> /P -44 >>"
+    ids = b"/Encrypt 4 0 R /ID [<0123456789abcdef0123456789abcdef><0123456789abcdef0123456789abcdef>] "
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(_pdf_bytes([*BLANK_PAGE, encrypt], ids))
+    with pytest.raises(IngestError) as err:
+        parse_pdf(locked)
+    assert str(locked) in str(err.value)
+    assert "encrypted" in str(err.value) and "remove the password" in str(err.value)
+
+
+def test_pdf_without_text_asks_for_ocr(tmp_path):
+    blank = tmp_path / "scan.pdf"
+    blank.write_bytes(_pdf_bytes(BLANK_PAGE))
+    with pytest.raises(IngestError) as err:
+        parse_pdf(blank)
+    assert str(blank) in str(err.value) and "OCR" in str(err.value)
+
+
+def _toy_paper() -> bytes:
+    """A one-column page in Helvetica: title, abstract, two sections, a fully ruled table
+    (one cell on two lines) and a reference list with a hanging indent."""
+
+    def text(x: float, y: float, size: int, font: str, s: str) -> str:
+        return f"BT /{font} {size} Tf {x} {y} Td ({s}) Tj ET"
+
+    ops = [
+        text(72, 720, 16, "F2", "A Toy Paper About Ruled Tables"),
+        text(72, 690, 12, "F2", "Abstract"),
+        text(72, 675, 10, "F1", "We study toy tables in a synthetic document. This abstract has two lines of text"),
+        text(72, 663, 10, "F1", "so that the parser can find it under its own heading."),
+        text(72, 635, 12, "F2", "1 Introduction"),
+        text(72, 620, 10, "F1", "Tables with full grids are found by pdfplumber. This paragraph explains why the toy"),
+        text(72, 608, 10, "F1", "document exists and gives the parser some ordinary running text to read in one"),
+        text(72, 596, 10, "F1", "column, from the left margin to the right margin of the page, without hyphens."),
+        text(72, 570, 12, "F2", "2 Results"),
+        text(72, 550, 10, "F1", "Table 1: Toy results with a full grid."),
+    ]
+    xs, ys = [72, 200, 330, 460], [540, 510, 480, 450]
+    ops += [f"0.5 w {xs[0]} {y} m {xs[-1]} {y} l S" for y in ys]
+    ops += [f"0.5 w {x} {ys[0]} m {x} {ys[-1]} l S" for x in xs]
+    for r, row in enumerate([["Model", "Precision", "Recall"], ["Alpha", "0.91", "0.85"], ["Beta", "0.88", "0.90"]]):
+        for c, cell in enumerate(row):
+            ops.append(text(xs[c] + 5, ys[r + 1] + 16, 10, "F1", cell))
+    ops.append(text(xs[0] + 5, ys[2] + 5, 10, "F1", "(ours)"))  # second line of the "Alpha" cell
+    ops += [
+        text(72, 425, 10, "F1", "The grid table above is read cell by cell, and its rows stay out of this text."),
+        text(72, 395, 12, "F2", "References"),
+        text(72, 380, 10, "F1", "Ann Author and Bob Writer. 2019. A study of toy tables. In Proceedings"),
+        text(82, 368, 10, "F1", "of the Toy Conference."),
+        text(72, 356, 10, "F1", "Carl Coder. 2020. Grids and rules: a survey. In ACL."),
+    ]
+    stream = "\n".join(ops).encode("latin-1")
+    return _pdf_bytes([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+    ])
+
+
+def test_one_column_paper_with_a_ruled_table(tmp_path):
+    path = tmp_path / "toy.pdf"
+    path.write_bytes(_toy_paper())
+    doc = parse_pdf(path)
+    paper = doc.paper
+    assert paper.title == "A Toy Paper About Ruled Tables"  # not an appendix "A" heading
+    assert paper.abstract.startswith("We study toy tables in a synthetic document.")
+    assert (paper.venue, paper.year) == (None, None)  # "In ACL." in a reference is not a venue
+    assert [(b.kind, b.section, b.page) for b in doc.blocks] == [
+        ("text", "1 Introduction", 1), ("table", "2 Results", 1), ("text", "2 Results", 1),
+    ]
+    assert doc.blocks[0].text.endswith("to the right margin of the page, without hyphens.")
+    # pdfplumber's find_tables reads the grid: the two-line cell stays one cell
+    assert doc.blocks[1].text.splitlines() == [
+        "Table 1: Toy results with a full grid.",
+        "Model | Precision | Recall",
+        "Alpha (ours) | 0.91 | 0.85",
+        "Beta | 0.88 | 0.90",
+    ]
+    assert [(e.title, e.year) for e in paper.bibliography] == [
+        ("A study of toy tables", 2019), ("Grids and rules: a survey", 2020),
+    ]
+
+
+def test_missing_pdf_is_an_ingest_error(tmp_path):
+    with pytest.raises(IngestError, match="file not found"):
+        parse_pdf(tmp_path / "nowhere.pdf")
+
+
+# --- S2ORC JSON ------------------------------------------------------------------------------
+
+
+def test_s2orc_2020_release_with_pdf_parse(fulltext):
+    [doc] = parse_s2orc(fulltext / "N18-3011.json")
+    paper = doc.paper
+    assert paper.paper_id == "N18-3011"
+    assert paper.title == "Construction of the Literature Graph in Semantic Scholar"
+    assert paper.abstract.startswith("We describe a deployed scalable system")
+    assert paper.authors[:2] == ("Waleed Ammar", "Dirk Groeneveld") and len(paper.authors) == 23
+    assert paper.year is None  # the record's year is empty
+    assert all(b.page is None for b in doc.blocks)
+    assert [b.kind for b in doc.blocks].count("text") == 71
+    sections = {b.section for b in doc.blocks}
+    assert {"1 Introduction", "2.1 Node Types", "4.2 Entity Extraction Models", "6 Conclusion and Future Work"} <= sections
+    assert doc.blocks[0].text.startswith("The goal of this work is to facilitate algorithmic discovery")
+    assert len(paper.bibliography) == 27
+    first = paper.bibliography[0]
+    assert first.title.startswith("The ai2 system at semeval-2017 task 10")
+    assert first.year == 2017 and first.raw.startswith("Waleed Ammar, Matthew E. Peters")
+    assert "content-based citation recommendation" in _titles(doc)
+
+
+def test_s2orc_specter_equations_tables_and_truncated_id(fulltext):
+    [doc] = parse_s2orc(fulltext / "2020.acl-main.207.json")
+    # the record says paper_id "2020": cut at the first dot; the file name is the real id
+    assert doc.paper.paper_id == "2020.acl-main.207"
+    equation = next(b for b in doc.blocks if b.kind == "equation")
+    assert "Transformer(input)" in equation.text and equation.text.endswith("(1)")
+    assert equation.section == "Document Representation"
+    table1 = next(b for b in doc.blocks if b.table_id == "Table 1")  # number from the body's "Table 1"
+    assert table1.text == "Results on the SCIDOCS evaluation suite consisting of 7 tasks."
+    table2 = next(b for b in doc.blocks if b.table_id == "Table 2")
+    assert "Ablations: Numbers are averages of metrics" in table2.text  # from the table content
+    assert next(b for b in doc.blocks if b.kind == "figure").text.startswith("t-SNE visualization")
+    acks = [b for b in doc.blocks if b.section == "Acknowledgements"]
+    assert acks and acks[0].text.startswith("We thank Kyle Lo")  # back matter is kept
+    assert _titles(doc)["construction of the literature graph in semantic scholar"] == 2018
+
+
+@pytest.mark.parametrize("path", S2ORC_SHAPES, ids=lambda p: p.stem[:12])
+def test_every_s2orc_shape_parses(path):
+    [doc] = parse_s2orc(path)
+    assert doc.paper.paper_id == path.stem
+    assert doc.paper.source == str(path)
+    assert [b for b in doc.blocks if b.kind == "text"]
+    assert all(b.text.strip() and b.page is None for b in doc.blocks)
+    assert doc.paper.bibliography and all(e.raw for e in doc.paper.bibliography)
+    assert not doc.paper.abstract.startswith("Abstract")
+
+
+def test_s2orc_metadata_shape(fulltext):
+    [doc] = parse_s2orc(fulltext / "s2orc_json" / "10002293.json")
+    paper = doc.paper
+    assert paper.title.startswith("Antimicrobial Photodynamic Therapy against Endodontic")
+    assert (paper.venue, paper.year) == ("Frontiers in microbiology", 2017)
+    assert paper.bibliography[0].link == "25540194"  # S2ORC's `links` to the cited paper
+    figure1 = next(b for b in doc.blocks if b.figure_id == "Figure 1")
+    assert figure1.text.startswith("FIGURE 1 | Chemical structures of the photosensitizers")
+
+
+def test_s2orc_bare_parse_without_title(fulltext):
+    [doc] = parse_s2orc(fulltext / "s2orc_json" / "18980380.json")
+    assert doc.paper.title == ""
+    assert doc.paper.abstract.startswith("This technical note studies Markov decision processes")
+    assert "V. CONCLUSION" in {b.section for b in doc.blocks}
+    assert doc.paper.bibliography[0].link == "7229756"  # the singular `link` field
+    table = next(b for b in doc.blocks if b.table_id == "Table I")  # body says "Table I"
+    assert table.text.startswith("TOTAL DISCOUNTED REWARDS")
+
+
+def test_s2orc_caption_decides_figure_or_table(fulltext):
+    [doc] = parse_s2orc(fulltext / "s2orc_json" / "24e6b80e338a4e543de6b49cada07156c9149d22.json")
+    assert doc.paper.year == 2011  # from "2011-11"
+    # GROBID filed "FIG. 1. Map of the ECS ..." under TABREF0: the caption is right
+    figure1 = next(b for b in doc.blocks if b.figure_id == "Figure 1")
+    assert figure1.kind == "figure" and figure1.text.startswith("FIG. 1. Map of the ECS")
+
+
+def test_s2orc_jsonl_gives_one_document_per_line(fulltext, tmp_path):
+    names = ["10045593.json", "94551546.json"]
+    lines = [json.dumps(json.loads((fulltext / "s2orc_json" / n).read_text())) for n in names]
+    jsonl = tmp_path / "papers.jsonl"
+    jsonl.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
+    docs = parse_s2orc(jsonl)
+    assert [d.paper.paper_id for d in docs] == ["10045593", "94551546"]
+    assert all(d.blocks for d in docs)
+
+
+def test_s2orc_errors_name_the_file_and_line(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"paper_id": "x",\n "body_text": [\n', encoding="utf-8")
+    with pytest.raises(IngestError) as err:
+        parse_s2orc(broken)
+    assert str(broken) in str(err.value) and "invalid JSON" in str(err.value)
+    assert err.value.line is not None
+
+    jsonl = tmp_path / "two.jsonl"
+    jsonl.write_text('{"paper_id": "a", "body_text": []}\n{"paper_id": \n', encoding="utf-8")
+    with pytest.raises(IngestError) as err:
+        parse_s2orc(jsonl)
+    assert err.value.line == 2 and f"{jsonl}:2:" in str(err.value)
+
+    anonymous = tmp_path / "anonymous.json"
+    anonymous.write_text(json.dumps({"title": "T", "body_text": [{"text": "x"}]}), encoding="utf-8")
+    with pytest.raises(IngestError, match="no paper_id; add a 'paper_id' field"):
+        parse_s2orc(anonymous)
+
+
+def test_s2orc_skips_empty_paragraphs_and_placeholder_equations(tmp_path):
+    record = {
+        "paper_id": "p1",
+        "pdf_parse": {
+            "body_text": [
+                {"text": "  ", "section": "Intro", "sec_num": "1"},
+                {"text": "EQUATION", "section": "Intro", "eq_spans": [{"start": 0, "end": 8, "text": "EQUATION"}]},
+                {"text": "Real text.", "section": "Intro", "sec_num": "1"},
+            ],
+            "bib_entries": {"BIBREF0": {"title": "A title", "year": "2019", "authors": [{"first": "A", "last": "B"}]}},
+        },
+    }
+    path = tmp_path / "p1.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    [doc] = parse_s2orc(path)
+    assert [(b.kind, b.text, b.section) for b in doc.blocks] == [("text", "Real text.", "1 Intro")]
+    entry = doc.paper.bibliography[0]
+    assert (entry.title, entry.year, entry.raw, entry.link) == ("A title", 2019, "A B. 2019. A title.", None)

@@ -1,0 +1,193 @@
+"""Pure helpers of the PDF ingester: headings, captions, dehyphenation, references, venues."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.ingest.pdf import (
+    dehyphenate,
+    guess_venue_year,
+    match_caption,
+    match_heading,
+    normalize_text,
+    parse_reference,
+    split_references,
+)
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3 Method", ("3", "Method")),
+        ("4.2 Results", ("4.2", "Results")),
+        ("2.2 Background: Pretrained Transformers", ("2.2", "Background: Pretrained Transformers")),
+        ("A Appendix A - Baseline Details", ("A", "Appendix A - Baseline Details")),
+        ("B.1 FINE-grained evaluations", ("B.1", "FINE-grained evaluations")),
+        ("II. RELATED WORK", ("II", "RELATED WORK")),
+        ("Abstract", (None, "Abstract")),
+        ("Introduction", (None, "Introduction")),
+        ("References", (None, "References")),
+        ("Acknowledgments", (None, "Acknowledgments")),
+        ("Conclusion", (None, "Conclusion")),
+        ("Ethics Statement", (None, "Ethics Statement")),
+    ],
+)
+def test_headings_are_recognised(text, expected):
+    assert match_heading(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2 84.2 88.4 91.5 36.9 80.0",  # a table row in bold
+        "1 We show that the model works on all the tasks.",  # a sentence, not a heading
+        "Table 1: Results on the SCIDOCS evaluation suite",
+        "SPECTER (Ours) 82.0 86.4 83.6",
+        "",
+        "3 Results,",
+    ],
+)
+def test_non_headings_are_refused(text):
+    assert match_heading(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Table 2: Ablations: Numbers are averages", ("table", "Table 2")),
+        ("Table 3. Comparison with fine-tuning", ("table", "Table 3")),
+        ("Figure 1: Overview of SPECTER.", ("figure", "Figure 1")),
+        ("Fig. 3. Accuracy per task", ("figure", "Figure 3")),
+        ("TABLE IV: Results", ("table", "Table IV")),
+        ("FIGURE 2 | Model of the LED sources", ("figure", "Figure 2")),
+    ],
+)
+def test_captions_are_recognised(text, expected):
+    assert match_caption(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Table 1 presents the main results", "Figures 2 and 3 show", "In Table 2: we", "Tables: none"],
+)
+def test_running_text_is_not_a_caption(text):
+    assert match_caption(text) is None
+
+
+def test_dehyphenation_joins_split_words_and_keeps_compounds():
+    assert dehyphenate("repre-\nsentation learning") == "representation learning"
+    assert dehyphenate("the state-\nof-the-art model") == "the state-of-the-art model"
+    assert dehyphenate("a BERT-\nBased model") == "a BERT-Based model"
+    # the document's own vocabulary decides the ambiguous cases
+    assert dehyphenate("SciB-\nERT", {"scibert"}) == "SciBERT"
+    assert dehyphenate("Context-\nenhanced", {"context", "enhanced"}) == "Context-enhanced"
+    assert dehyphenate("fine-\ntuning", {"fine-tuning"}) == "fine-tuning"
+    assert dehyphenate("one\ntwo  \n three") == "one two three"
+
+
+def test_normalisation_folds_ligatures_and_tex_accents():
+    assert normalize_text("ﬁne-grained ﬂow") == "fine-grained flow"
+    assert normalize_text("Michael Fa¨rber") == "Michael Färber"
+    assert normalize_text("Mart´ın") == "Martín"
+    assert normalize_text("x (cid:16) y") == "x  y"
+
+
+ACL_REFERENCES = [
+    (0.0, "Waleed Ammar, Dirk Groeneveld, Chandra Bha-"),
+    (7.2, "gavatula, Iz Beltagy, Miles Crawford, Doug"),
+    (7.2, "Downey, and Oren Etzioni. 2018. Construction of"),
+    (7.2, "the literature graph in semantic scholar. In NAACL."),
+    (0.0, "Iz Beltagy, Kyle Lo, and Arman Cohan. 2019. Sci-"),
+    (7.2, "BERT: A pretrained language model for scientific"),
+    (7.2, "text. In EMNLP."),
+    (0.0, "Will Hamilton, Zhitao Ying, and Jure Leskovec. 2017a."),
+    (7.2, "Inductive Representation Learning on Large Graphs."),
+    (7.2, "In NIPS."),
+]
+
+
+def test_acl_references_split_on_hanging_indent():
+    entries = split_references(ACL_REFERENCES)
+    assert len(entries) == 3
+    assert entries[0].startswith("Waleed Ammar") and entries[0].endswith("In NAACL.")
+    assert entries[2].endswith("In NIPS.")
+
+
+def test_acl_reference_titles_and_years():
+    vocab = {"scibert"}
+    entries = [parse_reference(dehyphenate(e, vocab)) for e in split_references(ACL_REFERENCES)]
+    assert [(e.title, e.year) for e in entries] == [
+        ("Construction of the literature graph in semantic scholar", 2018),
+        ("SciBERT: A pretrained language model for scientific text", 2019),
+        ("Inductive Representation Learning on Large Graphs", 2017),
+    ]
+    assert entries[0].raw.startswith("Waleed Ammar, Dirk Groeneveld, Chandra Bhagavatula")
+
+
+def test_numbered_references_without_indent_split_on_labels():
+    lines = [
+        (0.0, "[1] H. Xu and S. Mannor, \u201cDistributionally robust Markov decision"),
+        (0.0, "processes,\u201d Math. Oper. Res., 2012."),
+        (0.0, "[2] M. L. Puterman, Markov Decision Processes. Wiley, 2014."),
+    ]
+    entries = split_references(lines)
+    assert len(entries) == 2
+    first = parse_reference(dehyphenate(entries[0]))
+    assert first.title == "Distributionally robust Markov decision processes"
+    assert first.year == 2012
+
+
+def test_reference_title_keeps_abbreviations_and_questions():
+    entry = parse_reference(
+        "Dominika Tkaczyk and Joeran Beel. 2018. Machine learning vs. rules and "
+        "out-of-the-box vs. retrained: An evaluation of open-source bibliographic reference "
+        "and citation parsers. In JCDL."
+    )
+    assert entry.title.startswith("Machine learning vs. rules and out-of-the-box vs. retrained")
+    assert entry.title.endswith("citation parsers")
+    question = parse_reference("Ann Author. 2021. What's in a name? In ACL.")
+    assert question.title == "What's in a name?"
+
+
+@pytest.mark.parametrize(
+    ("footer", "expected"),
+    [
+        (
+            "Proceedings of the 58th Annual Meeting of the Association for Computational "
+            "Linguistics, pages 2270–2282 July 5 - 10, 2020. ©2020 Association for "
+            "Computational Linguistics",
+            ("ACL", 2020),
+        ),
+        (
+            "Proceedings of NAACL-HLT 2018, pages 84–91 New Orleans, Louisiana, June 1 - 6, "
+            "2018. c2017 Association for Computational Linguistics",
+            ("NAACL", 2018),
+        ),
+        (
+            "Proceedings of the 17th Conference of the European Chapter of the Association "
+            "for Computational Linguistics, pages 1650–1669 May 2-6, 2023 ©2023 Association",
+            ("EACL", 2023),
+        ),
+        (
+            "Proceedings of the 2020 Conference on Empirical Methods in Natural Language "
+            "Processing, pages 1–10, November 16–20, 2020.",
+            ("EMNLP", 2020),
+        ),
+        (
+            "Proceedings of the 28th International Conference on Computational Linguistics, "
+            "pages 5–9 Barcelona, Spain (Online), December 8-13, 2020",
+            ("COLING", 2020),
+        ),
+        (
+            "Proceedings of the 2nd Workshop on Scholarly Document Processing, pages 1–8 "
+            "June 10, 2021. ©2021 Association for Computational Linguistics",
+            (None, 2021),
+        ),
+        ("Findings of the Association for Computational Linguistics: EMNLP 2020", (None, None)),
+        ("no footer on this page", (None, None)),
+    ],
+)
+def test_venue_and_year_from_the_first_page_footer(footer, expected):
+    assert guess_venue_year(footer) == expected
