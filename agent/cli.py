@@ -273,6 +273,131 @@ def _retrieved_paper(idx, run, pid: str, rank: int, stage: str) -> dict:
             "chunks": chunks, "via": run.b_why.get(pid, [])}
 
 
+# ----------------------------------------------------------------------------- agent
+
+
+def _progress_printer(ev: dict) -> None:
+    """Node-by-node progress on stderr (quiet when stderr is not a terminal unless -v)."""
+    node = ev["node"]
+    if node == "decompose":
+        err.print(f"[bold]round {ev['round']}/{ev['max_rounds']}[/] subqueries: " +
+                  ("; ".join(escape(q) for q in ev["subqueries"]) or "[dim](none new)[/]"))
+    elif node == "search":
+        err.print(f"  papers found: {ev['papers_found']}")
+    elif node == "verify":
+        verdict = "[green]sufficient[/]" if ev.get("sufficient") else "[yellow]not yet sufficient[/]"
+        err.print(f"  verdict: {verdict}; evidence papers: {', '.join(ev.get('evidence_papers') or []) or '-'}"
+                  + (f"; missing: {escape(ev['missing'])}" if ev.get("missing") else ""))
+    elif node == "expand_neighbors":
+        err.print(f"  related papers: {ev['candidates']} candidates from seeds {', '.join(ev['seeds'])}")
+    elif node == "read_paper":
+        err.print(f"  papers read: {ev['papers_read']}, relevant: {', '.join(ev['relevant']) or '-'}")
+
+
+def print_answer(result: dict) -> None:
+    ans = result["answer"]
+    out.print()
+    if ans.get("choice"):
+        out.print(f"[bold]Answer:[/] {ans['choice']}")
+    out.print(escape(ans.get("text", "")))
+    if ans.get("table_rows"):
+        table = Table(show_lines=False)
+        for col in ans["table_rows"][0]:
+            table.add_column(col)
+        for row in ans["table_rows"]:
+            table.add_row(*(escape(str(v)) for v in row.values()))
+        out.print(table)
+    if ans.get("citations"):
+        out.print("\n[bold]Evidence[/]")
+        from tools.base import Locator
+
+        for c in ans["citations"]:
+            meta = " ".join(str(x) for x in (c.get("venue"), c.get("year")) if x)
+            out.print(f"[bold cyan][{c['n']}][/] {escape(c['title'] or c['paper_id'])} "
+                      f"[dim]({escape(c['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
+                      f"{c['kind']} · {escape(Locator.from_dict(c['locator']).describe())}")
+            out.print(f"    [dim]\"{escape(c['quote'])}\"[/]")
+    u = result.get("usage", {})
+    err.print(f"[dim]{result['rounds']} round(s), {int(u.get('llm_calls', 0))} LLM calls, "
+              f"{int(u.get('input_tokens', 0))}+{int(u.get('output_tokens', 0))} tokens, "
+              f"{u.get('seconds_total', 0):.1f} s, preset {result['preset']}[/]")
+    for e in result.get("errors", []):
+        err.print(f"[red]error in {e.get('node')}:[/] {escape(str(e.get('error')))}")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    index: IndexOpt = None,
+    preset: Annotated[Optional[str], typer.Option("--preset", "-p", help="paper | local | ... (default: local with the embedded model, else paper)")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer a question with cited evidence (decompose, search, verify, relate, read, synthesize)."""
+    from agent.api import ask as run_ask
+    from agent.context import preset_names
+
+    if preset and preset not in preset_names():
+        raise _fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
+    try:
+        result = run_ask(question, preset=preset, index=str(index) if index else None,
+                         on_event=None if as_json and not sys.stderr.isatty() else _progress_printer)
+    except Exception as exc:  # configuration problems (model, index) reach the user as one line
+        from agent.local_model import LocalModelError
+        from tools.embed import ModelNotAvailable
+        from tools.index import IndexProblem
+
+        if isinstance(exc, (IndexProblem, ModelNotAvailable, LocalModelError, ValueError)):
+            raise _fail(str(exc)) from None
+        raise
+    if as_json:
+        record = dict(result["submission"])
+        record["trace_id"] = result.get("trace_id")
+        out.print_json(json.dumps(record))
+        return
+    print_answer(result)
+
+
+@app.command()
+def run(
+    input: Annotated[Path, typer.Option("--input", help="LitTraceQA-shaped questions (JSONL: query_id, question, answer_types, ...).")],
+    out_path: Annotated[Path, typer.Option("--out", help="Submission JSONL to write; an existing file is resumed.")],
+    index: IndexOpt = None,
+    preset: Annotated[Optional[str], typer.Option("--preset", "-p")] = None,
+) -> None:
+    """Batch mode: one submission line per input question, even when a question fails (the
+    error is recorded); rerunning resumes after the last written line."""
+    from agent.batch import run_batch
+
+    try:
+        summary = run_batch(input, out_path, preset=preset, index=str(index) if index else None,
+                            progress=_progress())
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    err.print(f"{summary['written']} answered, {summary['skipped']} already done, {summary['failed']} failed -> {out_path}")
+
+
+prompt_app = typer.Typer(help="Inspect the prompts.", no_args_is_help=True)
+app.add_typer(prompt_app, name="prompt")
+
+
+@prompt_app.command("render")
+def prompt_render(
+    question: Annotated[str, typer.Option("--question", help="The question to render the prompt for.")],
+    node: Annotated[str, typer.Option("--node", help="decompose | verify | read_paper | synthesize | system | repair")] = "decompose",
+    index: IndexOpt = None,
+    preset: Annotated[Optional[str], typer.Option("--preset", "-p")] = None,
+) -> None:
+    """Print the exact prompt a node would send for a question, without calling any model
+    (verify, read_paper and synthesize use LLM-free retrieval to fill in the evidence)."""
+    from agent.render import render_prompt
+
+    try:
+        text = render_prompt(question, node, preset=preset, index=str(index) if index else None)
+    except ValueError as exc:
+        raise _fail(str(exc), 2) from None
+    out.print(text, markup=False, highlight=False)
+
+
 @app.command()
 def demo(index: IndexOpt = None) -> None:
     """Build the demo index if needed and run two example searches (abstracts and full text)."""

@@ -31,15 +31,21 @@ def chunks_to_read(state: State, idx, paper_id: str, n: int) -> list[dict]:
     return out[:n]
 
 
-def read_one(state: State, runtime, paper_id: str) -> tuple[dict, dict, list[dict]]:
+def read_prompt(state: State, runtime, paper_id: str, chunks: list[dict] | None = None) -> str:
     ctx = runtime.context
     idx = index_for(ctx)
     paper = idx.papers[paper_id]
-    chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper)
-    user = prompts.render("read_paper", question=state["question"], paper_id=paper_id, title=paper.title,
+    chunks = chunks if chunks is not None else chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper)
+    return prompts.render("read_paper", question=state["question"], paper_id=paper_id, title=paper.title,
                           venue_year=paper_label(paper),
                           chunks="\n".join(chunk_block(c, ctx.read_chunk_chars) for c in chunks))
-    value, usage, errors = llm("read", PaperReading, user, runtime)
+
+
+def read_one(state: State, runtime, paper_id: str) -> tuple[dict, dict, list[dict]]:
+    ctx = runtime.context
+    idx = index_for(ctx)
+    chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper)
+    value, usage, errors = llm("read", PaperReading, read_prompt(state, runtime, paper_id, chunks), runtime)
     if value is None:
         return {"paper_id": paper_id, "relevant": False, "failed": True}, usage, errors
     own = set(idx.chunks_of[paper_id])

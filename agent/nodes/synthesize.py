@@ -43,17 +43,23 @@ def evidence_chunks(state: State, idx, limit: int) -> list[dict]:
     return out[:limit]
 
 
+def synthesize_prompt(state: State, runtime, chunks: list[dict] | None = None) -> str:
+    ctx = runtime.context
+    idx = index_for(ctx)
+    chunks = chunks if chunks is not None else evidence_chunks(state, idx, ctx.synthesize_chunks)
+    blocks = "\n\n".join(f"{chunk_block(c, ctx.read_chunk_chars)}\n(paper {c['paper_id']}: {idx.papers[c['paper_id']].title})"
+                         for c in chunks)
+    return prompts.render("synthesize", question=state["question"], answer_instructions=answer_instructions(state),
+                          evidence=blocks)
+
+
 def synthesize(state: State, runtime) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
     chunks = evidence_chunks(state, idx, ctx.synthesize_chunks)
     if not chunks:
         return {"answer": build_answer(state, idx, None, [])}
-    blocks = "\n\n".join(f"{chunk_block(c, ctx.read_chunk_chars)}\n(paper {c['paper_id']}: {idx.papers[c['paper_id']].title})"
-                         for c in chunks)
-    user = prompts.render("synthesize", question=state["question"], answer_instructions=answer_instructions(state),
-                          evidence=blocks)
-    value, usage, errors = llm("synthesize", Synthesis, user, runtime)
+    value, usage, errors = llm("synthesize", Synthesis, synthesize_prompt(state, runtime, chunks), runtime)
     return {"answer": build_answer(state, idx, value, chunks), "usage": usage, "errors": errors}
 
 

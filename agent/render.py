@@ -1,0 +1,63 @@
+"""`litloop prompt render`: the exact messages a node would send, without calling any model.
+
+The evidence in verify, read_paper and synthesize prompts comes from LLM-free retrieval of the
+question itself (what the first round would find if the decomposition returned the question).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from agent import prompts
+from agent.api import make_run_context
+from agent.schemas import Decomposition, PaperReading, Synthesis, Verification
+
+NODES = ("system", "decompose", "verify", "read_paper", "synthesize", "repair")
+
+
+def _state_after_retrieval(question: str, ctx) -> tuple[dict, object]:
+    from agent.resources import index_for
+    from tools.pipeline import run_retrieval
+
+    idx = index_for(ctx)
+    run = run_retrieval(idx, question, idx.settings)
+    pool = {cid: p.to_dict() for cid, p in run.pool.items()}
+    return {"question": question, "subqueries": [question], "pool": pool, "candidates": run.fused,
+            "answer_types": ["freeform"]}, idx
+
+
+def render_prompt(question: str, node: str, preset: str | None = None, index: str | None = None) -> str:
+    from agent.models import build_messages
+    from agent.settings import default_settings
+
+    if node not in NODES:
+        raise ValueError(f"unknown node {node!r}; choose one of {', '.join(NODES)}")
+    ctx = make_run_context(preset, index=index)
+    runtime = SimpleNamespace(context=ctx)
+    method = default_settings().llm.structured_output
+    if node == "system":
+        return prompts.render("system")
+    if node == "repair":
+        return prompts.render("repair", error="{error}", schema="{schema}")
+    if node == "decompose":
+        from agent.nodes.decompose import decompose_prompt
+
+        schema, user = Decomposition, decompose_prompt({"question": question}, ctx.subqueries_per_round)
+    else:
+        state, idx = _state_after_retrieval(question, ctx)
+        if node == "verify":
+            from agent.nodes.verify import verify_prompt
+
+            schema, user = Verification, verify_prompt(state, runtime)
+        elif node == "read_paper":
+            from agent.nodes.read_paper import read_prompt
+
+            schema, user = PaperReading, read_prompt(state, runtime, state["candidates"][0])
+        else:
+            from agent.nodes.synthesize import synthesize_prompt
+
+            readings = [{"paper_id": pid, "relevant": True,
+                         "evidence_chunk_ids": [idx.title_abstract(pid).chunk_id]} for pid in state["candidates"][:3]]
+            schema, user = Synthesis, synthesize_prompt({**state, "readings": readings}, runtime)
+    messages = build_messages(schema, prompts.render("system"), user, method=method)
+    return "\n\n".join(f"=== {m.type} ===\n{m.content}" for m in messages) + f"\n\n=== output schema ===\n{schema.__name__}"
