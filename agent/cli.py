@@ -398,9 +398,18 @@ def prompt_render(
     out.print(text, markup=False, highlight=False)
 
 
+DEMO_QUESTION = "How does SPECTER use citations to learn document-level representations of papers?"
+
+
 @app.command()
-def demo(index: IndexOpt = None) -> None:
-    """Build the demo index if needed and run two example searches (abstracts and full text)."""
+def demo(
+    index: IndexOpt = None,
+    no_answer: Annotated[bool, typer.Option("--no-answer", help="Only the searches, no LLM answer.")] = False,
+) -> None:
+    """Build the demo index if needed, run two example searches (abstracts and full text), then
+    answer a question with cited evidence using the configured model (the embedded local model
+    by default)."""
+    from agent.models import backend_of
     from tools.search import search as run_search
 
     idx = _open(index)
@@ -410,6 +419,20 @@ def demo(index: IndexOpt = None) -> None:
             print_hits(q, "hybrid", run_search(idx, q, "hybrid", 5), idx)
     finally:
         idx.close()
+    if no_answer:
+        return
+    if backend_of(idx.settings.llm) == "local":
+        from agent.local_model import LocalModelError, find_part_files, require_runtime
+
+        try:
+            require_runtime()
+            find_part_files()
+        except LocalModelError as exc:
+            err.print(f"[yellow]No chat model yet, so no answer:[/] {escape(str(exc))}")
+            return
+    out.print(f"[bold]Question:[/] {DEMO_QUESTION}")
+    err.print("[dim](the embedded model runs on the CPU: expect a minute or two)[/]")
+    ask(DEMO_QUESTION, index=index, preset=None, as_json=False)
 
 
 def main() -> None:

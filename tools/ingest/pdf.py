@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.base import BibEntry, Block, Document, IngestError, Paper
+from tools.base import BibEntry, Block, ChunkKind, Document, IngestError, Paper
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,9 @@ CAPTION_RE = re.compile(
     re.IGNORECASE,
 )
 # ACL-style reference: "Authors. 2019a. Title. In Venue." -> the year and what follows it.
-_REF_YEAR_RE = re.compile(r"(?:^|[\s(,])(?P<year>(?:19|20)\d{2})[a-z]?\)?[.,:]\s+(?P<rest>.*)$", re.S)
+_REF_YEAR_RE = re.compile(
+    r"(?:^|[\s(,])(?P<year>(?:19|20)\d{2})[a-z]?\)?[.,:]\s+(?P<rest>.*)$", re.S
+)
 _ANY_YEAR_RE = re.compile(r"(?<![\d–-])((?:19|20)\d{2})(?![\d–-])")
 _CID_RE = re.compile(r"\(cid:\d+\)")
 _BOLD_FONT_RE = re.compile(r"bold|medi|semibold|black|heavy|demi|cmbx", re.IGNORECASE)
@@ -265,7 +267,7 @@ def dehyphenate(
             return f"{a}-{b}{rest}"
         # Two whole words seen on their own ('context-' + 'enhanced'): an explicit compound
         # (TeX breaks a hyphenated word only at its hyphen).
-        whole_words = min(len(a), len(b)) >= 4 and a.lower() in vocabulary and b.lower() in vocabulary
+        whole_words = min(len(a), len(b)) >= 4 and {a.lower(), b.lower()} <= vocabulary
         if b[:1].islower() and not a[-1:].isdigit() and not whole_words:
             return a + b
         return f"{a}-{b}"
@@ -331,6 +333,7 @@ def split_references(lines: Sequence[tuple[float, str]]) -> list[str]:
 
 
 def _starts_reference(indent: float, text: str, current: list[str], hanging: bool) -> bool:
+    """Does this line open a new entry (see split_references)?"""
     if re.match(r"^\[\d{1,3}\]\s", text):
         return True
     if hanging:
@@ -408,6 +411,7 @@ def guess_venue_year(text: str) -> tuple[str | None, int | None]:
 
 
 def _venue_of(line: str) -> str | None:
+    """The main ACL venue a proceedings line names; satellite events name none."""
     if re.search(r"Workshop|Findings|Student Research|Tutorial|Shared Task|Asian Chapter|\bAACL\b",
                  line, re.IGNORECASE):
         return None
@@ -446,7 +450,10 @@ def parse_pdf(
         for page, lines in zip(pages, first_pass):
             _locate_regions(page, lines, style, pdf.pages[page.number - 1])
             # Redo the layout without table and figure bodies: columns come out cleaner.
-            page.lines = _layout_lines(page, [r.bbox for r in page.regions]) if page.regions else lines
+            if page.regions:
+                page.lines = _layout_lines(page, [r.bbox for r in page.regions])
+            else:
+                page.lines = lines
     parsed = _Assembler(pages, style).run()
     return _build_document(path, paper_id, metadata, info, pages, parsed)
 
@@ -519,10 +526,13 @@ def _decode_meta(value: Any) -> Any:
 
 
 def _read_page(page: Any, number: int) -> _PageData:
+    """Words (with font facts) and graphic boxes of one page, detached from pdfplumber."""
     height = float(page.height)
     # Unmapped glyphs (big delimiters of display maths, "(cid:16)") would glue words of the
     # text line they overlap; drop them before words are built.
-    page = page.filter(lambda o: o.get("object_type") != "char" or not o["text"].startswith("(cid:"))
+    page = page.filter(
+        lambda o: o.get("object_type") != "char" or not o["text"].startswith("(cid:")
+    )
     raw = page.extract_words(
         x_tolerance_ratio=_WORD_GAP_RATIO,
         y_tolerance=3,
@@ -533,11 +543,14 @@ def _read_page(page: Any, number: int) -> _PageData:
     words = [w for w in (_make_word(r, height) for r in raw if r.get("upright", True)) if w]
     graphics = []
     for obj in [*page.images, *page.rects, *page.lines, *page.curves]:
-        graphics.append((float(obj["x0"]), float(obj["top"]), float(obj["x1"]), float(obj["bottom"])))
+        graphics.append(
+            (float(obj["x0"]), float(obj["top"]), float(obj["x1"]), float(obj["bottom"]))
+        )
     return _PageData(number, float(page.width), float(page.height), words, graphics)
 
 
 def _make_word(raw: dict[str, Any], height: float) -> _Word | None:
+    """A _Word from pdfplumber's word with its characters; None for an empty one."""
     chars = [c for c in raw["chars"] if not c["text"].isspace()]
     text = _word_text(chars)
     if not chars or not text:
@@ -705,31 +718,19 @@ def _segments(words: list[_Word], width: float) -> list[_Segment]:
         return [_Segment(0.0, width, (0.0, width), list(words))] if words else []
     centre, gwidth = gutter
     right_edge = Counter(round(w.x0) for w in words if w.x0 > centre).most_common(1)[0][0]
-    spans = sorted(
-        s
-        for row in rows
-        if (s := _spanning_interval(row, centre, gwidth, float(right_edge)))
+    spans = _merge_intervals(
+        s for row in rows if (s := _spanning_interval(row, centre, gwidth, float(right_edge)))
     )
-    merged: list[list[float]] = []
-    for top, bottom in spans:
-        if merged and top <= merged[-1][1] + 1.0:
-            merged[-1][1] = max(merged[-1][1], bottom)
-        else:
-            merged.append([top, bottom])
+    # Bands top to bottom: (left, right) columns, then a full-width band, and so on.
     bands: list[list[_Segment]] = []
-    for k in range(len(merged) + 1):
-        bands.append([_Segment(0.0, centre, (0.0, centre)), _Segment(centre, width, (centre, width))])
-        if k < len(merged):
+    for k in range(len(spans) + 1):
+        bands.append(
+            [_Segment(0.0, centre, (0.0, centre)), _Segment(centre, width, (centre, width))]
+        )
+        if k < len(spans):
             bands.append([_Segment(0.0, width, (0.0, width))])
     for w in words:
-        band = 0
-        for k, (top, bottom) in enumerate(merged):
-            if top - 1.0 <= w.mid <= bottom + 1.0:
-                band = 2 * k + 1
-                break
-            if w.mid > bottom:
-                band = 2 * k + 2
-        segs = bands[band]
+        segs = bands[_band_of(w, spans)]
         (segs[0] if len(segs) == 1 or (w.x0 + w.x1) / 2 < centre else segs[1]).words.append(w)
     out: list[_Segment] = []
     for seg in (s for band in bands for s in band if s.words):
@@ -738,13 +739,35 @@ def _segments(words: list[_Word], width: float) -> list[_Segment]:
             out[-1].words.extend(seg.words)
         else:
             out.append(seg)
-    for s in out:
-        s.x0 = min(w.x0 for w in s.words)
-        s.x1 = max(w.x1 for w in s.words)
+    for seg in out:
+        seg.x0 = min(w.x0 for w in seg.words)
+        seg.x1 = max(w.x1 for w in seg.words)
     return out
 
 
+def _merge_intervals(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    merged: list[tuple[float, float]] = []
+    for top, bottom in sorted(intervals):
+        if merged and top <= merged[-1][1] + 1.0:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], bottom))
+        else:
+            merged.append((top, bottom))
+    return merged
+
+
+def _band_of(word: _Word, spans: list[tuple[float, float]]) -> int:
+    """Index of the band holding the word: 2k+1 is full-width band k, 2k its columns above."""
+    band = 0
+    for k, (top, bottom) in enumerate(spans):
+        if top - 1.0 <= word.mid <= bottom + 1.0:
+            return 2 * k + 1
+        if word.mid > bottom:
+            band = 2 * k + 2
+    return band
+
+
 def _layout_lines(page: _PageData, exclude: list[tuple[float, ...]]) -> list[_Line]:
+    """The page's lines in reading order, without words inside `exclude` boxes or furniture."""
     words = [w for w in page.words if not any(_inside(w, box) for box in exclude)]
     lines: list[_Line] = []
     for k, seg in enumerate(_segments(words, page.width)):
@@ -812,6 +835,7 @@ def _locate_regions(page: _PageData, lines: list[_Line], style: _Style, plumber_
 
 
 def _starts_paragraph(lines: list[_Line], i: int, style: _Style) -> bool:
+    """Rough paragraph start, good enough to accept a caption line before the full pass."""
     line = lines[i]
     if i == 0 or lines[i - 1].seg != line.seg:
         return True
@@ -889,6 +913,7 @@ def _caption_end(lines: list[_Line], i: int, style: _Style) -> float:
 
 
 def _is_prose(line: _Line, style: _Style) -> bool:
+    """A line of running text: fills its column with word-sized gaps at body size."""
     width = line.seg_x1 - line.seg_x0
     return (
         line.x1 - line.x0 > 0.85 * width
@@ -1002,7 +1027,7 @@ def _truncate_rows(text: str, budget: int) -> str:
 
 @dataclass
 class _Paragraph:
-    kind: str  # "text" | "equation" | "table" | "figure"
+    kind: ChunkKind  # "text" | "equation" | "table" | "figure"
     lines: list[_Line]
     section: str | None
     label: str | None = None
@@ -1051,6 +1076,8 @@ class _Assembler:
     # headings
 
     def _heading_at(self, i: int) -> str | None:
+        """The heading text when line i is a heading: whole-bold, body size or larger, and
+        numbered ('3.2 Results'), a known name ('References'), or larger than the body."""
         line = self.lines[i]
         if line.bold < 0.85 or line.size < self.style.body_size - 0.6 or line.math > 0.3:
             return None
@@ -1074,21 +1101,27 @@ class _Assembler:
         line, j = self.lines[i], i + 1
         while j < len(self.lines):
             nxt = self.lines[j]
-            if (nxt.seg != line.seg or nxt.page != line.page or nxt.bold < 0.85
-                    or abs(nxt.size - line.size) > 0.3 or nxt.top - line.top > self.style.pitch * 1.5
-                    or HEADING_RE.match(nxt.text) or match_heading(nxt.text)):
+            if (
+                (nxt.page, nxt.seg) != (line.page, line.seg)
+                or nxt.bold < 0.85
+                or abs(nxt.size - line.size) > 0.3
+                or nxt.top - line.top > self.style.pitch * 1.5
+                or HEADING_RE.match(nxt.text)
+                or match_heading(nxt.text)
+            ):
                 break
             text, line, j = f"{text} {nxt.text}", nxt, j + 1
         return text, j
 
     def _start_section(self, text: str, page: int) -> None:
+        """Switch section; 'Abstract' and 'References' also switch what lines feed."""
         self._flush()
         self.numbered_seen = self.numbered_seen or text[:1].isdigit()
         name = re.sub(r"^(\d+(?:\.\d+)*)\.(?=\s)", r"\1", text).strip()
-        key = re.sub(r"^[\dA-Z](?:\.\d+)*\.?\s+", "", name).lower().rstrip(":.")
+        key = re.sub(r"^(?:\d+|[A-Z]|[IVX]+)(?:\.\d+)*\.?\s+", "", name).lower().rstrip(":.")
         if self.mode == "front" and key == "abstract":
             self.mode = "abstract"
-        elif key in ("references", "bibliography") or name.lower() in ("references", "bibliography"):
+        elif key in ("references", "bibliography"):
             self.mode = "references"
         else:
             self.mode = "body"
@@ -1098,6 +1131,7 @@ class _Assembler:
     # lines
 
     def _add_line(self, i: int) -> None:
+        """Feed line i to the front matter, the references, or the current paragraph."""
         line = self.lines[i]
         if self.mode == "front":
             self.out.front.append(line)
@@ -1167,7 +1201,8 @@ class _Assembler:
             return True
         indent = line.x0 - prev.x0
         nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
-        nxt_x0 = nxt.x0 if nxt is not None and (nxt.page, nxt.seg) == (line.page, line.seg) else None
+        same_column = nxt is not None and (nxt.page, nxt.seg) == (line.page, line.seg)
+        nxt_x0 = nxt.x0 if same_column else None
         if 4 < indent < 30 and (nxt_x0 is None or nxt_x0 < line.x0 - 3):
             return True  # first-line indent
         ended = re.search(r"[.!?:]\W*$", prev.text) is not None
@@ -1213,6 +1248,7 @@ def _build_document(
     pages: list[_PageData],
     parsed: _Parsed,
 ) -> Document:
+    """Paragraphs to blocks, references to entries, and the paper record around them."""
     vocabulary = _vocabulary(ln for p in pages for ln in p.lines)
     regions = {(p.number, r.label): r for p in pages for r in p.regions}
     blocks = [b for para in parsed.body if (b := _to_block(para, vocabulary, regions))]
@@ -1228,7 +1264,7 @@ def _build_document(
     paper = Paper(
         paper_id=str(paper_id or metadata.get("paper_id") or path.stem),
         title=title,
-        abstract=str(metadata.get("abstract") or abstract) if not abstract else abstract,
+        abstract=abstract or str(metadata.get("abstract") or ""),
         authors=_authors(metadata, info),
         venue=metadata.get("venue") or venue,
         year=_int_or_none(metadata.get("year")) or year,
@@ -1250,7 +1286,9 @@ def _first_page_margins(page: _PageData) -> str:
     Only the margins: a 'Proceedings of ...' in a page-1 reference or sentence says nothing
     about where this paper appeared.
     """
-    margin = [w for w in page.words if w.top > page.height * 0.85 or w.bottom < page.height * 0.12]
+    margin = [
+        w for w in page.words if w.top > page.height * 0.85 or w.bottom < page.height * 0.12
+    ]
     rows = sorted(_group_rows(margin), key=lambda r: min(w.top for w in r))
     return " ".join(_line_text(sorted(r, key=lambda w: w.x0)) for r in rows)
 
@@ -1293,7 +1331,7 @@ def _to_block(
         return Block("table", text, page=page, section=para.section, table_id=para.label)
     if para.kind == "figure":
         return Block("figure", text, page=page, section=para.section, figure_id=para.label)
-    return Block(para.kind, text, page=page, section=para.section)  # type: ignore[arg-type]
+    return Block(para.kind, text, page=page, section=para.section)
 
 
 def _reference_lines(lines: list[tuple[float, float, str]]) -> list[tuple[float, str]]:
@@ -1305,6 +1343,8 @@ def _reference_lines(lines: list[tuple[float, float, str]]) -> list[tuple[float,
 
 
 def _choose_title(metadata: dict[str, Any], info: dict[str, Any], front: list[_Line]) -> str:
+    """Trusted metadata, else the PDF's Title field when it is a title, else the page-1
+    lines set in the largest font (LaTeX often leaves the Title field empty)."""
     if metadata.get("title"):
         return str(metadata["title"]).strip()
     meta_title = str(info.get("Title") or "").strip()
@@ -1319,6 +1359,7 @@ def _choose_title(metadata: dict[str, Any], info: dict[str, Any], front: list[_L
 
 
 def _sensible_title(title: str) -> bool:
+    """Word processors fill Title with file names ('paper.dvi', 'Microsoft Word - x')."""
     low = title.lower()
     return (
         len(title.split()) >= 2
@@ -1328,6 +1369,7 @@ def _sensible_title(title: str) -> bool:
 
 
 def _authors(metadata: dict[str, Any], info: dict[str, Any]) -> tuple[str, ...]:
+    """Trusted metadata, else the PDF's Author field (ACL's hyperref writes 'A ; B ; C')."""
     given = metadata.get("authors")
     if isinstance(given, str):
         given = re.split(r"\s*;\s*|\s*,\s*|\s+and\s+", given)
@@ -1341,6 +1383,7 @@ def _authors(metadata: dict[str, Any], info: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _int_or_none(value: Any) -> int | None:
+    """2020, '2020', '2020-05' -> 2020; anything else -> None."""
     try:
         return int(str(value)[:4]) if value not in (None, "") else None
     except ValueError:

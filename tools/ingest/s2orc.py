@@ -48,7 +48,9 @@ def parse_s2orc(path: Path) -> list[Document]:
     except FileNotFoundError as exc:
         raise IngestError(str(path), "file not found; check the path") from exc
     except UnicodeDecodeError as exc:
-        raise IngestError(str(path), f"not UTF-8 text ({exc.reason}); is this a JSON file?") from exc
+        raise IngestError(
+            str(path), f"not UTF-8 text ({exc.reason}); is this a JSON file?"
+        ) from exc
     records = _records(path, text)
     single = len(records) == 1 and records[0][0] is None
     docs = [_document(path, record, line, single) for line, record in records]
@@ -69,7 +71,8 @@ def _records(path: Path, text: str) -> list[tuple[int | None, Any]]:
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":  # a JSONL file fails exactly so on its second line
             raise IngestError(
-                str(path), f"invalid JSON ({exc.msg}, column {exc.colno}); fix or re-export the file",
+                str(path),
+                f"invalid JSON ({exc.msg}, column {exc.colno}); fix or re-export the file",
                 line=exc.lineno,
             ) from exc
     else:
