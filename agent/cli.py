@@ -19,6 +19,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent import cli_corpora
+from agent.cli_corpora import CorpusOpt, check_names, open_named
 from agent.settings import Settings, get_settings
 
 app = typer.Typer(
@@ -65,9 +67,13 @@ def _settings(index: Path | None = None) -> Settings:
     return get_settings(index=index)
 
 
-def _open(index: Path | None):
-    """Open the given index, or the configured one, or the demo index (built on first use)."""
+def _open(index: Path | None, corpus: list[str] | None = None):
+    """Open the named corpora, or the given index, or the configured one, or the demo index
+    (built on first use)."""
     from tools.index import IndexProblem, open_index
+
+    if corpus:
+        return open_named(corpus, index)
 
     settings = _settings(index)
     try:
@@ -167,6 +173,7 @@ def index_info_cmd(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     index: IndexOpt = None,
+    corpus: CorpusOpt = None,
     retriever: Annotated[str, typer.Option("--retriever", "-r", help="bm25 | paper-bm25 | dense | hybrid")] = "hybrid",
     k: Annotated[int, typer.Option("--k", "-k", min=1, help="Number of papers.")] = 10,
     as_json: JsonOpt = False,
@@ -179,7 +186,7 @@ def search(
 
     if retriever not in RETRIEVERS:
         raise _fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}", 2)
-    idx = _open(index)
+    idx = _open(index, corpus)
     try:
         hits = run_search(idx, query, retriever, k)  # type: ignore[arg-type]
     except (IndexProblem, ModelNotAvailable, ValueError) as exc:
@@ -212,6 +219,7 @@ def print_hits(query: str, retriever: str, hits, idx) -> None:
 def retrieve(
     question: Annotated[str, typer.Argument(help="The question.")],
     index: IndexOpt = None,
+    corpus: CorpusOpt = None,
     subquery: Annotated[Optional[list[str]], typer.Option("--subquery", "-q", help="A subquery (repeatable). Default: the question itself.")] = None,
     seed: Annotated[Optional[list[str]], typer.Option("--seed", "-s", help="A seed paper id for Relate (repeatable), added to A's top paper. Default: the top papers of A.")] = None,
     stage: Annotated[str, typer.Option("--stage", help="a (question-anchored) | b (paper-anchored) | fused (A+B, what the reader gets)")] = "fused",
@@ -226,7 +234,7 @@ def retrieve(
 
     if stage not in ("a", "b", "fused"):
         raise _fail(f"--stage must be a, b or fused, not {stage!r}", 2)
-    idx = _open(index)
+    idx = _open(index, corpus)
     try:
         unknown = [s for s in seed or [] if s not in idx.papers]
         if unknown:
@@ -329,6 +337,7 @@ def print_answer(result: dict) -> None:
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     index: IndexOpt = None,
+    corpus: CorpusOpt = None,
     preset: Annotated[Optional[str], typer.Option("--preset", "-p", help="paper | local | ... (default: local with the embedded model, else paper)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -338,8 +347,9 @@ def ask(
 
     if preset and preset not in preset_names():
         raise _fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
+    corpora = check_names(corpus, index)
     try:
-        result = run_ask(question, preset=preset, index=str(index) if index else None,
+        result = run_ask(question, preset=preset, index=str(index) if index else None, corpora=corpora,
                          on_event=None if as_json and not sys.stderr.isatty() else _progress_printer)
     except Exception as exc:  # configuration problems (model, index) reach the user as one line
         from agent.local_model import LocalModelError
@@ -433,6 +443,14 @@ def demo(
     out.print(f"[bold]Question:[/] {DEMO_QUESTION}")
     err.print("[dim](the embedded model runs on the CPU: expect a minute or two)[/]")
     ask(DEMO_QUESTION, index=index, preset=None, as_json=False)
+
+
+from agent import cli_eval  # noqa: E402  (score and eval live in their own module)
+
+cli_eval.register(app)
+cli_corpora.register(app)
+from agent import cli_chat  # noqa: E402  (ui, chat and trace live in their own module)
+cli_chat.register(app)
 
 
 def main() -> None:

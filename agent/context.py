@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+MODES = ("rra", "kadr")
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,20 @@ class Context:
     verify_model: str | None = None
     read_model: str | None = None
     synthesize_model: str | None = None
+    # Registered corpora to search (tools/registry.py); several are fused, ids namespaced
+    # `<corpus>:<id>`. Empty: `index` (or LITLOOP_INDEX, or the demo index).
+    corpora: list[str] = field(default_factory=list)
+    # rra: Retrieve-Relate-Read (DESIGN.md sections 3-5); kadr: knowledge-aware diverse
+    # reranking (section 6) in the same seven nodes.
+    mode: str = "rra"
+    kadr_n_know: int = 5  # SEE: DESIGN.md section 6 -- documents the LLM declares knowledge for (5)
+    kadr_n_rank: int = 20  # top of the first reranking reranked again per knowledge statement
+    kadr_n_ans: int = 10  # SEE: DESIGN.md section 6 -- documents the answer is written from (10)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
 
     def model_for(self, role: str) -> str | None:
         return getattr(self, f"{role}_model", None)

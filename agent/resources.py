@@ -56,10 +56,23 @@ _rerankers: dict[tuple, Any] = {}
 
 
 def index_for(context):
-    """The index this run searches: the context's, else LITLOOP_INDEX, else the demo index."""
+    """The index this run searches: the context's corpora (one: its Index; several: a
+    tools.multi.MultiIndex with namespaced ids), else its index, else LITLOOP_INDEX, else the
+    demo index."""
     from tools.index import open_index
 
     settings = settings_for(context)
+    corpora = tuple(dict.fromkeys(getattr(context, "corpora", None) or ()))
+    if corpora:
+        if context.index:
+            raise ValueError("give either an index or corpora to search, not both")
+        from tools.registry import open_corpora
+
+        key = ("corpora", corpora, str(settings.data_dir), settings.embedder.model_dump_json(), settings.device)
+        with _lock:
+            if key not in _indexes:
+                _indexes[key] = open_corpora(corpora, settings)
+            return _indexes[key]
     if settings.index is None:
         from tools.corpora.demo import ensure_demo_index
 

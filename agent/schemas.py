@@ -50,3 +50,30 @@ class Synthesis(BaseModel):
     insufficient_evidence: bool = Field(
         default=False, description="True when the evidence does not support an answer."
     )
+
+
+class KnowledgeDeclaration(BaseModel):
+    """KADR step 3 (DESIGN.md section 6): what the question needs and what one document holds."""
+
+    needed: list[str] = Field(
+        default_factory=list,
+        description="The knowledge elements the question needs, as short phrases (an entity, a number, "
+        "a relation, a comparison), whether or not this document has them.",
+    )
+    held: list[str] = Field(
+        default_factory=list,
+        description="The needed elements this document holds, each as a short phrase with the fact it "
+        "gives (e.g. 'F1 of the CRF tagger: 95.7'). Empty when it holds none.",
+    )
+
+
+class KnowledgeStatements(BaseModel):
+    """KADR step 4: two complementary statements of the knowledge the question needs."""
+
+    statement_1: str = Field(
+        description="One sentence naming one facet of the knowledge the answer needs (what to look "
+        "for, not the answer), e.g. the first entity of a comparison and the property asked."
+    )
+    statement_2: str = Field(
+        description="One sentence naming a different, complementary facet; it must not repeat statement_1."
+    )

@@ -160,6 +160,57 @@ class LLMSettings(BaseModel):
     )
 
 
+# Redaction of secrets in traces: known key shapes and `name=value` pairs whose name says key/token/
+# secret/password. Values of OPENAI_API_KEY, LITLOOP_LLM__API_KEY etc. are also masked verbatim.
+DEFAULT_REDACT_PATTERNS = [
+    r"sk-[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style keys
+    r"lsv2_[a-z]{2}_[A-Za-z0-9_]{16,}",  # LangSmith
+    r"hf_[A-Za-z0-9]{20,}",  # Hugging Face
+    r"AIza[0-9A-Za-z_\-]{30,}",  # Google
+    r"(?i)bearer\s+[A-Za-z0-9._\-]{8,}",
+    r"(?i)(?<![A-Za-z0-9])(api[_-]?key|access[_-]?token|secret|password|authorization)(\"?\s*[:=]\s*\"?)[^\s\",}]{6,}",
+]
+
+
+class TracingSettings(BaseModel):
+    """Local LangSmith-style run trees of every agent run. SEE: DESIGN.md section 8, docs/chat.md."""
+
+    enabled: bool = Field(
+        True,
+        description="Write a run tree (one JSONL record per graph, node, LLM, retriever run) for every "
+        "question. Nothing leaves the machine; LangSmith gets runs only when `LANGSMITH_TRACING=true` "
+        "and a LangSmith key are set (LangChain's own support).",
+    )
+    dir: Path | None = Field(
+        None, description="Folder of the trace files (`<trace_id>.jsonl`). Unset: `data_dir/traces`."
+    )
+    redact_patterns: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_REDACT_PATTERNS),
+        description="Regular expressions whose matches are replaced by `[REDACTED]` in every traced "
+        "string (JSON list in the environment). Defaults: OpenAI/LangSmith/Hugging Face/Google key "
+        "shapes, bearer tokens and `api_key=...`-style pairs; known key values are always masked.",
+    )
+    max_field_chars: int = Field(
+        4000,
+        ge=0,
+        description="Longest string kept in a trace record (prompts, chunk texts, answers); longer ones "
+        "are cut with a note of the length. 0: no limit. Chunk lists and the evidence pool are always "
+        "summarised (count, papers, top ids), never dumped.",
+    )
+    prices: dict[str, list[float]] = Field(
+        default_factory=lambda: {
+            "gpt-4o": [2.50, 10.00],
+            "gpt-4o-mini": [0.15, 0.60],
+            "gpt-4.1": [2.00, 8.00],
+            "gpt-4.1-mini": [0.40, 1.60],
+            "gpt-4.1-nano": [0.10, 0.40],
+        },
+        description="USD per million input and output tokens by model name, for the trace's cost "
+        "estimate (JSON object in the environment, e.g. '{\"my-model\": [0.5, 1.5]}'). The embedded "
+        "local model costs 0; a model not listed gets no estimate.",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="LITLOOP_",
@@ -186,6 +237,7 @@ class Settings(BaseSettings):
     relate: RelateSettings = Field(default_factory=RelateSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
 
     @property
     def demo_index(self) -> Path:
@@ -194,6 +246,10 @@ class Settings(BaseSettings):
     @property
     def resolved_index(self) -> Path:
         return self.index if self.index is not None else self.demo_index
+
+    @property
+    def traces_dir(self) -> Path:
+        return self.tracing.dir if self.tracing.dir is not None else self.data_dir / "traces"
 
 
 def get_settings(**overrides: Any) -> Settings:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tools.base import Passage
-from tools.fusion import papers_by_best_chunk, rrf_scores, order_by_score
+from tools.fusion import papers_by_best_chunk, rrf_scores
 from tools.index import Index
 from tools.text import tokenize
 
@@ -34,39 +34,6 @@ class PaperHit:
             "score": self.score,
             "chunk": {"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()},
         }
-
-
-@dataclass(frozen=True)
-class IndexRankings:
-    """The three per-index paper rankings of one query, with each paper's best chunk per index."""
-
-    bm25: list[str]
-    paper_bm25: list[str]
-    dense: list[str]
-    evidence: dict[str, Passage]  # paper id -> its best chunk over the chunk-level indexes
-
-
-def index_rankings(index: Index, query: str, per_index_k: int, use_dense: bool = True) -> IndexRankings:
-    bm25_order, bm25_best = papers_by_best_chunk(index.bm25_chunks(query, per_index_k))
-    if use_dense:
-        dense_order, dense_best = papers_by_best_chunk(index.dense_chunks(query, per_index_k))
-    else:
-        dense_order, dense_best = [], {}
-    paper_order = [pid for pid, _ in index.bm25_papers(query, per_index_k)]
-    evidence: dict[str, Passage] = {}
-    # Prefer the chunk that ranked its paper higher; a paper found only by paper BM25 gets its
-    # best chunk by chunk BM25 within the paper.
-    for pid in set(bm25_order) | set(dense_order):
-        candidates = []
-        if pid in bm25_best:
-            candidates.append((bm25_order.index(pid), bm25_best[pid]))
-        if pid in dense_best:
-            candidates.append((dense_order.index(pid), dense_best[pid]))
-        evidence[pid] = min(candidates, key=lambda rc: rc[0])[1]
-    for pid in paper_order:
-        if pid not in evidence:
-            evidence[pid] = best_chunk_in_paper(index, pid, query)
-    return IndexRankings(bm25_order, paper_order, dense_order, evidence)
 
 
 def best_chunk_in_paper(index: Index, paper_id: str, query: str) -> Passage:
@@ -94,9 +61,14 @@ def search(index: Index, query: str, retriever: Retriever = "hybrid", k: int = 1
             _hit(index, pid, score, best_chunk_in_paper(index, pid, query))
             for pid, score in index.bm25_papers(query, k)
         ]
-    r = index_rankings(index, query, depth)
-    scores = rrf_scores([r.bm25, r.paper_bm25, r.dense], k=index.settings.retrieval.rrf_k)
-    return [_hit(index, pid, scores[pid], r.evidence[pid]) for pid in order_by_score(scores)[:k]]
+    # the paper ranking of DESIGN.md section 3 step 2; each paper's evidence is its best-ranked chunk
+    from tools.retrieve import query_ranking
+
+    cfg = index.settings.retrieval.model_copy(update={"per_index_k": depth})
+    r = query_ranking(index, query, cfg)
+    scores = rrf_scores([lst for lst in r.per_index.values() if lst], k=cfg.rrf_k)
+    return [_hit(index, pid, scores[pid], Passage.from_chunk(index.chunks[r.chunks[pid][0]], scores[pid], "hybrid"))
+            for pid in r.papers[:k]]
 
 
 def _hit(index: Index, pid: str, score: float, chunk: Passage) -> PaperHit:

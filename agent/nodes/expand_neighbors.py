@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from agent.nodes.kadr import kadr_expand
 from agent.nodes.verify import top_papers
 from agent.resources import index_for
 from agent.state import State
@@ -13,6 +14,8 @@ from tools.relate import fuse_a_b, ranking_b
 
 
 def expand_neighbors(state: State, runtime) -> dict:
+    if runtime.context.mode == "kadr":
+        return kadr_expand(state, runtime)  # no Relate: the papers of the top N_ans chunks
     idx = index_for(runtime.context)
     cfg = idx.settings.relate.model_copy(update={"reader_top": runtime.context.read_papers})
     t = time.perf_counter()

@@ -8,9 +8,11 @@ import time
 
 from agent import prompts
 from agent.nodes.common import chunk_block, llm, paper_label
+from agent.nodes.kadr import kadr_read
 from agent.resources import index_for
 from agent.schemas import PaperReading
 from agent.state import State
+from agent.tracing import trace_step
 from tools.text import tokenize
 
 
@@ -45,7 +47,9 @@ def read_one(state: State, runtime, paper_id: str) -> tuple[dict, dict, list[dic
     ctx = runtime.context
     idx = index_for(ctx)
     chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper)
-    value, usage, errors = llm("read", PaperReading, read_prompt(state, runtime, paper_id, chunks), runtime)
+    with trace_step(f"read {paper_id}", inputs={"paper_id": paper_id}, metadata={"paper_id": paper_id}) as step:
+        value, usage, errors = llm("read", PaperReading, read_prompt(state, runtime, paper_id, chunks), runtime)
+        step.outputs = {"relevant": value.relevant if value else None}
     if value is None:
         return {"paper_id": paper_id, "relevant": False, "failed": True}, usage, errors
     own = set(idx.chunks_of[paper_id])
@@ -62,6 +66,8 @@ def read_paper(state: State, runtime) -> dict:
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
     ctx = runtime.context
+    if ctx.mode == "kadr":
+        return kadr_read(state, runtime)  # the top N_ans chunks as they stand
     papers = state.get("candidates", [])[: ctx.read_papers]
     t = time.perf_counter()
     with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:

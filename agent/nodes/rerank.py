@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import time
 
+from agent.nodes.kadr import kadr_rerank
 from agent.resources import index_for, reranker_for
 from agent.state import State
 from tools.fusion import rerank_with_pinning
 
 
 def rerank(state: State, runtime) -> dict:
+    if runtime.context.mode == "kadr":
+        return kadr_rerank(state, runtime)  # knowledge-aware diverse reranking (DESIGN.md section 6)
     cfg = index_for(runtime.context).settings.retrieval
     reranker = reranker_for(runtime.context)
     t = time.perf_counter()

@@ -34,6 +34,8 @@ def verify_prompt(state: State, runtime) -> str:
 
 
 def verify(state: State, runtime) -> dict:
+    if runtime.context.mode == "kadr":
+        return {}  # KADR is one pass: its rerank step gave the verdict
     if not state.get("new_subqueries"):
         return {}  # nothing new was searched: the previous verdict stands (the router ends the loop)
     pool = state.get("pool", {})

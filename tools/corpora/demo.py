@@ -1,5 +1,9 @@
 """The embedded demo corpus: CiteSeer abstracts with their citation graph plus four CC BY ACL
-PDFs, so the demo shows both abstract-level and full-text evidence (see demo_data/README.md)."""
+PDFs, so the demo shows both abstract-level and full-text evidence (see demo_data/README.md).
+
+Registered as the corpus `demo`; its index keeps its historical place, `data_dir/demo-index`
+(`Settings.demo_index`), so an index built before the registry existed is reused.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import logging
 from pathlib import Path
 
 from agent.settings import Settings
+from tools.registry import Corpus
 
 log = logging.getLogger(__name__)
 
@@ -17,18 +22,17 @@ def demo_inputs() -> list[Path]:
     return [DEMO_DATA / "citeseer.jsonl", DEMO_DATA / "pdfs"]
 
 
+CORPUS = Corpus(
+    name="demo",
+    description="3,186 CiteSeer computer-science abstracts (c. 1995-2002) with their citation graph, "
+    "plus 4 full-text ACL Anthology PDFs",
+    inputs=lambda settings: demo_inputs(),
+    licence="CiteSeer (LINQS, research use); ACL Anthology PDFs CC BY 4.0",
+    location=lambda settings: settings.demo_index,
+)
+
+
 def ensure_demo_index(settings: Settings, progress: bool = False) -> Path:
     """The demo index path, building it on first use (or again when it no longer matches the
     settings: it is litloop's own, so rebuilding loses nothing)."""
-    from tools.index import IndexProblem, build_index, open_index
-
-    path = settings.demo_index
-    if (path / "CURRENT").exists():
-        try:
-            open_index(path, settings).close()
-            return path
-        except IndexProblem as exc:
-            log.warning("rebuilding the demo index: %s", exc)
-    log.info("building the demo index in %s (first use)", path)
-    build_index(demo_inputs(), path, settings, rebuild=True, progress=progress)
-    return path
+    return CORPUS.ensure(settings, progress)

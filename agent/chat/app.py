@@ -1,0 +1,265 @@
+"""The litloop web chat (Streamlit). Start it with `litloop ui`; see docs/chat.md.
+
+Each question runs the agent through `agent.chat.session.ask_turn`: a live step timeline from
+`ask()`'s progress events while it works, then the answer with numbered citations that open the
+evidence, totals, and the run tree from the local trace. Conversations live in
+`data_dir/chat/chats.sqlite` (LangGraph's SQLite checkpointer plus a table of turns).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from agent.chat import render
+from agent.chat.session import (
+    ChatStore,
+    Turn,
+    TurnFailed,
+    ask_turn,
+    default_store_path,
+    demo_index_ready,
+    index_problem,
+    model_problem,
+    start_demo,
+)
+
+ENDPOINT_HINT = ("Check the model endpoint in the sidebar (base URL and model name), or clear the base URL "
+                 "to use the embedded local model.")
+
+
+def settings():
+    from agent.settings import default_settings
+
+    return default_settings()
+
+
+@st.cache_resource(show_spinner=False)
+def store_at(path: str) -> ChatStore:
+    return ChatStore(Path(path))
+
+
+def md(text: str) -> str:
+    """Text shown as Markdown without `$` turning into LaTeX."""
+    return str(text).replace("$", "\\$")
+
+
+# ----------------------------------------------------------------------------- sidebar
+
+
+def apply_endpoint(base_url: str, model: str) -> None:
+    """The sidebar's endpoint for this UI process (environment, read by every next model build)."""
+    from agent.settings import default_settings
+
+    changed = False
+    for var, value in (("LITLOOP_LLM__BASE_URL", base_url.strip()), ("LITLOOP_LLM__MODEL", model.strip())):
+        if (os.environ.get(var) or "") != value:
+            if value:
+                os.environ[var] = value
+            else:
+                os.environ.pop(var, None)
+            changed = True
+    if changed:
+        default_settings.cache_clear()
+
+
+def sidebar(store: ChatStore) -> dict[str, Any]:
+    from agent.context import preset_names
+    from agent.tracing import langsmith_status
+
+    s = settings()
+    with st.sidebar:
+        st.header("litloop")
+        if st.button("New conversation", icon=":material/add:", width="stretch"):
+            st.session_state.thread = None
+        threads = store.threads()
+        if threads:
+            st.caption("Conversations")
+        for t in threads[:30]:
+            current = t["thread_id"] == st.session_state.get("thread")
+            if st.button(t["title"] or "(untitled)", key=f"thread-{t['thread_id']}", width="stretch",
+                         type="primary" if current else "secondary", help=f"{t['turns']} question(s)"):
+                st.session_state.thread = t["thread_id"]
+                st.rerun()
+
+        st.divider()
+        st.subheader("Index")
+        index = st.text_input("Index folder", value=str(s.index) if s.index else "", key="index",
+                              placeholder="empty: LITLOOP_INDEX or the demo index").strip()
+        index_msg = index_problem(index or None, s)
+        demo_missing = not index and s.index is None and not demo_index_ready(s)
+        if index_msg:
+            st.error(index_msg)
+        elif demo_missing:
+            st.warning("The demo index is not built yet: **Start the demo** builds it (a few minutes on two "
+                       "CPU cores), or the first question will.")
+        else:
+            st.caption(f"Searching {index or s.index or s.demo_index}")
+
+        st.subheader("Preset")
+        preset = st.selectbox("Preset", ["auto", *preset_names()], key="preset",
+                              help="auto: `local` with the embedded model, else `paper` (DESIGN.md section 7).")
+
+        st.subheader("Model endpoint")
+        base_url = st.text_input("Base URL", value=s.llm.base_url or "", key="base_url",
+                                 placeholder="empty: the embedded local model")
+        model = st.text_input("Model", value=s.llm.model or "", key="model", placeholder="e.g. gpt-4o-mini")
+        apply_endpoint(base_url, model)
+        model_msg = model_problem()
+        if model_msg:
+            st.error(model_msg)
+        else:
+            st.caption(f"Model: {model or 'default'} at {base_url}" if base_url else "Model: the embedded local model")
+
+        if st.button("Start the demo", icon=":material/play_arrow:", width="stretch",
+                     help="Build the demo index if needed and start the embedded model."):
+            with st.spinner("Starting the demo (building the demo index the first time)…"):
+                try:
+                    for line in start_demo(settings()):
+                        st.success(line)
+                except Exception as exc:  # noqa: BLE001 - shown to the user as it is
+                    st.error(f"Could not start the demo: {exc}")
+
+        st.divider()
+        ls = langsmith_status()
+        tracing = f"Traces: {s.traces_dir}" if s.tracing.enabled else "Tracing is off"
+        st.caption(f"{tracing} · LangSmith: {ls}")
+        if ls == "no key":
+            st.warning("LANGSMITH_TRACING is on but no LANGSMITH_API_KEY is set: LangChain will try to send "
+                       "runs and fail.")
+    return {"index": index or None, "preset": None if preset == "auto" else preset,
+            "problem": index_msg or model_msg}
+
+
+# ----------------------------------------------------------------------------- a turn
+
+
+class LiveTimeline:
+    """Expandable steps that fill in while the agent works (one `st.status` per stage)."""
+
+    def __init__(self) -> None:
+        self.timeline = render.Timeline()
+        self.boxes: dict[str, list] = {}
+
+    def add(self, ev: dict[str, Any]) -> None:
+        stage = self.timeline.add(ev)
+        if stage is None:
+            return
+        if stage.key not in self.boxes:
+            self.boxes[stage.key] = [st.status(md(stage.title), expanded=True, state="running"), 0]
+        box = self.boxes[stage.key]
+        with box[0]:
+            for line in stage.lines[box[1]:]:
+                st.markdown("- " + md(line))
+        box[1] = len(stage.lines)
+        box[0].update(label=md(stage.title), state="complete" if stage.done else "running", expanded=not stage.done)
+
+
+def show_timeline(events: list[dict[str, Any]], failed: bool = False) -> None:
+    stages = render.timeline_of(events).stages
+    for i, stage in enumerate(stages):
+        state = "error" if failed and i == len(stages) - 1 else "complete"
+        with st.status(md(stage.title), expanded=False, state=state):
+            for line in stage.lines:
+                st.markdown("- " + md(line))
+
+
+def show_answer(answer: dict[str, Any]) -> None:
+    if answer.get("choice"):
+        st.markdown(f"**Answer: {md(answer['choice'])}**")
+    st.markdown(md(answer.get("text") or "(no answer)"))
+    if answer.get("table_rows"):
+        st.table(answer["table_rows"])
+    citations = answer.get("citations") or []
+    if citations:
+        st.markdown("**Evidence**")
+    for c in citations:
+        with st.expander(md(render.citation_label(c))):
+            st.markdown(f"**{md(c.get('title') or c.get('paper_id'))}**")
+            meta = render.venue_year(c)
+            st.markdown(f"{md(meta) + ' · ' if meta else ''}paper `{c.get('paper_id')}` · chunk `{c.get('chunk_id')}` "
+                        f"({c.get('kind')})")
+            st.markdown(f"**Where:** {md(render.where(c))}")
+            st.markdown("> " + md(c.get("quote") or ""))
+
+
+def show_trace(trace_id: str | None) -> None:
+    from agent.tracing import TraceNotFound, load_trace, tree_text
+
+    if not trace_id:
+        return
+    try:
+        records = load_trace(trace_id)
+    except (TraceNotFound, OSError):
+        st.caption(f"trace {render.short_id(trace_id)} is not in {settings().traces_dir}")
+        return
+    with st.expander(f"Trace {render.short_id(trace_id)} · {len(records)} runs"):
+        st.code(tree_text(records), language=None)
+        st.caption(f"`litloop trace show {render.short_id(trace_id)}` prints it in a terminal "
+                   f"(`--json` for the raw records).")
+
+
+def error_text(error: str) -> str:
+    if any(k in error for k in ("APIConnectionError", "APITimeoutError", "ConnectError", "NotFoundError",
+                                "AuthenticationError")):
+        return f"The model endpoint did not answer: {error}. {ENDPOINT_HINT}"
+    return error
+
+
+def show_turn(turn: Turn) -> None:
+    with st.chat_message("user"):
+        st.markdown(md(turn.question))
+        if turn.asked != turn.question:
+            st.caption("Asked as a follow-up, with the conversation so far.")
+    with st.chat_message("assistant"):
+        show_timeline(turn.events, failed=bool(turn.error))
+        if turn.error:
+            st.error(md(error_text(turn.error)))
+        else:
+            show_answer(turn.answer)
+        st.caption(render.totals_line(turn.totals, turn.trace_id))
+        show_trace(turn.trace_id)
+
+
+def ask_live(store: ChatStore, question: str, options: dict[str, Any]) -> None:
+    thread = st.session_state.get("thread") or store.new_thread()
+    st.session_state.thread = thread
+    with st.chat_message("user"):
+        st.markdown(md(question))
+    with st.chat_message("assistant"):
+        live = LiveTimeline()
+        try:
+            ask_turn(store, thread, question, preset=options["preset"], index=options["index"], on_event=live.add)
+        except TurnFailed:
+            pass  # stored with its error; shown by the rerun below
+        except ValueError as exc:
+            st.error(md(str(exc)))
+            return
+    st.rerun()
+
+
+# ----------------------------------------------------------------------------- page
+
+
+def main() -> None:
+    st.set_page_config(page_title="litloop", page_icon=":material/menu_book:", layout="wide")
+    store = store_at(str(default_store_path(settings())))
+    options = sidebar(store)
+    st.title("litloop")
+    st.caption("Questions about the papers in your index, answered with the evidence for each claim.")
+    thread = st.session_state.get("thread")
+    if thread:
+        for turn in store.turns(thread):
+            show_turn(turn)
+    question = st.chat_input("Ask about the literature…")
+    if question:
+        if options["problem"]:
+            st.error(md(options["problem"]))
+        else:
+            ask_live(store, question, options)
+
+
+main()

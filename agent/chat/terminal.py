@@ -1,0 +1,185 @@
+"""The terminal chat (`litloop chat`): steps as they happen, the cited answer, history per thread.
+
+Commands: /new (a fresh conversation), /threads (list; /open ID to switch), /history (this
+conversation so far), /trace (the run tree of the last answer; /trace N for the N-th), /help,
+/quit (or Ctrl-D). Conversations are the web chat's: same store, same follow-up handling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from agent.chat import render
+from agent.chat.session import ChatStore, Turn, TurnFailed, ask_turn
+
+HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conversations · [bold]/open ID[/] switch to one
+[bold]/history[/] this conversation so far · [bold]/trace [N][/] run tree of the last (or N-th) answer
+[bold]/help[/] this help · [bold]/quit[/] leave (or Ctrl-D). Anything else is a question; follow-ups use the conversation."""
+
+
+class TerminalChat:
+    def __init__(self, store: ChatStore, console: Console, *, index: str | None = None, preset: str | None = None,
+                 read_line: Callable[[str], str] | None = None) -> None:
+        self.store = store
+        self.console = console
+        self.index = index
+        self.preset = preset
+        self.thread: str | None = None
+        self.read_line = read_line or (lambda prompt: console.input(prompt))
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def loop(self) -> None:
+        c = self.console
+        c.print("[bold]litloop chat[/] · questions about your papers, answered with their evidence")
+        c.print("[dim]/help for commands · /quit to leave[/]")
+        if self.thread:
+            self.show_history()
+        while True:
+            try:
+                line = self.read_line("\n[bold cyan]you>[/] ").strip()
+            except (EOFError, KeyboardInterrupt):
+                c.print()
+                return
+            if not line:
+                continue
+            if line.startswith("/"):
+                if not self.command(line):
+                    return
+                continue
+            self.ask(line)
+
+    def command(self, line: str) -> bool:
+        """Run a /command; False to leave."""
+        name, _, arg = line.partition(" ")
+        name, arg = name.lower(), arg.strip()
+        c = self.console
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        if name == "/new":
+            self.thread = None
+            c.print("[green]New conversation.[/] The next question starts it.")
+        elif name == "/threads":
+            self.show_threads()
+        elif name == "/open":
+            if not arg or not self.open(arg):
+                c.print(f"[red]No conversation {escape(arg or '(none given)')}.[/] /threads lists them.")
+        elif name == "/history":
+            self.show_history()
+        elif name == "/trace":
+            self.show_trace(arg)
+        elif name == "/help":
+            c.print(HELP)
+        else:
+            c.print(f"[red]Unknown command {escape(name)}.[/]\n{HELP}")
+        return True
+
+    def open(self, thread_id: str) -> bool:
+        t = self.store.thread(thread_id)
+        if t is None:
+            return False
+        self.thread = t["thread_id"]
+        self.console.print(f"[green]Conversation {t['thread_id']}[/]: {escape(t['title'])}")
+        return True
+
+    # -- asking --------------------------------------------------------------------------------
+
+    def ask(self, question: str) -> Turn | None:
+        if self.thread is None:
+            self.thread = self.store.new_thread()
+        timeline = render.Timeline()
+        try:
+            turn = ask_turn(self.store, self.thread, question, preset=self.preset, index=self.index,
+                            on_event=lambda ev: self.step(timeline, ev))
+        except TurnFailed as exc:
+            self.console.print(f"[bold red]The run failed:[/] {escape(exc.turn.error or str(exc))}")
+            if exc.turn.trace_id:
+                self.console.print(f"[dim]/trace shows where (trace {render.short_id(exc.turn.trace_id)})[/]")
+            return exc.turn
+        except KeyboardInterrupt:
+            self.console.print("[yellow]Interrupted.[/]")
+            return None
+        self.show_answer(turn)
+        return turn
+
+    def step(self, timeline: render.Timeline, ev: dict[str, Any]) -> None:
+        """One progress event, printed as it arrives (round headers, then indented details)."""
+        before = {s.key: len(s.lines) for s in timeline.stages}
+        stage = timeline.add(ev)
+        if stage is None:
+            return
+        if stage.key not in before:
+            head = stage.title.split(":")[0] if stage.key.startswith("round-") else stage.title
+            self.console.print(f"[bold]{escape(head)}[/]")
+        for line in stage.lines[before.get(stage.key, 0):]:
+            style = "yellow" if line.startswith(("Missing", "Verdict: not")) else "dim"
+            self.console.print(f"  [{style}]{escape(line)}[/]")
+
+    # -- showing -------------------------------------------------------------------------------
+
+    def show_answer(self, turn: Turn) -> None:
+        c = self.console
+        ans = turn.answer or {}
+        c.print()
+        if turn.error:
+            c.print(f"[bold red]failed:[/] {escape(turn.error)}")
+        else:
+            if ans.get("choice"):
+                c.print(f"[bold]Answer:[/] {escape(ans['choice'])}")
+            c.print(escape(ans.get("text") or "(no answer)"))
+            for row in ans.get("table_rows") or []:
+                c.print("  " + " | ".join(escape(str(v)) for v in row.values()))
+            if ans.get("citations"):
+                c.print("\n[bold]Evidence[/]")
+            for cit in ans.get("citations") or []:
+                meta = render.venue_year(cit)
+                c.print(f"[bold cyan][{cit['n']}][/] {escape(cit.get('title') or cit['paper_id'])} "
+                        f"[dim]({escape(cit['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
+                        f"{cit.get('kind')} · {escape(render.where(cit))}")
+                c.print(f"    [dim]\"{escape(cit.get('quote') or '')}\"[/]")
+        c.print(f"[dim]{escape(render.totals_line(turn.totals, turn.trace_id))}[/]")
+
+    def show_history(self) -> None:
+        if not self.thread:
+            self.console.print("[dim]No conversation yet: ask a question.[/]")
+            return
+        for turn in self.store.turns(self.thread):
+            self.console.print(f"\n[bold cyan]you>[/] {escape(turn.question)}")
+            self.show_answer(turn)
+
+    def show_threads(self) -> None:
+        threads = self.store.threads()
+        if not threads:
+            self.console.print("[dim]No conversations yet.[/]")
+            return
+        for t in threads:
+            mark = "*" if t["thread_id"] == self.thread else " "
+            when = datetime.fromtimestamp(t["updated"]).strftime("%Y-%m-%d %H:%M") if t["updated"] else "-"
+            self.console.print(f"{mark} [bold]{t['thread_id']}[/]  {when}  {t['turns']} question(s)  {escape(t['title'])}")
+        self.console.print("[dim]/open ID switches (the start of the id is enough)[/]")
+
+    def show_trace(self, arg: str) -> None:
+        from agent.cli_chat import print_trace
+        from agent.tracing import TraceNotFound, load_trace
+
+        turns = self.store.turns(self.thread, with_answers=False) if self.thread else []
+        if not turns:
+            self.console.print("[dim]No answer in this conversation yet.[/]")
+            return
+        try:
+            turn = turns[int(arg) - 1] if arg else turns[-1]
+        except (ValueError, IndexError):
+            self.console.print(f"[red]/trace N takes a question number from 1 to {len(turns)}.[/]")
+            return
+        if not turn.trace_id:
+            self.console.print("[dim]That answer has no trace (tracing was off).[/]")
+            return
+        try:
+            print_trace(self.console, load_trace(turn.trace_id))
+        except TraceNotFound as exc:
+            self.console.print(f"[red]{escape(str(exc))}[/]")

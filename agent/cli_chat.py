@@ -1,0 +1,236 @@
+"""`litloop ui`, `litloop chat` and `litloop trace list|show`: the chats and the trace viewer.
+
+Registered on the main command by `register(app)`. Everything heavy (streamlit, the graph, the
+index) is imported inside the commands, so `litloop --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+APP_PATH = Path(__file__).resolve().parent / "chat" / "app.py"
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+IndexOpt = Annotated[
+    Optional[Path],
+    typer.Option("--index", "-i", help="Index directory (default: LITLOOP_INDEX, else the demo index, built on first use)."),
+]
+PresetOpt = Annotated[
+    Optional[str],
+    typer.Option("--preset", "-p", help="paper | local | ... (default: local with the embedded model, else paper)"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(code)
+
+
+# ----------------------------------------------------------------------------- ui
+
+
+def streamlit_command(port: int, host: str) -> list[str]:
+    """`streamlit run` for the chat app: loopback by default, no browser, no usage statistics
+    (nothing leaves the machine), no file watcher."""
+    return [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
+            "--server.address", host, "--server.port", str(port), "--server.headless", "true",
+            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+            "--global.developmentMode", "false", "--client.toolbarMode", "minimal"]
+
+
+def ui(
+    index: IndexOpt = None,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to serve on.")] = 8501,
+    host: Annotated[str, typer.Option("--host", help="Address to bind; 127.0.0.1 keeps the chat on this machine.")] = "127.0.0.1",
+) -> None:
+    """The web chat (Streamlit) on http://127.0.0.1:PORT: live steps, cited answers, threads, traces."""
+    import importlib.util
+
+    if importlib.util.find_spec("streamlit") is None:
+        raise _fail("streamlit is not installed: pip install streamlit (it is a litloop dependency)")
+    env = dict(os.environ)
+    if index is not None:
+        if not (index / "CURRENT").exists():
+            raise _fail(f"no litloop index at {index}: build one with `litloop index build FILES --index {index}`")
+        env["LITLOOP_INDEX"] = str(index.resolve())
+    err.print(f"litloop web chat on [bold]http://{host}:{port}[/] (Ctrl-C stops it)")
+    try:
+        code = subprocess.call(streamlit_command(port, host), env=env)
+    except KeyboardInterrupt:
+        code = 0
+    raise typer.Exit(code)
+
+
+# ----------------------------------------------------------------------------- chat
+
+
+def chat(
+    index: IndexOpt = None,
+    preset: PresetOpt = None,
+    thread: Annotated[Optional[str], typer.Option("--thread", "-t", help="Continue a conversation (its id or the start of it; see /threads).")] = None,
+) -> None:
+    """Chat in the terminal: streaming steps, cited answers, history per thread.
+    Commands: /new, /threads, /history, /trace, /help, /quit."""
+    from agent.chat.session import ChatStore, index_problem
+    from agent.chat.terminal import TerminalChat
+    from agent.context import preset_names
+
+    if preset and preset not in preset_names():
+        raise _fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
+    problem = index_problem(str(index) if index else None)
+    if problem:
+        raise _fail(problem)
+    store = ChatStore()
+    try:
+        session = TerminalChat(store, out, index=str(index) if index else None, preset=preset)
+        if thread:
+            if not session.open(thread):
+                raise _fail(f"no conversation {thread!r}; /threads in the chat lists them", 2)
+        session.loop()
+    finally:
+        store.close()
+
+
+# ----------------------------------------------------------------------------- trace
+
+trace_app = typer.Typer(help="Read the run trees of past questions (local traces).", no_args_is_help=True)
+
+
+def _local_time(iso: str | None) -> str:
+    if not iso:
+        return "-"
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return iso
+
+
+STATUS_STYLE = {"ok": "green", "partial": "yellow", "error": "bold red", "incomplete": "dim"}
+
+
+@trace_app.command("list")
+def trace_list(
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many recent traces.")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recent runs: question, time, status, tokens, duration."""
+    from agent.tracing import list_traces, traces_dir
+
+    items = list_traces(limit=limit)
+    if as_json:
+        out.print_json(json.dumps(items))
+        return
+    if not items:
+        out.print(f"No traces in {traces_dir()} yet: ask a question (litloop ask, chat or ui).")
+        return
+    table = Table(box=None, pad_edge=False)
+    for col in ("id", "time", "status", "tokens", "seconds", "question"):
+        table.add_column(col, justify="right" if col in ("tokens", "seconds") else "left",
+                         overflow="fold" if col == "question" else "ellipsis", no_wrap=col != "question")
+    for t in items:
+        q = " ".join(str(t["question"] or "(unknown)").split())
+        table.add_row(t["trace_id"][-12:], _local_time(t["start_time"]),
+                      f"[{STATUS_STYLE.get(t['status'], '')}]{t['status']}[/]", f"{t['total_tokens']:,}",
+                      f"{t['duration_s']:.1f}" if t["duration_s"] is not None else "-",
+                      escape(q[:100] + ("…" if len(q) > 100 else "")))
+    out.print(table)
+    err.print(f"[dim]{traces_dir()} · `litloop trace show ID` for the run tree[/]")
+
+
+@trace_app.command("show")
+def trace_show(
+    trace_id: Annotated[str, typer.Argument(help="A trace id, a unique start or end of one, or `last`.")],
+    as_json: JsonOpt = False,
+    everything: Annotated[bool, typer.Option("--all", help="Also LangChain's plumbing runs (sequences, lambdas, parsers).")] = False,
+) -> None:
+    """The run tree of one question, indented, with durations, tokens and errors in red;
+    `--json` prints the raw records."""
+    from agent.tracing import TraceNotFound, load_trace
+
+    try:
+        records = load_trace(trace_id)
+    except TraceNotFound as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps(records))
+        return
+    print_trace(out, records, everything=everything)
+
+
+def trace_header(records: list[dict[str, Any]]) -> str:
+    from agent.tracing import summary_of
+
+    s = summary_of(records, records[0]["trace_id"] if records else "?")
+    bits = [f"[bold]trace {s['trace_id']}[/]", _local_time(s["start_time"]),
+            f"[{STATUS_STYLE.get(s['status'], '')}]{s['status']}[/]"]
+    if s["duration_s"] is not None:
+        bits.append(f"{s['duration_s']:.1f} s")
+    bits.append(f"{s['input_tokens']:,}+{s['output_tokens']:,} tokens in {s['llm_calls']} LLM calls")
+    if s["cost_estimate_usd"]:
+        bits.append(f"~${s['cost_estimate_usd']:.4f}")
+    if s.get("thread_id"):
+        bits.append(f"thread {escape(str(s['thread_id']))}")
+    head = " · ".join(bits)
+    if s["question"]:
+        head += f"\n[italic]{escape(' '.join(str(s['question']).split())[:300])}[/]"
+    return head
+
+
+def print_trace(console: Console, records: list[dict[str, Any]], everything: bool = False) -> None:
+    """The run tree with rich: one line per run (name, type, detail, seconds, tokens), errors red."""
+    from rich.tree import Tree
+
+    from agent.tracing import describe_run, tree_rows
+
+    console.print(trace_header(records))
+    root: Tree | None = None
+    stack: list[Tree] = []
+    colours = {"llm": "magenta", "retriever": "cyan", "tool": "blue", "chain": "bold"}
+    for depth, r in tree_rows(records, everything):
+        d = describe_run(r)
+        label = f"[{colours.get(d['run_type'], '')}]{escape(str(d['name']))}[/] [dim]{d['run_type']}[/]"
+        if d["detail"]:
+            label += f"  {escape(d['detail'])}"
+        if d["seconds"] is not None:
+            label += f"  [green]{d['seconds']:.2f} s[/]"
+        if d["tokens"]:
+            label += f"  [yellow]{d['input_tokens']:,}+{d['output_tokens']:,} tok[/]"
+        if d["cost"]:
+            label += f"  [dim]${d['cost']:.4f}[/]"
+        for e in d["errors"]:
+            label += f"\n[red]✗ {escape(e)}[/]"
+        if root is None or depth == 0:
+            node = Tree(label, guide_style="dim")
+            if root is None:
+                root = node
+            stack = [node]
+            continue
+        stack = stack[:depth]
+        node = stack[-1].add(label)
+        stack.append(node)
+    if root is not None:
+        console.print(root)
+
+
+# ----------------------------------------------------------------------------- wiring
+
+
+def register(app: typer.Typer) -> None:
+    """Add `ui`, `chat` and the `trace` sub-app to the main command."""
+    app.command("ui")(ui)
+    app.command("chat")(chat)
+    app.add_typer(trace_app, name="trace")

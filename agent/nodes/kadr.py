@@ -1,0 +1,117 @@
+"""The `kadr` mode's steps, called from the existing nodes when `context.mode == "kadr"`.
+
+SEE: DESIGN.md section 6 and tools/kadr.py (the pure parts). Same graph, same seven nodes:
+
+- search:            per query (the question, then this round's subqueries) the sparse and dense
+                     chunk rankings interleaved;
+- rerank:            the queries' lists interleaved, reranked for the question; the LLM declares
+                     knowledge for the top N_know, one document per call (role `read`), and
+                     summarises two statements (role `decompose`: they are queries); the top
+                     N_rank reranked per statement and the two lists interleaved -> the pool;
+                     the verdict (sufficient: KADR is one pass) carries the knowledge;
+- verify:            nothing to do (rerank gave the verdict);
+- expand_neighbors:  passes through: the candidates are the papers of the top N_ans chunks;
+- read_paper:        passes through: each candidate paper with its chunks among the top N_ans;
+- synthesize:        unchanged: it answers from those chunks (the preset's synthesize_chunks = N_ans).
+"""
+
+from __future__ import annotations
+
+import time
+
+from agent import prompts
+from agent.nodes.common import chunk_block, llm
+from agent.resources import index_for, reranker_for
+from agent.schemas import KnowledgeDeclaration, KnowledgeStatements
+from agent.state import State
+from tools.kadr import answer_chunks, candidates, diverse_rerank, interleave_by, papers_in_order, rerank
+
+
+def _cid(c: dict) -> str:
+    return c["chunk_id"]
+
+
+def _text(c: dict) -> str:
+    return c["text"]
+
+
+def kadr_search(state: State, runtime) -> dict:
+    idx = index_for(runtime.context)
+    cfg = idx.settings.retrieval
+    t = time.perf_counter()
+    retrieved = []
+    for q in dict.fromkeys([state["question"], *state.get("new_subqueries", [])]):
+        chunks = candidates(idx, q, cfg.per_index_k, cfg.rerank_depth)
+        retrieved.append({"subquery": q, "prf_query": None, "papers": papers_in_order(chunks)[:50],
+                          "chunks": [c.to_dict() for c in chunks]})
+    return {"retrieved": retrieved, "usage": {"seconds_search": time.perf_counter() - t}}
+
+
+def declare(state: State, runtime, docs: list[dict]) -> tuple[list[dict], dict, list[dict]]:
+    """Step 3: one LLM call per document (bounded concurrency), in rank order."""
+    from langchain_core.runnables.config import ContextThreadPoolExecutor
+
+    ctx = runtime.context
+
+    def one(doc: dict):
+        user = prompts.render("kadr_declare", question=state["question"],
+                              document=chunk_block(doc, ctx.read_chunk_chars))
+        return llm("read", KnowledgeDeclaration, user, runtime)
+
+    with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:
+        results = list(pool.map(one, docs))
+    declarations = [{"chunk_id": d["chunk_id"], **v.model_dump()} for d, (v, _, _) in zip(docs, results) if v]
+    usage: dict[str, float] = {}
+    for _, u, _ in results:
+        for k, v in u.items():
+            usage[k] = usage.get(k, 0) + v
+    return declarations, usage, [{**e, "node": "kadr_declare"} for _, _, es in results for e in es]
+
+
+def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str], dict, list[dict]]:
+    """Step 4: two complementary knowledge statements (none when there is nothing to summarise)."""
+    if not declarations:
+        return [], {}, []
+    listing = "\n".join(f"- document {d['chunk_id']}: needs {'; '.join(d['needed']) or '(none listed)'}; "
+                        f"holds {'; '.join(d['held']) or '(nothing needed)'}" for d in declarations)
+    user = prompts.render("kadr_summarize", question=state["question"], declarations=listing)
+    value, usage, errors = llm("decompose", KnowledgeStatements, user, runtime)
+    statements = [s.strip() for s in (value.statement_1, value.statement_2) if s.strip()] if value else []
+    return statements, usage, [{**e, "node": "kadr_summarize"} for e in errors]
+
+
+def kadr_rerank(state: State, runtime) -> dict:
+    ctx = runtime.context
+    idx = index_for(ctx)
+    reranker = reranker_for(ctx)
+    t = time.perf_counter()
+    merged = interleave_by(_cid, *[item["chunks"] for item in state.get("retrieved", [])])
+    budget = ctx.max_rerank or idx.settings.rerank.max_chunks
+    first = rerank(reranker, state["question"], merged, _text, budget)
+    declarations, usage, errors = declare(state, runtime, first[: ctx.kadr_n_know])
+    statements, u2, e2 = summarize(state, runtime, declarations)
+    lists, final = diverse_rerank(reranker, state["question"], statements, first, ctx.kadr_n_rank, _text, _cid)
+    k = idx.settings.retrieval.rerank_k
+    pool = {c["chunk_id"]: {**c, "score": 1.0 / (k + r), "source": "kadr"} for r, c in enumerate(final, start=1)}
+    knowledge = {"declarations": declarations, "statements": statements,
+                 "rerankings": [[_cid(c) for c in lst] for lst in lists]}
+    for key, v in u2.items():
+        usage[key] = usage.get(key, 0) + v
+    usage["seconds_rerank"] = time.perf_counter() - t
+    verdict = {"sufficient": True, "evidence_papers": [], "missing": "", "knowledge": knowledge}
+    return {"pool": pool, "verdict": verdict, "usage": usage, "errors": errors + e2}
+
+
+def kadr_expand(state: State, runtime) -> dict:
+    top = answer_chunks(state.get("pool", {}).values(), runtime.context.kadr_n_ans)
+    return {"seeds": [], "candidates": papers_in_order(top)}
+
+
+def kadr_read(state: State, runtime) -> dict:
+    """Every candidate paper with its chunks among the top N_ans: no per-paper judgement, the
+    method answers from the top N_ans as they stand."""
+    top = answer_chunks(state.get("pool", {}).values(), runtime.context.kadr_n_ans)
+    readings = [{"paper_id": pid, "relevant": True, "sufficient": False, "finding": "",
+                 "evidence_chunk_ids": [c["chunk_id"] for c in top if c["paper_id"] == pid]}
+                for pid in state.get("candidates", [])[: runtime.context.read_papers]]
+    return {"readings": readings}

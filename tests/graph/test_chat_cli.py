@@ -1,0 +1,106 @@
+"""`litloop chat` and `litloop trace` with the scripted model on the real small index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+
+from .conftest import cite_first_chunk
+
+pytestmark = pytest.mark.graph
+
+runner = CliRunner()
+SATISFIED = {"evidence_papers": ["crf"], "sufficient": True, "missing": ""}
+ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
+          "reasoning": "", "answer": "CRFs reach 95.7 F1 on chunking [crf#c0].", "choice": "", "table_rows": []}
+
+
+@pytest.fixture
+def chat_env(scripted, monkeypatch, tmp_path):
+    monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("LANGSMITH_TRACING", raising=False)
+    from agent.settings import default_settings
+
+    default_settings.cache_clear()
+    return scripted
+
+
+def test_terminal_chat_streams_steps_cites_and_keeps_history(chat_env):
+    m = chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
+                 synthesize=(ANSWER,))
+    script = "What F1 do CRFs reach on chunking?\nand which of them use a CRF?\n/trace\n/history\n/threads\n/new\n/trace\n/quit\n"
+    r = runner.invoke(app, ["chat", "--preset", "paper"], input=script)
+    assert r.exit_code == 0, r.output
+    o = r.output
+    assert "Round 1/3" in o and "Subqueries: crf chunking F1" in o and "Papers found:" in o
+    assert "Verdict: sufficient" in o and "Papers read:" in o
+    assert "CRFs reach 95.7 F1 on chunking [1]." in o
+    assert "[1] Conditional random fields for sequence labeling (crf; ACL 2005)" in o and "§ Abstract" in o
+    assert "LLM calls" in o and "tokens" in o and "trace " in o
+    # the follow-up carried the conversation
+    assert "Q: What F1 do CRFs reach on chunking?" in m["decompose"].calls[1].user
+    # /trace: the run tree of the last answer
+    assert "litloop chain" in o and "decompose chain" in o and "retrieve retriever" in o
+    assert o.count("you>") >= 8
+    # /threads lists the conversation; after /new there is no answer to trace
+    assert "2 question(s)" in o and "No answer in this conversation yet." in o
+
+
+def test_chat_resumes_a_thread(chat_env):
+    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
+             synthesize=(ANSWER,))
+    r = runner.invoke(app, ["chat", "--preset", "paper"], input="What F1 do CRFs reach?\n/quit\n")
+    assert r.exit_code == 0, r.output
+    from agent.chat.session import ChatStore
+
+    store = ChatStore()
+    [t] = store.threads()
+    store.close()
+    r = runner.invoke(app, ["chat", "--thread", t["thread_id"][:6]], input="/quit\n")
+    assert r.exit_code == 0, r.output
+    assert "What F1 do CRFs reach?" in r.output and "CRFs reach 95.7 F1 on chunking [1]." in r.output
+    r = runner.invoke(app, ["chat", "--thread", "nope"], input="/quit\n")
+    assert r.exit_code == 2 and "no conversation" in r.output
+
+
+def test_trace_list_and_show(chat_env):
+    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
+             synthesize=(RuntimeError("synthesis exploded"), ANSWER))
+    from agent.api import ask
+
+    with pytest.raises(RuntimeError):
+        ask("Which question fails?", preset="paper", read_papers=2)
+    ok = ask("What F1 do CRFs reach on chunking?", preset="paper", read_papers=2)
+    r = runner.invoke(app, ["trace", "list", "--json"])
+    assert r.exit_code == 0, r.output
+    items = json.loads(r.stdout)
+    assert [i["status"] for i in items] == ["ok", "error"]
+    assert items[0]["trace_id"] == ok["trace_id"] and items[0]["question"] == "What F1 do CRFs reach on chunking?"
+    assert items[0]["total_tokens"] > 0 and items[0]["duration_s"] > 0
+    r = runner.invoke(app, ["trace", "list"])
+    assert r.exit_code == 0 and ok["trace_id"][-12:] in r.stdout and "error" in r.stdout
+    r = runner.invoke(app, ["trace", "show", items[1]["trace_id"][-12:]])
+    assert r.exit_code == 0, r.output
+    assert "synthesis exploded" in r.stdout and "✗" in r.stdout and "synthesize" in r.stdout
+    r = runner.invoke(app, ["trace", "show", ok["trace_id"], "--json"])
+    records = json.loads(r.stdout)
+    assert records[0]["parent_run_id"] is None and len({x["id"] for x in records}) == len(records)
+    r = runner.invoke(app, ["trace", "show", "last", "--all"])
+    assert r.exit_code == 0 and "RunnableSequence" in r.stdout
+    r = runner.invoke(app, ["trace", "show", "zzzz"])
+    assert r.exit_code == 1 and "no trace" in r.output
+
+
+def test_ask_json_has_trace_id(chat_env):
+    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
+             synthesize=(ANSWER,))
+    r = runner.invoke(app, ["ask", "What F1 do CRFs reach?", "--preset", "paper", "--json"])
+    assert r.exit_code == 0, r.output
+    record = json.loads(r.stdout)
+    assert record["trace_id"]
+    r = runner.invoke(app, ["trace", "show", record["trace_id"], "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)[0]["id"] == record["trace_id"]

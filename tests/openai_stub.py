@@ -1,0 +1,148 @@
+"""A tiny OpenAI-compatible chat-completions server for tests that run litloop as a separate
+process (the browser test): it answers `POST /v1/chat/completions` with scripted JSON, chosen by
+the structured-output schema the request names (decompose, verify, read, synthesize), on
+127.0.0.1 only. Every request is recorded.
+
+Usage: `with OpenAIStub(reply) as stub: env["LITLOOP_LLM__BASE_URL"] = stub.base_url`; `reply`
+gets (role, request body, prompt text) and returns a dict (sent as the JSON content).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = Callable[[str, dict[str, Any], str], dict[str, Any]]
+
+# Which node asks: the properties of the JSON schema in response_format (or tool) it sends.
+_ROLE_BY_FIELD = (("subqueries", "decompose"), ("evidence_papers", "verify"), ("relevant", "read"),
+                  ("answer", "synthesize"))
+CHUNK_ID = re.compile(r"CHUNK (\S+#c\d+)")
+
+
+def role_of(body: dict[str, Any], prompt: str) -> str:
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("schema") or {}
+    if not schema and body.get("tools"):
+        schema = body["tools"][0].get("function", {}).get("parameters", {})
+    props = set((schema.get("properties") or {}).keys())
+    for field, role in _ROLE_BY_FIELD:
+        if field in props:
+            return role
+    if "Split the question" in prompt or "subqueries" in prompt:
+        return "decompose"
+    return "unknown"
+
+
+def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """Plausible answers about the CRF papers of the tests' small corpus."""
+    if role == "decompose":
+        return {"subqueries": ["conditional random fields sequence labeling F1", "CRF layer neural tagger"]}
+    if role == "verify":
+        papers = re.findall(r"PAPER (\S+):", prompt)
+        return {"evidence_papers": [p for p in papers if p in ("crf", "lstm")], "sufficient": True, "missing": ""}
+    if role == "read":
+        ids = CHUNK_ID.findall(prompt)
+        paper = re.search(r"PAPER (\S+):", prompt)
+        relevant = bool(paper) and paper.group(1) in ("crf", "lstm")
+        finding = {"crf": "CRFs reach 95.7 F1 on chunking.", "lstm": "A BiLSTM-CRF reaches 90.9 F1 on CoNLL-2003 NER."}
+        return {"relevant": relevant, "sufficient": relevant, "evidence_chunk_ids": ids[:1] if relevant else [],
+                "finding": finding.get(paper.group(1), "") if relevant and paper else ""}
+    if role == "synthesize":
+        ids = CHUNK_ID.findall(prompt)
+        crf = next((i for i in ids if i.startswith("crf#")), ids[0] if ids else "crf#c0")
+        lstm = next((i for i in ids if i.startswith("lstm#")), None)
+        answer = f"Conditional random fields reach 95.7 F1 on chunking [{crf}]"
+        facts = [{"value": "95.7", "unit": "F1", "paper_id": crf.split("#")[0], "chunk_id": crf}]
+        if lstm:
+            answer += f", and a BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER [{lstm}]"
+            facts.append({"value": "90.9", "unit": "F1", "paper_id": "lstm", "chunk_id": lstm})
+        return {"facts": facts, "reasoning": "", "answer": answer + ".", "choice": "", "table_rows": [],
+                "insufficient_evidence": False}
+    return {}
+
+
+class OpenAIStub:
+    def __init__(self, reply: Reply = literature_reply, model: str = "stub-model",
+                 delays: dict[str, float] | None = None) -> None:
+        self.reply = reply
+        self.model = model
+        self.delays = delays or {}  # seconds to wait before answering a role (to watch live progress)
+        self.requests: list[dict[str, Any]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> OpenAIStub:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": stub.model, "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                messages = body.get("messages") or []
+                prompt = "\n".join(str(m.get("content") or "") for m in messages)
+                role = role_of(body, prompt)
+                stub.requests.append({"role": role, "body": body})
+                time.sleep(stub.delays.get(role, 0.0))
+                content = json.dumps(stub.reply(role, body, prompt))
+                prompt_tokens, completion_tokens = len(prompt.split()), len(content.split())
+                message: dict[str, Any] = {"role": "assistant", "content": content}
+                if body.get("tools"):  # function_calling: answer as the forced tool call
+                    name = body["tools"][0]["function"]["name"]
+                    message = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": name, "arguments": content}}]}
+                self._send(200, {
+                    "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
+                    "model": body.get("model") or stub.model,
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                              "total_tokens": prompt_tokens + completion_tokens},
+                })
+
+            def _send(self, code: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> OpenAIStub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

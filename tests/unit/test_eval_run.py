@@ -1,0 +1,66 @@
+"""The runner's pure parts: the ledger, retrieval-only submissions, metrics that do not apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals.datasets import Question
+from evals.run import (
+    _read_ledger,
+    make_answerer,
+    no_llm_paper_count,
+    not_applicable,
+    prediction_text,
+    retrieval_submission,
+    slug,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def test_ledger_drops_a_torn_line_and_leaves_good_files_alone(tmp_path):
+    path = tmp_path / "submission.jsonl"
+    good = '{"query_id": "a", "gold_papers": []}\n'
+    path.write_text(good)
+    before = path.stat().st_mtime_ns
+    assert [r["query_id"] for r in _read_ledger(path)] == ["a"]
+    assert path.stat().st_mtime_ns == before
+    path.write_text(good + '{"query_id": "b", "gold_pa')
+    assert [r["query_id"] for r in _read_ledger(path)] == ["a"]
+    assert path.read_text() == good
+    assert _read_ledger(tmp_path / "absent.jsonl") == []
+
+
+def test_retrieval_submission_names_one_or_five_papers():
+    single = Question("s", "q", "hidden_source_single_paper", ())
+    multi = Question("m", "q", "multi_paper", ())
+    ranking = [f"p{i}" for i in range(10)]
+    assert retrieval_submission(single, ranking) == {"query_id": "s", "gold_papers": [{"paper_id": "p0"}],
+                                                     "evidence": [], "answer": {}}
+    assert len(retrieval_submission(multi, ranking)["gold_papers"]) == 5
+    assert no_llm_paper_count(None) == 5
+
+
+def test_not_applicable_recomputes_the_means():
+    metrics = {"paper_f1_macro": 0.5, "evidence_f1_macro": 1.0, "multiple_choice_accuracy": 0.0,
+               "table_row_f1_macro": None, "table_cell_accuracy_macro": None, "answer_score": 0.0,
+               "overall_score": 0.5}
+    not_applicable(metrics, ["evidence_f1_macro"])
+    assert metrics["evidence_f1_macro"] is None and metrics["overall_score"] == pytest.approx(0.25)
+    not_applicable(metrics, ["multiple_choice_accuracy"])
+    assert metrics["answer_score"] is None and metrics["overall_score"] == 0.5
+
+
+def test_prediction_text_prefers_the_submission():
+    sub = {"answer": {"freeform": {"text": "from the submission"}}}
+    assert prediction_text(sub, {"answer_text": "prose"}) == "from the submission"
+    assert prediction_text({"answer": {}}, {"answer_text": "prose"}) == "prose"
+    assert prediction_text(None, None) == ""
+
+
+def test_slug_and_unknown_names(tmp_path):
+    assert slug("A+B:all5") == "A_B_all5" and slug("hybrid+prf") == "hybrid_prf"
+    with pytest.raises(ValueError, match="unknown preset 'magic'"):
+        make_answerer("magic", tmp_path)
+    with pytest.raises(ValueError, match="--no-llm runs LLM-free retrieval; 'paper'"):
+        make_answerer("paper", tmp_path, no_llm=True)
