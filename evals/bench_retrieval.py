@@ -10,8 +10,10 @@ Variants (each gives a ranked paper list per question; recall is over the gold p
   rerank                    ranking A with the configured reranker (LITLOOP_RERANK__BACKEND)
   A                         ranking A: the pool of 20 reranked chunks (steps 4-5), no reranker
   B                         ranking B alone (seeds = top of A)
-  A+B                       the paper's fusion (three sources, LITLOOP_RELATE__SEEDS_WITHOUT_LLM seeds)
-  A+B:all5                  A+B with co-citation and direct links added, 5 seeds
+  A+B:paper                 the paper's fusion: three neighbour sources, 3 seeds
+  A+B                       litloop's default: all five sources (co-citation and direct links
+                            added), 5 seeds (LITLOOP_RELATE__SOURCES, __SEEDS_WITHOUT_LLM)
+  A+B:all5                  the same, spelled out (kept so older result tables still read)
   prf+B:all5                like A+B:all5 but fusing B with the whole hybrid+prf ranking
                             instead of the 20-chunk pool (LLM-free mode has one subquery only)
 """
@@ -78,6 +80,7 @@ def _pipeline(relate: bool, stage: str, *, sources=None, seeds=None, a_full=Fals
 
 
 ALL5 = ["embedding", "coupling", "bm25", "cocitation", "direct"]
+PAPER3 = ["embedding", "coupling", "bm25"]
 VARIANTS: dict[str, Variant] = {
     "bm25": _single("bm25"),
     "dense": _single("dense"),
@@ -87,11 +90,12 @@ VARIANTS: dict[str, Variant] = {
     "A": _pipeline(False, "a"),
     "rerank": _pipeline(False, "a", rerank=True),
     "B": _pipeline(True, "b"),
+    "A+B:paper": _pipeline(True, "fused", sources=PAPER3, seeds=3),
     "A+B": _pipeline(True, "fused"),
     "A+B:all5": _pipeline(True, "fused", sources=ALL5, seeds=5),
     "prf+B:all5": _pipeline(True, "fused", sources=ALL5, seeds=5, a_full=True),
 }
-DEFAULT_VARIANTS = ["bm25", "dense", "paper-bm25", "hybrid", "hybrid+prf", "A", "B", "A+B", "A+B:all5", "prf+B:all5"]
+DEFAULT_VARIANTS = ["bm25", "dense", "paper-bm25", "hybrid", "hybrid+prf", "A", "B", "A+B:paper", "A+B", "prf+B:all5"]
 
 
 def evaluate(idx: Index, questions: list[dict], names: list[str], settings: Settings, reranker=None,
