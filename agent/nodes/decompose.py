@@ -3,12 +3,15 @@ SEE: DESIGN.md section 3 step 1."""
 
 from __future__ import annotations
 
+import re
+
 from agent import prompts
 from agent.nodes.common import llm, venue_year
 from agent.schemas import Decomposition
 from agent.state import State
 
 NO_NOTE = "no specific note; search from a different angle"
+_LEADING_TAG = re.compile(r"^\[[^\]]*\]\s*")
 
 
 def decompose_prompt(state: State, n: int) -> str:
@@ -28,7 +31,9 @@ def new_subqueries(proposed: list[str], earlier: list[str], n: int, tag: str | N
     out: list[str] = []
     for q in proposed:
         q = " ".join(str(q).split())
-        if tag and not q.startswith(tag):
+        if not tag:
+            q = _LEADING_TAG.sub("", q)  # a small model imitates tags the question never asked for
+        elif not q.startswith(tag):
             q = f"{tag} {q}"
         if q and q.lower() not in seen:
             seen.add(q.lower())

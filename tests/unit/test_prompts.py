@@ -43,7 +43,7 @@ def test_decompose_prompts_from_state():
 
 def test_few_shot_examples_are_synthetic():
     # the example venue is invented, so no benchmark question can leak into a prompt
-    assert "XYZ 2031" in prompts.render("decompose_first", question="q", n_subqueries=4, venue_year_line="")
+    assert "ABC corpus" in prompts.render("decompose_first", question="q", n_subqueries=4, venue_year_line="")
 
 
 def test_new_subqueries_dedupes_tags_and_caps():
@@ -51,6 +51,8 @@ def test_new_subqueries_dedupes_tags_and_caps():
 
     out = new_subqueries(["  crf  F1 ", "CRF f1", "old", "x", "y"], ["[ACL 2005] old"], 2, "[ACL 2005]")
     assert out == ["[ACL 2005] crf F1", "[ACL 2005] x"]
+    # no venue in the question: a tag the model invents is removed
+    assert new_subqueries(["[SPECTER] citation loss", "plain"], [], 4, None) == ["citation loss", "plain"]
 
 
 def test_venue_year_detection():
