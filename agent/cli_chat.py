@@ -197,7 +197,7 @@ def print_trace(console: Console, records: list[dict[str, Any]], everything: boo
     from agent.tracing import describe_run, tree_rows
 
     console.print(trace_header(records))
-    root: Tree | None = None
+    tops: list[Tree] = []  # one root per question; several only when a run stopped before its root ended
     stack: list[Tree] = []
     colours = {"llm": "magenta", "retriever": "cyan", "tool": "blue", "chain": "bold"}
     for depth, r in tree_rows(records, everything):
@@ -213,17 +213,14 @@ def print_trace(console: Console, records: list[dict[str, Any]], everything: boo
             label += f"  [dim]${d['cost']:.4f}[/]"
         for e in d["errors"]:
             label += f"\n[red]✗ {escape(e)}[/]"
-        if root is None or depth == 0:
-            node = Tree(label, guide_style="dim")
-            if root is None:
-                root = node
-            stack = [node]
+        if depth == 0 or not stack:
+            stack = [Tree(label, guide_style="dim")]
+            tops.append(stack[0])
             continue
         stack = stack[:depth]
-        node = stack[-1].add(label)
-        stack.append(node)
-    if root is not None:
-        console.print(root)
+        stack.append(stack[-1].add(label))
+    for tree in tops:
+        console.print(tree)
 
 
 # ----------------------------------------------------------------------------- wiring

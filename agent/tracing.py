@@ -639,6 +639,10 @@ def summary_of(records: list[dict[str, Any]], trace_id: str) -> dict[str, Any]:
     root = next((r for r in records if not r.get("parent_run_id")), None)
     meta = (root or {}).get("metadata") or {}
     usage = meta.get("token_usage") or {}
+    if root is None:  # stopped mid-run: add up the LLM calls that did finish
+        llm = [(r.get("metadata") or {}).get("token_usage") or {} for r in records if r.get("run_type") == "llm"]
+        usage = {k: sum(u.get(k, 0) for u in llm) for k in ("input_tokens", "output_tokens", "total_tokens")}
+        usage["llm_calls"] = len(llm)
     if root is None:
         status = "incomplete"
     elif root.get("error"):
@@ -647,7 +651,9 @@ def summary_of(records: list[dict[str, Any]], trace_id: str) -> dict[str, Any]:
         status = "partial"
     else:
         status = "ok"
-    question = ((root or {}).get("inputs") or {}).get("question")
+    # without a root (the process stopped mid-run) the nodes' inputs, the state, still hold it
+    question = next((r["inputs"]["question"] for r in ([root] if root else []) + records
+                     if isinstance(r.get("inputs"), dict) and r["inputs"].get("question")), None)
     start = (root or (records[0] if records else {})).get("start_time")
     return {"trace_id": trace_id, "question": question, "start_time": start, "status": status,
             "input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0),
@@ -670,7 +676,8 @@ def list_traces(directory: Path | None = None, limit: int = 20) -> list[dict[str
 
 # Runs LangChain creates around a structured call (sequence, map, assign, lambda, fallbacks):
 # plumbing a reader skips unless asked for everything; their children move up a level.
-_PLUMBING = re.compile(r"^(Runnable\w*|ChannelWrite.*|ChannelRead.*|_parse_structured|<lambda>|itemgetter.*|route_\w+)")
+_PLUMBING = re.compile(r"^(Runnable\w*|ChannelWrite.*|ChannelRead.*|_\w+|<lambda>|itemgetter.*|route_\w+|"
+                       r"\w*OutputParser|\w*ToolsParser)")
 
 
 def tree_rows(records: list[dict[str, Any]], everything: bool = False) -> list[tuple[int, dict[str, Any]]]:
@@ -708,10 +715,13 @@ def describe_run(r: dict[str, Any]) -> dict[str, Any]:
     usage = meta.get("token_usage") or {}
     errors = []
     if r.get("error"):
-        errors.append(str(r["error"]).strip().splitlines()[0][:300])
+        # LangChain stores repr(exception) followed by the traceback: keep the repr
+        first = str(r["error"]).split("Traceback (most recent call last)")[0].strip()
+        errors.append((first.splitlines() or [""])[0][:300])
     for e in meta.get("node_errors") or []:
         if isinstance(e, Mapping):
-            errors.append(f"{e.get('node')}: {e.get('kind') or ''} {str(e.get('error') or '')[:200]}".strip())
+            kind = f" ({e['kind']})" if e.get("kind") else ""
+            errors.append(f"{e.get('node')}{kind}: {str(e.get('error') or '')[:200]}")
     return {"name": r.get("name"), "run_type": r.get("run_type"), "detail": " · ".join(bits),
             "seconds": _seconds(r), "tokens": usage.get("total_tokens", 0),
             "input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0),

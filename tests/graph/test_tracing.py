@@ -209,3 +209,46 @@ def test_tree_rows_hide_plumbing(scripted, traces):
     assert depth_of_llm == {2}  # directly under its node once the plumbing is hidden
     assert len(tree_rows(records, everything=True)) == len(records)
     assert summary_of(records, out["trace_id"])["status"] == "ok"
+
+
+def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_socket(graph_index, traces, monkeypatch):
+    """The real ChatOpenAI path against the tests' own stub server on loopback."""
+    from agent.settings import default_settings
+    from tests.openai_stub import OpenAIStub
+
+    seen = []
+    real_connect = socket.socket.connect
+
+    def recording_connect(self, address):
+        seen.append((self.family, address))
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", recording_connect)
+    with OpenAIStub(model="stub-model") as stub:
+        monkeypatch.setenv("LITLOOP_INDEX", str(graph_index))
+        monkeypatch.setenv("LITLOOP_LLM__BASE_URL", stub.base_url)
+        monkeypatch.setenv("LITLOOP_LLM__MODEL", "stub-model")
+        monkeypatch.setenv("LITLOOP_LLM__API_KEY", "sk-test-abcdefghijklmnop1234")
+        monkeypatch.setenv("LITLOOP_TRACING__PRICES", '{"stub-model": [1.0, 2.0]}')
+        default_settings.cache_clear()
+        try:
+            out = ask("What F1 do CRFs reach on chunking?", **SMALL)
+        finally:
+            default_settings.cache_clear()
+    assert out["answer"]["citations"]
+    records = load_trace(out["trace_id"], traces)
+    assert_consistent_tree(records)
+    llm_runs = [r for r in records if r["run_type"] == "llm"]
+    assert len(llm_runs) == len(stub.requests) and all(r["name"] == "ChatOpenAI" for r in llm_runs)
+    for r in llm_runs:
+        usage = r["metadata"]["token_usage"]
+        assert r["metadata"]["model"] == "stub-model" and usage["input_tokens"] > 0
+        assert r["metadata"]["cost_estimate_usd"] == pytest.approx(
+            (usage["input_tokens"] * 1.0 + usage["output_tokens"] * 2.0) / 1e6)
+        assert r["outputs"]["text"].startswith("{")
+    root = records[0]
+    assert root["metadata"]["cost_estimate_usd"] == pytest.approx(sum(r["metadata"]["cost_estimate_usd"] for r in llm_runs))
+    assert "sk-test-abcdefghijklmnop1234" not in (traces / f"{out['trace_id']}.jsonl").read_text()
+    remote = [a for fam, a in seen if fam in (socket.AF_INET, socket.AF_INET6)
+              and not (str(a[0]).startswith("127.") or a[0] in ("::1", "localhost"))]
+    assert seen and remote == []  # the stub was called over loopback, nothing else

@@ -162,6 +162,10 @@ def test_summary_statuses():
     assert summary_of([root, {**node, "metadata": {"node_errors": [{"node": "read"}]}}], "a")["status"] == "partial"
     assert summary_of([{**root, "error": "boom"}, node], "a")["status"] == "error"
     assert summary_of([node], "a")["status"] == "incomplete"
+    llm = rec("c", "b", "1.1.1", "ChatOpenAI", "llm", metadata={"token_usage": {"input_tokens": 3, "output_tokens": 2,
+                                                                                 "total_tokens": 5}})
+    stopped = summary_of([node, llm], "a")  # the root never ended: question and tokens from what did
+    assert stopped["question"] == "q?" and stopped["total_tokens"] == 5 and stopped["llm_calls"] == 1
     assert summary_of([root], "a")["total_tokens"] == 7 and summary_of([root], "a")["duration_s"] == 1.0
 
 
@@ -303,3 +307,25 @@ def test_langsmith_only_by_the_users_choice(monkeypatch):
     assert langsmith_status() == "no key"
     monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_pt_x")
     assert langsmith_status() == "on"
+
+
+def test_trace_show_prints_a_run_stopped_before_its_root_ended(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+    from agent.settings import default_settings
+
+    monkeypatch.setenv("LITLOOP_TRACING__DIR", str(tmp_path))
+    default_settings.cache_clear()
+    error = "TimeoutError('x')Traceback (most recent call last):\n  File x"
+    records = [rec("b", "a", "1.1", "decompose"), rec("c", "a", "1.2", "verify", error=error)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    try:
+        r = CliRunner().invoke(app, ["trace", "show", "last"])
+        listed = CliRunner().invoke(app, ["trace", "list", "--json"])
+    finally:
+        default_settings.cache_clear()
+    assert r.exit_code == 0, r.output
+    assert "incomplete" in r.stdout and "decompose" in r.stdout and "verify" in r.stdout
+    assert "✗ TimeoutError('x')" in r.stdout and "Traceback" not in r.stdout
+    assert json.loads(listed.stdout)[0]["status"] == "incomplete"
