@@ -14,7 +14,7 @@ def _isolated_data_dir(tmp_path_factory, monkeypatch):
     """Tests never touch the user's data dir or a .env in the working directory."""
     monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path_factory.getbasetemp() / "litloop-data"))
     for var in list(os.environ):
-        if var.startswith("LITLOOP_") and var not in ("LITLOOP_DATA_DIR", "LITLOOP_SHARED_DATA"):
+        if var.startswith("LITLOOP_") and var not in ("LITLOOP_DATA_DIR", "LITLOOP_SHARED_DATA", "LITLOOP_UPDATE_SCREENSHOT"):
             monkeypatch.delenv(var)
 
 

@@ -1,7 +1,8 @@
 """The web chat in a real browser: `litloop ui` on loopback, answering through an
 OpenAI-compatible stub server of the tests' own, driven by headless Chromium (Debian's
 `chromium` through Playwright's `executable_path`; Playwright's own browsers are never
-downloaded). Saves the README's screenshot, docs/img/web-chat.png."""
+downloaded). Saves a screenshot in the test's temporary folder; with LITLOOP_UPDATE_SCREENSHOT=1
+it also refreshes the README's docs/img/web-chat.png (so a plain test run leaves the tree clean)."""
 
 from __future__ import annotations
 
@@ -131,10 +132,13 @@ def test_ask_in_the_browser_shows_cited_answer(running_ui):
             expect(page.get_by_text("Subqueries: conditional random fields", exact=False).first).to_be_visible()
             page.mouse.move(0, 0)
             page.wait_for_timeout(500)
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT))
+            shot = tmp_path / "web-chat.png"
+            page.screenshot(path=str(shot))
+            if os.environ.get("LITLOOP_UPDATE_SCREENSHOT") == "1":
+                SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+                SCREENSHOT.write_bytes(shot.read_bytes())
         finally:
             browser.close()
-    assert SCREENSHOT.stat().st_size > 10_000
+    assert shot.stat().st_size > 10_000
     traces = list((tmp_path / "data" / "traces").glob("*.jsonl"))
     assert len(traces) == 1  # the answer has its trace
