@@ -441,7 +441,7 @@ def demo(
             err.print(f"[yellow]No chat model yet, so no answer:[/] {escape(str(exc))}")
             return
     out.print(f"[bold]Question:[/] {DEMO_QUESTION}")
-    err.print("[dim](the embedded model runs on the CPU: expect a minute or two)[/]")
+    err.print("[dim](the embedded model runs on the CPU: expect a few minutes)[/]")
     ask(DEMO_QUESTION, index=index, preset=None, as_json=False)
 
 
