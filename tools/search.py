@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from tools.base import Passage
 from tools.fusion import papers_by_best_chunk, rrf_scores
 from tools.index import Index
@@ -36,10 +38,11 @@ class PaperHit:
         }
 
 
-def best_chunk_in_paper(index: Index, paper_id: str, query: str) -> Passage:
-    """The paper's chunk with the highest chunk-BM25 score for the query (its title chunk if none)."""
+def best_chunk_in_paper(index: Index, paper_id: str, chunk_scores: np.ndarray) -> Passage:
+    """The paper's chunk with the highest chunk-BM25 score (its title chunk if none); the scores
+    are the query's over the whole chunk index, computed once per query by the caller."""
     rows = index.chunks_of[paper_id]
-    scores = index.chunk_bm25.scores(tokenize(query))[rows]
+    scores = chunk_scores[rows]
     best = int(scores.argmax()) if len(rows) and scores.max() > 0 else 0
     return Passage.from_chunk(index.chunks[rows[best]], float(scores[best]) if len(rows) else 0.0, "paper-bm25")
 
@@ -57,8 +60,9 @@ def search(index: Index, query: str, retriever: Retriever = "hybrid", k: int = 1
         order, best = papers_by_best_chunk(index.dense_chunks(query, depth))
         return [_hit(index, pid, best[pid].score, best[pid]) for pid in order[:k]]
     if retriever == "paper-bm25":
+        chunk_scores = index.chunk_bm25.scores(tokenize(query))
         return [
-            _hit(index, pid, score, best_chunk_in_paper(index, pid, query))
+            _hit(index, pid, score, best_chunk_in_paper(index, pid, chunk_scores))
             for pid, score in index.bm25_papers(query, k)
         ]
     # the paper ranking of DESIGN.md section 3 step 2; each paper's evidence is its best-ranked chunk
