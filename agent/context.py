@@ -22,6 +22,11 @@ class Context:
     index: str | None = None  # index directory; None: settings (LITLOOP_INDEX or the demo index)
     max_rounds: int = 3  # SEE: DESIGN.md section 3 (paper: 3)
     subqueries_per_round: int = 4  # paper: 4
+    # CPU cuts (preset local-fast): round 1 searches the question itself instead of asking the
+    # LLM for subqueries; the verifier's listing is taken as the evidence (no LLM verdict, so no
+    # second round). Both True in the paper's method.
+    decompose_with_llm: bool = True
+    verify_with_llm: bool = True
     verify_papers: int = 20  # papers listed to the verifier (paper: 20)
     verify_chunks_per_paper: int = 2  # paper: 2
     verify_chunk_chars: int = 1800  # paper: 1,800

@@ -160,6 +160,25 @@ class LLMSettings(BaseModel):
     local_threads: int | None = Field(
         None, ge=1, description="CPU threads of the embedded llama.cpp server. Unset: the CPU count."
     )
+    local_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="Seconds before one request to the embedded model times out (it runs on the "
+        "CPU: a 1,000-token prompt takes about 45 s on 2 cores). `timeout_s` applies to endpoints.",
+    )
+    local_max_tokens: int = Field(
+        512,
+        ge=16,
+        description="Most tokens the embedded model may write per call (about 7 tokens/s on 2 "
+        "cores); a cap on runaway output. JSON cut short is repaired once like any invalid JSON.",
+    )
+    local_text_chars: int = Field(
+        240,
+        ge=40,
+        description="Lean output for the embedded model: the longest a free-text field may be "
+        "(characters; the answer gets three times this), enforced by the server's JSON grammar, "
+        "and the optional `reasoning`/`facts` fields are left out. Endpoints get the full schema.",
+    )
 
 
 # Redaction of secrets in traces: known key shapes and `name=value` pairs whose name says key/token/

@@ -46,6 +46,10 @@ def decompose(state: State, runtime) -> dict:
     vy = venue_year(state["question"])
     tag = f"[{vy[0]} {vy[1]}]" if vy else None
     first = not state.get("round")
+    if not ctx.decompose_with_llm:
+        # no LLM: the question is the one subquery; later rounds bring nothing new (loop ends)
+        subs = new_subqueries([state["question"]] if first else [], state.get("subqueries", []), 1, tag)
+        return {"round": 1, "new_subqueries": subs, "subqueries": subs}
     value, usage, errors = llm("decompose", Decomposition, decompose_prompt(state, ctx.subqueries_per_round), runtime)
     proposed = value.subqueries if value else []
     if first and not proposed:

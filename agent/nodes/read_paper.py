@@ -16,14 +16,23 @@ from agent.tracing import trace_step
 from tools.text import tokenize
 
 
-def chunks_to_read(state: State, idx, paper_id: str, n: int) -> list[dict]:
+def question_chunk_scores(state: State, idx):
+    """Chunk-BM25 scores of the question and its subqueries over the whole index (one pass,
+    shared by every paper read in the node)."""
+    return idx.chunk_bm25.scores(tokenize(" ".join([state["question"], *state.get("subqueries", [])])))
+
+
+def chunks_to_read(state: State, idx, paper_id: str, n: int, all_scores=None) -> list[dict]:
     """The paper's pooled chunks (best first), then its best chunks for the question by BM25,
-    then its title and abstract; n in all."""
+    then its title and abstract; n in all. `all_scores`: question_chunk_scores, when the caller
+    already has them."""
     pooled = sorted((c for c in state.get("pool", {}).values() if c["paper_id"] == paper_id),
                     key=lambda c: (-c["score"], c["chunk_id"]))
     rows = idx.chunks_of[paper_id]
-    query = tokenize(" ".join([state["question"], *state.get("subqueries", [])]))
-    scores = idx.chunk_bm25.scores(query)[rows] if len(rows) > 1 else [0.0]
+    if len(rows) > 1:
+        scores = (all_scores if all_scores is not None else question_chunk_scores(state, idx))[rows]
+    else:
+        scores = [0.0]
     by_bm25 = [rows[i] for i in sorted(range(len(rows)), key=lambda i: (-scores[i], i))]
     out, seen = [], set()
     for c in pooled + [idx.chunks[r].to_dict() for r in by_bm25] + [idx.title_abstract(paper_id).to_dict()]:
@@ -43,10 +52,10 @@ def read_prompt(state: State, runtime, paper_id: str, chunks: list[dict] | None 
                           chunks="\n".join(chunk_block(c, ctx.read_chunk_chars) for c in chunks))
 
 
-def read_one(state: State, runtime, paper_id: str) -> tuple[dict, dict, list[dict]]:
+def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[dict]]:
     ctx = runtime.context
     idx = index_for(ctx)
-    chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper)
+    chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
     with trace_step(f"read {paper_id}", inputs={"paper_id": paper_id}, metadata={"paper_id": paper_id}) as step:
         value, usage, errors = llm("read", PaperReading, read_prompt(state, runtime, paper_id, chunks), runtime)
         step.outputs = {"relevant": value.relevant if value else None}
@@ -70,8 +79,9 @@ def read_paper(state: State, runtime) -> dict:
         return kadr_read(state, runtime)  # the top N_ans chunks as they stand
     papers = state.get("candidates", [])[: ctx.read_papers]
     t = time.perf_counter()
+    all_scores = question_chunk_scores(state, index_for(ctx)) if papers else None
     with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:
-        results = list(pool.map(lambda pid: read_one(state, runtime, pid), papers))
+        results = list(pool.map(lambda pid: read_one(state, runtime, pid, all_scores), papers))
     usage: dict[str, float] = {"seconds_read_paper": time.perf_counter() - t, "papers_read": len(papers)}
     errors: list[dict] = []
     for _, u, e in results:

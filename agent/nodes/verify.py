@@ -41,6 +41,13 @@ def verify(state: State, runtime) -> dict:
     pool = state.get("pool", {})
     if not pool:
         return {"verdict": {"sufficient": False, "evidence_papers": [], "missing": "nothing was found yet"}}
+    ctx = runtime.context
+    if not ctx.verify_with_llm:
+        # no LLM verdict: the papers the verifier would be shown are the evidence, and the loop
+        # ends here (there is no note of what is missing to search for)
+        listed = [pid for pid, _ in top_papers(pool, ctx.verify_papers, 1)]
+        verdict = {"sufficient": True, "missing": "", "evidence_papers": listed, "llm": False}
+        return {"verdict": verdict, "evidence_papers": listed}
     value, usage, errors = llm("verify", Verification, verify_prompt(state, runtime), runtime)
     known = {c["paper_id"] for c in pool.values()}
     if value is None:

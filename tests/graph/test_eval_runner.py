@@ -87,7 +87,7 @@ def test_agent_run_writes_the_run_folder(scripted, graph_index, bench, tmp_path)
     assert run["questions"] == run["answered"] == 3 and run["failed"] == 0
     assert run["llm_calls"] == sum(len(model.calls) for model in m.values())
     assert run["input_tokens"] > 0 and run["latency_p95_s"] >= run["latency_p50_s"] > 0
-    assert doc["settings"]["eval"]["preset"] == "local" and doc["settings"]["litloop"]["context"]["read_papers"] == 3
+    assert doc["settings"]["eval"]["preset"] == "local" and doc["settings"]["litloop"]["context"]["read_papers"] == 2
     report = (out / "report.md").read_text()
     assert "![candidate recall@k](recall_at_k.png)" in report and "| q_cook |" in report
     assert "majority baseline (always A) 0.5000" in report

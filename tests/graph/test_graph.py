@@ -148,3 +148,32 @@ def test_graph_structure_snapshot():
     assert drawn == snapshot.read_text()
     nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
     assert nodes == {"decompose", "search", "rerank", "verify", "expand_neighbors", "read_paper", "synthesize"}
+
+
+def test_local_fast_asks_the_llm_only_to_read_and_answer(scripted):
+    m = scripted(decompose=numbered("never"), verify=[NOT_SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
+    out = ask("What F1 do CRFs reach on chunking?", preset="local-fast", max_rounds=3)
+    assert not m["decompose"].calls and not m["verify"].calls  # their LLM-free fallbacks ran
+    assert out["rounds"] == 1 and out["subqueries"] == ["What F1 do CRFs reach on chunking?"]
+    assert len(m["read"].calls) == 2 and len(m["synthesize"].calls) == 1
+    assert "crf" in out["candidates"][:3]
+
+
+def test_verify_without_llm_takes_the_listing_as_evidence():
+    from types import SimpleNamespace
+
+    from agent.context import make_context
+    from agent.nodes.verify import verify
+
+    pool = {f"p{i}#c0": {"chunk_id": f"p{i}#c0", "paper_id": f"p{i}", "score": float(i)} for i in range(8)}
+    runtime = SimpleNamespace(context=make_context("local-fast"))
+    out = verify({"question": "q", "pool": pool, "new_subqueries": ["q"]}, runtime)
+    assert out["evidence_papers"] == ["p7", "p6", "p5", "p4", "p3"]  # the 5 best, best first
+    assert out["verdict"] == {"sufficient": True, "missing": "", "evidence_papers": out["evidence_papers"], "llm": False}
+
+
+def test_local_preset_runs_one_round_with_every_llm_role(scripted):
+    m = scripted(decompose=numbered("crf"), verify=[NOT_SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
+    out = ask("What F1 do CRFs reach on chunking?", preset="local")
+    assert out["rounds"] == 1 and len(m["decompose"].calls) == len(m["verify"].calls) == 1
+    assert len(m["read"].calls) == 2

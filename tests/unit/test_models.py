@@ -346,3 +346,15 @@ def test_wrong_total_size_fails_before_writing(tmp_path):
     with pytest.raises(LocalModelError, match="add up to"):
         assemble_model(parts, dest, expected_size=10, expected_sha256="0" * 64, progress=False)
     assert not dest.exists()
+def test_lean_schema_for_the_embedded_model():
+    from agent.models import lean_schema
+    from agent.schemas import PaperReading, Synthesis
+
+    full = Synthesis.model_json_schema()
+    lean = lean_schema(full, 200)
+    assert "reasoning" not in lean["properties"] and "facts" not in lean["properties"]
+    assert lean["properties"]["answer"]["maxLength"] == 600 and lean["required"] == full["required"]
+    assert "reasoning" in full["properties"]  # the caller's schema is not changed
+    assert lean_schema(PaperReading.model_json_schema(), 200)["properties"]["finding"]["maxLength"] == 200
+    # what the lean schema lets through still validates against the full model
+    assert Synthesis.model_validate({"answer": "x [a#c0]"}).reasoning == ""
