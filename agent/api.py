@@ -23,6 +23,16 @@ def default_preset() -> str:
 
 
 def make_run_context(preset: str | None = None, **overrides: Any) -> Context:
+    """The run's context; corpus names are checked here, before any model or index is touched
+    (an unknown name is a ValueError that lists the registered ones)."""
+    corpora = overrides.get("corpora")
+    if corpora:
+        from tools.registry import get_corpus
+
+        if overrides.get("index"):
+            raise ValueError("give either an index or corpora, not both")
+        for name in corpora:
+            get_corpus(name)
     return make_context(preset or default_preset(), **overrides)
 
 

@@ -74,7 +74,7 @@ def done_ids(out: Path) -> set[str]:
 
 
 def run_batch(input_path: Path, out: Path, *, preset: str | None = None, index: str | None = None,
-              progress: bool = False, ask_fn=None) -> dict[str, int]:
+              progress: bool = False, ask_fn=None, corpora: list[str] | None = None) -> dict[str, int]:
     from tqdm import tqdm
 
     from agent.api import ask
@@ -92,7 +92,8 @@ def run_batch(input_path: Path, out: Path, *, preset: str | None = None, index: 
                 continue
             t = time.perf_counter()
             try:
-                result = ask_fn(rec["question"], preset=preset, index=index, **ask_arguments(rec))
+                result = ask_fn(rec["question"], preset=preset, index=index, **ask_arguments(rec),
+                                **({"corpora": corpora} if corpora else {}))
                 line, info = result["submission"], {"ok": True, "errors": result["errors"],
                                                     "usage": result["usage"], "trace_id": result.get("trace_id")}
                 summary["written"] += 1

@@ -373,14 +373,16 @@ def run(
     out_path: Annotated[Path, typer.Option("--out", help="Submission JSONL to write; an existing file is resumed.")],
     index: IndexOpt = None,
     preset: Annotated[Optional[str], typer.Option("--preset", "-p")] = None,
+    corpus: CorpusOpt = None,
 ) -> None:
     """Batch mode: one submission line per input question, even when a question fails (the
     error is recorded); rerunning resumes after the last written line."""
     from agent.batch import run_batch
 
+    corpora = check_names(corpus, index)
     try:
         summary = run_batch(input, out_path, preset=preset, index=str(index) if index else None,
-                            progress=_progress())
+                            corpora=corpora, progress=_progress())
     except ValueError as exc:
         raise _fail(str(exc)) from None
     err.print(f"{summary['written']} answered, {summary['skipped']} already done, {summary['failed']} failed -> {out_path}")
@@ -396,13 +398,15 @@ def prompt_render(
     node: Annotated[str, typer.Option("--node", help="decompose | verify | read_paper | synthesize | system | repair")] = "decompose",
     index: IndexOpt = None,
     preset: Annotated[Optional[str], typer.Option("--preset", "-p")] = None,
+    corpus: CorpusOpt = None,
 ) -> None:
     """Print the exact prompt a node would send for a question, without calling any model
     (verify, read_paper and synthesize use LLM-free retrieval to fill in the evidence)."""
     from agent.render import render_prompt
 
     try:
-        text = render_prompt(question, node, preset=preset, index=str(index) if index else None)
+        text = render_prompt(question, node, preset=preset, index=str(index) if index else None,
+                             corpora=check_names(corpus, index))
     except ValueError as exc:
         raise _fail(str(exc), 2) from None
     out.print(text, markup=False, highlight=False)

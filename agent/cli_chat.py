@@ -19,6 +19,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent.cli_corpora import CorpusOpt, check_names
+
 APP_PATH = Path(__file__).resolve().parent / "chat" / "app.py"
 
 out = Console(highlight=False, soft_wrap=True)
@@ -43,17 +45,22 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 # ----------------------------------------------------------------------------- ui
 
 
-def streamlit_command(port: int, host: str) -> list[str]:
+def streamlit_command(port: int, host: str, corpora: list[str] | None = None) -> list[str]:
     """`streamlit run` for the chat app: loopback by default, no browser, no usage statistics
-    (nothing leaves the machine), no file watcher."""
-    return [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
-            "--server.address", host, "--server.port", str(port), "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-            "--global.developmentMode", "false", "--client.toolbarMode", "minimal"]
+    (nothing leaves the machine), no file watcher. Corpora go to the app as its own arguments
+    (after `--`) and are preselected in its sidebar."""
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
+           "--server.address", host, "--server.port", str(port), "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+           "--global.developmentMode", "false", "--client.toolbarMode", "minimal"]
+    if corpora:
+        cmd += ["--", *(a for name in corpora for a in ("--corpus", name))]
+    return cmd
 
 
 def ui(
     index: IndexOpt = None,
+    corpus: CorpusOpt = None,
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to serve on.")] = 8501,
     host: Annotated[str, typer.Option("--host", help="Address to bind; 127.0.0.1 keeps the chat on this machine.")] = "127.0.0.1",
 ) -> None:
@@ -63,13 +70,14 @@ def ui(
     if importlib.util.find_spec("streamlit") is None:
         raise _fail("streamlit is not installed: pip install streamlit (it is a litloop dependency)")
     env = dict(os.environ)
+    corpora = check_names(corpus, index)
     if index is not None:
         if not (index / "CURRENT").exists():
             raise _fail(f"no litloop index at {index}: build one with `litloop index build FILES --index {index}`")
         env["LITLOOP_INDEX"] = str(index.resolve())
     err.print(f"litloop web chat on [bold]http://{host}:{port}[/] (Ctrl-C stops it)")
     try:
-        code = subprocess.call(streamlit_command(port, host), env=env)
+        code = subprocess.call(streamlit_command(port, host, corpora), env=env)
     except KeyboardInterrupt:
         code = 0
     raise typer.Exit(code)
@@ -81,6 +89,7 @@ def ui(
 def chat(
     index: IndexOpt = None,
     preset: PresetOpt = None,
+    corpus: CorpusOpt = None,
     thread: Annotated[Optional[str], typer.Option("--thread", "-t", help="Continue a conversation (its id or the start of it; see /threads).")] = None,
 ) -> None:
     """Chat in the terminal: streaming steps, cited answers, history per thread.
@@ -91,12 +100,13 @@ def chat(
 
     if preset and preset not in preset_names():
         raise _fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
-    problem = index_problem(str(index) if index else None)
+    corpora = check_names(corpus, index)
+    problem = None if corpora else index_problem(str(index) if index else None)
     if problem:
         raise _fail(problem)
     store = ChatStore()
     try:
-        session = TerminalChat(store, out, index=str(index) if index else None, preset=preset)
+        session = TerminalChat(store, out, index=str(index) if index else None, preset=preset, corpora=corpora)
         if thread:
             if not session.open(thread):
                 raise _fail(f"no conversation {thread!r}; /threads in the chat lists them", 2)

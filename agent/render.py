@@ -26,13 +26,14 @@ def _state_after_retrieval(question: str, ctx) -> tuple[dict, object]:
             "answer_types": ["freeform"]}, idx
 
 
-def render_prompt(question: str, node: str, preset: str | None = None, index: str | None = None) -> str:
+def render_prompt(question: str, node: str, preset: str | None = None, index: str | None = None,
+                  corpora: list[str] | None = None) -> str:
     from agent.models import build_messages
     from agent.settings import default_settings
 
     if node not in NODES:
         raise ValueError(f"unknown node {node!r}; choose one of {', '.join(NODES)}")
-    ctx = make_run_context(preset, index=index)
+    ctx = make_run_context(preset, index=index, corpora=corpora or None)
     runtime = SimpleNamespace(context=ctx)
     method = default_settings().llm.structured_output
     if node == "system":

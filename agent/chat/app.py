@@ -9,6 +9,7 @@ evidence, totals, and the run tree from the local trace. Conversations live in
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,11 +88,17 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
 
         st.divider()
         st.subheader("Index")
+        names = registered_corpora()
+        corpora = st.multiselect("Corpora", names, default=[c for c in launch_corpora() if c in names],
+                                 key="corpora", help="Registered corpora to search (several are fused; ids "
+                                 "become CORPUS:ID). Empty: the index folder below.")
         index = st.text_input("Index folder", value=str(s.index) if s.index else "", key="index",
-                              placeholder="empty: LITLOOP_INDEX or the demo index").strip()
-        index_msg = index_problem(index or None, s)
-        demo_missing = not index and s.index is None and not demo_index_ready(s)
-        if index_msg:
+                              placeholder="empty: LITLOOP_INDEX or the demo index", disabled=bool(corpora)).strip()
+        index_msg = None if corpora else index_problem(index or None, s)
+        demo_missing = not corpora and not index and s.index is None and not demo_index_ready(s)
+        if corpora:
+            st.caption("Searching the corpora " + ", ".join(corpora) + " (each is built on first use)")
+        elif index_msg:
             st.error(index_msg)
         elif demo_missing:
             st.warning("The demo index is not built yet: **Start the demo** builds it (a few minutes on two "
@@ -130,8 +137,23 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
         if ls == "no key":
             st.warning("LANGSMITH_TRACING is on but no LANGSMITH_API_KEY is set: LangChain will try to send "
                        "runs and fail.")
-    return {"index": index or None, "preset": None if preset == "auto" else preset,
-            "problem": index_msg or model_msg}
+    return {"index": None if corpora else index or None, "preset": None if preset == "auto" else preset,
+            "corpora": corpora, "problem": index_msg or model_msg}
+
+
+def registered_corpora() -> list[str]:
+    from tools.registry import REGISTRY
+
+    return sorted(REGISTRY.all())
+
+
+def launch_corpora() -> list[str]:
+    """Corpora given to `litloop ui --corpus NAME` (the app's own arguments after `--`)."""
+    args, out = sys.argv[1:], []
+    for flag, value in zip(args, args[1:]):
+        if flag == "--corpus":
+            out.append(value)
+    return out
 
 
 # ----------------------------------------------------------------------------- a turn
@@ -232,7 +254,8 @@ def ask_live(store: ChatStore, question: str, options: dict[str, Any]) -> None:
     with st.chat_message("assistant"):
         live = LiveTimeline()
         try:
-            ask_turn(store, thread, question, preset=options["preset"], index=options["index"], on_event=live.add)
+            ask_turn(store, thread, question, preset=options["preset"], index=options["index"], on_event=live.add,
+                     **({"corpora": options["corpora"]} if options.get("corpora") else {}))
         except TurnFailed:
             pass  # stored with its error; shown by the rerun below
         except ValueError as exc:

@@ -24,11 +24,12 @@ HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conve
 
 class TerminalChat:
     def __init__(self, store: ChatStore, console: Console, *, index: str | None = None, preset: str | None = None,
-                 read_line: Callable[[str], str] | None = None) -> None:
+                 read_line: Callable[[str], str] | None = None, corpora: list[str] | None = None) -> None:
         self.store = store
         self.console = console
         self.index = index
         self.preset = preset
+        self.corpora = list(corpora or [])  # registered corpora to search instead of the index
         self.thread: str | None = None
         self.read_line = read_line or (lambda prompt: console.input(prompt))
 
@@ -95,7 +96,8 @@ class TerminalChat:
         timeline = render.Timeline()
         try:
             turn = ask_turn(self.store, self.thread, question, preset=self.preset, index=self.index,
-                            on_event=lambda ev: self.step(timeline, ev))
+                            on_event=lambda ev: self.step(timeline, ev),
+                            **({"corpora": self.corpora} if self.corpora else {}))
         except TurnFailed as exc:
             self.console.print(f"[bold red]The run failed:[/] {escape(exc.turn.error or str(exc))}")
             if exc.turn.trace_id:

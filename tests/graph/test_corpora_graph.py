@@ -62,6 +62,81 @@ def test_one_corpus_keeps_its_own_ids(scripted, two_corpora):
 
 
 def test_unknown_corpus_in_the_context_is_a_clear_error(scripted):
-    scripted(decompose=[{"subqueries": ["x"]}], verify=[], read=[], synthesize=[])
+    m = scripted(decompose=[{"subqueries": ["x"]}], verify=[], read=[], synthesize=[])
     with pytest.raises(ValueError, match="unknown corpus 'nope'; registered: .*demo.*pubmed"):
         ask("anything?", preset="paper", corpora=["nope"])
+    assert not m["decompose"].calls  # checked before the graph ran
+    with pytest.raises(ValueError, match="either an index or corpora"):
+        ask("anything?", preset="paper", corpora=["demo"], index="/some/index")
+
+
+# --- the corpora from every entry point: batch, prompt rendering, both chats
+
+NS_ANSWER = {"facts": [], "reasoning": "", "answer": "CRFs reach 95.7 F1 [nlp:crf#c0].", "choice": "", "table_rows": []}
+
+
+def script_two(scripted):
+    return scripted(decompose=({"subqueries": ["conditional random fields F1", "renal failure"]},),
+                    verify=({"evidence_papers": ["nlp:crf"], "sufficient": True, "missing": ""},),
+                    read=(cite_first_chunk,), synthesize=(NS_ANSWER,))
+
+
+def test_batch_run_prompt_render_and_terminal_chat_take_corpora(scripted, two_corpora, tmp_path):
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    runner = CliRunner()
+    script_two(scripted)
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"query_id": "q1", "question": "What F1 do CRFs reach on chunking?",
+                                     "answer_types": ["freeform"]}) + "\n")
+    sub = tmp_path / "sub.jsonl"
+    r = runner.invoke(app, ["run", "--input", str(questions), "--out", str(sub), "--preset", "paper",
+                            "--corpus", "nlp", "--corpus", "med"])
+    assert r.exit_code == 0, r.output
+    line = json.loads(sub.read_text())
+    assert line["gold_papers"] == [{"paper_id": "nlp:crf"}] and line["evidence"][0]["paper_id"] == "nlp:crf"
+
+    r = runner.invoke(app, ["prompt", "render", "--question", "What F1 do CRFs reach?", "--node", "verify",
+                            "--preset", "paper", "--corpus", "nlp", "--corpus", "med"])
+    assert r.exit_code == 0, r.output
+    assert "PAPER nlp:crf" in r.output and "PAPER med:crf" in r.output
+    r = runner.invoke(app, ["prompt", "render", "--question", "x", "--corpus", "nope"])
+    assert r.exit_code == 2 and "unknown corpus 'nope'" in r.output
+
+    r = runner.invoke(app, ["chat", "--preset", "paper", "--corpus", "nlp", "--corpus", "med"],
+                      input="What F1 do CRFs reach on chunking?\n/quit\n")
+    assert r.exit_code == 0, r.output
+    assert "CRFs reach 95.7 F1 [1]." in r.output and "[1] Conditional random fields for sequence labeling (nlp:crf)" in r.output
+    r = runner.invoke(app, ["chat", "--corpus", "nope"], input="/quit\n")
+    assert r.exit_code == 2 and "unknown corpus 'nope'" in r.output
+
+
+def test_web_chat_sidebar_chooses_corpora(scripted, two_corpora, monkeypatch):
+    pytest.importorskip("streamlit")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from agent.cli_chat import streamlit_command
+
+    monkeypatch.setenv("LITLOOP_LLM__BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("LITLOOP_LLM__MODEL", "scripted")
+    from agent.settings import default_settings
+
+    default_settings.cache_clear()
+    assert streamlit_command(8501, "127.0.0.1", ["nlp", "med"])[-5:] == ["--", "--corpus", "nlp", "--corpus", "med"]
+    script_two(scripted)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "agent" / "chat" / "app.py"), default_timeout=120)
+    at.run()
+    corpora = at.multiselect(key="corpora")
+    assert {"nlp", "med", "demo", "pubmed"} <= set(corpora.options)
+    corpora.set_value(["nlp", "med"]).run()
+    assert any("Searching the corpora nlp, med" in c.value for c in at.caption)
+    at.chat_input[0].set_value("What F1 do CRFs reach on chunking?").run()
+    assert not at.exception, at.exception
+    assert any("CRFs reach 95.7 F1 [1]." in m.value for m in at.markdown)
+    evidence = [e for e in at.expander if e.label.startswith("[1] ")]
+    assert len(evidence) == 1 and "Conditional random fields" in evidence[0].label
+    assert any("nlp:crf#c0" in m.value for m in evidence[0].markdown)
