@@ -14,12 +14,28 @@ from agent.submission import submission_record
 Event = dict[str, Any]
 
 
+# Below this many threads for the embedded model, the automatic preset is `local-fast` (about
+# 83 s per question on 2 cores against 159 s for `local`: docs/benchmarks.md).
+LOCAL_FULL_MIN_THREADS = 8
+
+
+def cpu_preset(threads: int) -> str:
+    """The embedded model's preset for a CPU with this many threads."""
+    return "local" if threads >= LOCAL_FULL_MIN_THREADS else "local-fast"
+
+
 def default_preset() -> str:
-    """`local` when the embedded CPU model answers (no endpoint configured), else `paper`."""
+    """`paper` with an endpoint; with the embedded CPU model (no endpoint configured) `local`
+    on 8 or more threads, else `local-fast`."""
+    import os
+
     from agent.models import backend_of
     from agent.settings import default_settings
 
-    return "local" if backend_of(default_settings().llm) == "local" else "paper"
+    llm = default_settings().llm
+    if backend_of(llm) != "local":
+        return "paper"
+    return cpu_preset(llm.local_threads or os.cpu_count() or 1)
 
 
 def make_run_context(preset: str | None = None, **overrides: Any) -> Context:
@@ -49,7 +65,7 @@ def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> l
     if node == "verify" and update.get("verdict"):
         v = update["verdict"]
         return [{"node": node, "sufficient": v.get("sufficient"), "evidence_papers": v.get("evidence_papers", []),
-                 "missing": v.get("missing", "")}]
+                 "missing": v.get("missing", ""), "llm": v.get("llm", True)}]
     if node == "expand_neighbors":
         return [{"node": node, "seeds": update.get("seeds", []), "candidates": len(update.get("candidates", []))}]
     if node == "read_paper":

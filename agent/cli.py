@@ -292,6 +292,9 @@ def _progress_printer(ev: dict) -> None:
                   ("; ".join(escape(q) for q in ev["subqueries"]) or "[dim](none new)[/]"))
     elif node == "search":
         err.print(f"  papers found: {ev['papers_found']}")
+    elif node == "verify" and ev.get("llm") is False:
+        err.print(f"  no LLM verdict (this preset): evidence papers are the top {len(ev.get('evidence_papers') or [])}: "
+                  f"{', '.join(ev.get('evidence_papers') or []) or '-'}")
     elif node == "verify":
         verdict = "[green]sufficient[/]" if ev.get("sufficient") else "[yellow]not yet sufficient[/]"
         err.print(f"  verdict: {verdict}; evidence papers: {', '.join(ev.get('evidence_papers') or []) or '-'}"
@@ -338,7 +341,7 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     index: IndexOpt = None,
     corpus: CorpusOpt = None,
-    preset: Annotated[Optional[str], typer.Option("--preset", "-p", help="paper | local | ... (default: local with the embedded model, else paper)")] = None,
+    preset: Annotated[Optional[str], typer.Option("--preset", "-p", help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; with the embedded model local-fast below 8 CPU threads, else local)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a question with cited evidence (decompose, search, verify, relate, read, synthesize)."""

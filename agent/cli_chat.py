@@ -32,7 +32,8 @@ IndexOpt = Annotated[
 ]
 PresetOpt = Annotated[
     Optional[str],
-    typer.Option("--preset", "-p", help="paper | local | ... (default: local with the embedded model, else paper)"),
+    typer.Option("--preset", "-p", help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; "
+                 "with the embedded model local-fast below 8 CPU threads, else local)"),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 

@@ -17,19 +17,10 @@ Variants (ranked paper lists; the question is the only query, as in LLM-free mod
 
 from __future__ import annotations
 
-import argparse
-import json
-import statistics
-import sys
-import time
-from pathlib import Path
-
-from agent.settings import Settings, get_settings
+from agent.settings import Settings
+from evals import bench_retrieval
 from evals.bench_retrieval import VARIANTS as RETRIEVAL_VARIANTS
-from evals.bench_retrieval import markdown_table
-from evals.metrics import CANDIDATE_KS, candidate_recall
-from evals.scoring import load_jsonl
-from tools.index import Index, open_index
+from tools.index import Index
 from tools.kadr import candidates, interleave, papers_in_order
 from tools.retrieve import prf_query
 
@@ -54,51 +45,9 @@ VARIANTS = {
 }
 
 
-def evaluate(idx: Index, questions: list[dict], names: list[str], settings: Settings) -> dict[str, dict]:
-    results: dict[str, dict] = {}
-    for name in names:
-        recalls: dict[int, list[float]] = {k: [] for k in CANDIDATE_KS}
-        times = []
-        for q in questions:
-            t = time.perf_counter()
-            ranking = VARIANTS[name](idx, q["question"], settings, None)
-            times.append(time.perf_counter() - t)
-            cand = {"candidate_papers": [{"paper_id": p} for p in ranking]}
-            for k in CANDIDATE_KS:
-                recalls[k].append(candidate_recall(q, cand, k))
-        results[name] = {**{f"candidate_recall@{k}": statistics.mean(v) for k, v in recalls.items()},
-                         "latency_p50_s": statistics.median(times), "questions": len(questions)}
-        print(f"{name}: " + ", ".join(f"R@{k} {results[name][f'candidate_recall@{k}']:.3f}" for k in CANDIDATE_KS),
-              file=sys.stderr)
-    return results
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--benchmark", type=Path, required=True)
-    ap.add_argument("--index", type=Path, required=True)
-    ap.add_argument("--limit", type=int)
-    ap.add_argument("--variants", default="hybrid+prf,A+B,kadr,interleave-prf")
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args(argv)
-    names = [n.strip() for n in args.variants.split(",") if n.strip()]
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        ap.error(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
-    settings = get_settings(index=args.index)
-    idx = open_index(args.index, settings)
-    idx.embedder  # load once, outside the timings
-    questions = load_jsonl(args.benchmark)[: args.limit]
-    results = evaluate(idx, questions, names, settings)
-    table = markdown_table(results)
-    print(f"{args.benchmark} ({len(questions)} questions), index {args.index}\n")
-    print(table)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "kadr_retrieval.json").write_text(json.dumps(results, indent=2))
-        (args.out / "kadr_retrieval.md").write_text(table + "\n")
-    idx.close()
-    return 0
+    return bench_retrieval.main(argv, variants=VARIANTS, default=["hybrid+prf", "A+B", "kadr", "interleave-prf"],
+                                stem="kadr_retrieval", doc=__doc__)
 
 
 if __name__ == "__main__":

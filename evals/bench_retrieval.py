@@ -99,12 +99,13 @@ DEFAULT_VARIANTS = ["bm25", "dense", "paper-bm25", "hybrid", "hybrid+prf", "A", 
 
 
 def evaluate(idx: Index, questions: list[dict], names: list[str], settings: Settings, reranker=None,
-             progress: bool = True) -> dict[str, dict]:
+             progress: bool = True, variants: dict[str, Variant] | None = None) -> dict[str, dict]:
     from tqdm import tqdm
 
+    variants = VARIANTS if variants is None else variants
     results: dict[str, dict] = {}
     for name in names:
-        fn = VARIANTS[name]
+        fn = variants[name]
         recalls = {k: [] for k in CANDIDATE_KS}
         times = []
         for q in tqdm(questions, desc=name, disable=not progress, leave=False):
@@ -133,35 +134,38 @@ def markdown_table(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, *, variants: dict[str, Variant] | None = None,
+         default: list[str] | None = None, stem: str = "retrieval_ablation", doc: str | None = None) -> int:
+    """The command line of this benchmark; evals.bench_kadr runs it with its own variants."""
+    variants = VARIANTS if variants is None else variants
+    ap = argparse.ArgumentParser(description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", type=Path, required=True)
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--limit", type=int)
-    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
+    ap.add_argument("--variants", default=",".join(default or DEFAULT_VARIANTS))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     settings = get_settings(index=args.index)
     idx = open_index(args.index, settings)
     questions = load_jsonl(args.benchmark)[: args.limit]
     names = [n.strip() for n in args.variants.split(",") if n.strip()]
-    unknown = [n for n in names if n not in VARIANTS]
+    unknown = [n for n in names if n not in variants]
     if unknown:
-        ap.error(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
+        ap.error(f"unknown variants {unknown}; choose from {list(variants)}")
     reranker = None
     if "rerank" in names:
         from tools.rerank import build_reranker
 
         reranker = build_reranker(settings.rerank, settings.device)
     idx.embedder  # load once, outside the timings
-    results = evaluate(idx, questions, names, settings, reranker, progress=sys.stderr.isatty())
+    results = evaluate(idx, questions, names, settings, reranker, progress=sys.stderr.isatty(), variants=variants)
     table = markdown_table(results)
     print(f"{args.benchmark} ({len(questions)} questions), index {args.index}\n")
     print(table)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "retrieval_ablation.json").write_text(json.dumps(results, indent=2))
-        (args.out / "retrieval_ablation.md").write_text(table + "\n")
+        (args.out / f"{stem}.json").write_text(json.dumps(results, indent=2))
+        (args.out / f"{stem}.md").write_text(table + "\n")
     idx.close()
     return 0
 

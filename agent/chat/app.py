@@ -108,7 +108,7 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
 
         st.subheader("Preset")
         preset = st.selectbox("Preset", ["auto", *preset_names()], key="preset",
-                              help="auto: `local` with the embedded model, else `paper` (DESIGN.md section 7).")
+                              help="auto: `paper` with an endpoint; with the embedded model `local-fast` below 8 CPU threads, else `local` (docs/benchmarks.md).")
 
         st.subheader("Model endpoint")
         base_url = st.text_input("Base URL", value=s.llm.base_url or "", key="base_url",

@@ -89,7 +89,10 @@ class Timeline:
             r.lines.append(f"Evidence pool: {ev.get('pooled_chunks', 0)} chunks")
         else:
             papers = ", ".join(ev.get("evidence_papers") or []) or "-"
-            if ev.get("sufficient"):
+            if ev.get("llm") is False:
+                r.lines.append(f"No LLM verdict (this preset): the top papers are the evidence ({papers})")
+                r.title = self._round_title("top papers taken as evidence")
+            elif ev.get("sufficient"):
                 r.lines.append(f"Verdict: sufficient (evidence papers: {papers})")
                 r.title = self._round_title("evidence sufficient")
             else:

@@ -53,3 +53,24 @@ def test_every_setting_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "settings.md").read_text()
     missing = [env for env, _, _ in iter_setting_fields() if f"`{env}`" not in doc]
     assert not missing, f"document these in docs/settings.md: {missing}"
+
+
+def test_embedded_model_preset_follows_the_cpu(monkeypatch):
+    from agent.api import cpu_preset, default_preset
+    from agent.settings import default_settings
+
+    assert cpu_preset(2) == cpu_preset(7) == "local-fast" and cpu_preset(8) == cpu_preset(64) == "local"
+    monkeypatch.delenv("LITLOOP_LLM__BASE_URL", raising=False)
+    monkeypatch.setenv("LITLOOP_LLM__LOCAL_THREADS", "16")
+    default_settings.cache_clear()
+    try:
+        assert default_preset() == "local"
+        monkeypatch.setenv("LITLOOP_LLM__LOCAL_THREADS", "2")
+        default_settings.cache_clear()
+        assert default_preset() == "local-fast"
+        monkeypatch.setenv("LITLOOP_LLM__BASE_URL", "http://127.0.0.1:9/v1")
+        monkeypatch.setenv("LITLOOP_LLM__MODEL", "m")
+        default_settings.cache_clear()
+        assert default_preset() == "paper"
+    finally:
+        default_settings.cache_clear()

@@ -244,6 +244,14 @@ def test_timeline_folds_events_into_stages():
     assert t.stages[3].lines == ["2 citations"]
 
 
+def test_timeline_says_when_no_llm_gave_the_verdict():
+    t = Timeline()
+    t.add({"node": "decompose", "round": 1, "max_rounds": 1, "subqueries": ["q"]})
+    t.add({"node": "verify", "sufficient": True, "evidence_papers": ["p1", "p2"], "missing": "", "llm": False})
+    assert t.stages[0].title == "Round 1/1: top papers taken as evidence"
+    assert t.stages[0].lines[-1] == "No LLM verdict (this preset): the top papers are the evidence (p1, p2)"
+
+
 def test_citation_label_and_totals():
     c = {"n": 2, "title": "CRFs", "paper_id": "crf", "venue": "ACL", "year": 2005,
          "locator": {"page": 3, "section": "Results", "table_id": "Table 2"}}
