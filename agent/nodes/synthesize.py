@@ -81,7 +81,7 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict]) 
     options = state.get("options") or {}
     choice = value.choice.strip().upper()[:1] if value.choice else ""
     if options and choice not in options:
-        choice = ""
+        choice = choice_from_text(value.answer, options)
     columns = [c["name"] for c in state.get("table_schema") or []]
     rows = [{col: str(r.get(col, "")) for col in columns} for r in value.table_rows] if columns else []
     citations = [citation(idx, cid, n) for cid, n in numbers.items()]
@@ -89,6 +89,22 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict]) 
     return {"text": text, "insufficient_evidence": False, "choice": choice, "table_rows": rows,
             "citations": citations, "facts": facts, "reasoning": value.reasoning,
             "papers": list(dict.fromkeys(c["paper_id"] for c in citations)), "invalid_citations": invalid}
+
+
+_LEAD = re.compile(r"^[\s\"'(\[]*(?:answer\s*[:=-]\s*)?(?:option\s+)?", re.IGNORECASE)
+
+
+def choice_from_text(answer: str, options: dict[str, str]) -> str:
+    """The option an answer names when the model left `choice` empty: the answer starts with a
+    label ("B", "B)", "B: no") or with exactly one option's text ("No, ..."). Else empty: a
+    guess is worse than no choice."""
+    text = _LEAD.sub("", _CITE.sub("", answer)).strip()
+    label = re.match(r"([A-Za-z])(?:$|[).:,;])", text)  # "B", "B)", "B: no"; not "A study"
+    if label and label.group(1).upper() in options:
+        return label.group(1).upper()
+    words = text.lower()
+    hits = [k for k, v in options.items() if v and re.match(rf"{re.escape(v.strip().lower())}\b", words)]
+    return hits[0] if len(hits) == 1 else ""
 
 
 def citation(idx, chunk_id: str, n: int) -> dict:

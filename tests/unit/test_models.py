@@ -358,3 +358,17 @@ def test_lean_schema_for_the_embedded_model():
     assert lean_schema(PaperReading.model_json_schema(), 200)["properties"]["finding"]["maxLength"] == 200
     # what the lean schema lets through still validates against the full model
     assert Synthesis.model_validate({"answer": "x [a#c0]"}).reasoning == ""
+
+
+def test_choice_from_the_answer_text_when_the_model_left_it_empty():
+    from agent.nodes.synthesize import choice_from_text
+
+    opts = {"A": "yes", "B": "no", "C": "maybe"}
+    assert choice_from_text("A", opts) == "A"
+    assert choice_from_text("B) no, it does not [p#c0]", opts) == "B"
+    assert choice_from_text("Answer: C", opts) == "C"
+    assert choice_from_text("No, the trial found no effect [p#c1].", opts) == "B"
+    assert choice_from_text("Maybe: the evidence is mixed.", opts) == "C"
+    assert choice_from_text("A study of 40 patients found ...", opts) == ""  # an article, not a label
+    assert choice_from_text("D", opts) == ""  # not an option
+    assert choice_from_text("The evidence is mixed.", opts) == ""
