@@ -77,7 +77,8 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict]) 
         valid = shown_ids[:3]  # the model cited nothing usable: cite the evidence it was given
     invalid = [c for c in dict.fromkeys(cited) if c not in shown_ids]
     numbers = {cid: n for n, cid in enumerate(valid, start=1)}
-    text = _CITE.sub(lambda m: f"[{numbers[m.group(1)]}]" if m.group(1) in numbers else "", value.answer).strip()
+    text = _CITE.sub(lambda m: f"[{numbers[m.group(1)]}]" if m.group(1) in numbers else "",
+                     whole_sentences(value.answer)).strip()
     options = state.get("options") or {}
     choice = value.choice.strip().upper()[:1] if value.choice else ""
     if options and choice not in options:
@@ -92,6 +93,19 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict]) 
 
 
 _LEAD = re.compile(r"^[\s\"'(\[]*(?:answer\s*[:=-]\s*)?(?:option\s+)?", re.IGNORECASE)
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s*\[[^\[\]]+\])*[\"')\]]*(?=\s|$)")
+
+
+def whole_sentences(answer: str) -> str:
+    """The answer without a sentence cut off at the end (the embedded model's answer is capped
+    by its grammar, LITLOOP_LLM__LOCAL_TEXT_CHARS): up to the last sentence end, when there is one."""
+    text = answer.strip()
+    ends = list(_SENTENCE_END.finditer(text))
+    if not ends or ends[-1].end() == len(text):
+        return text
+    return text[: ends[-1].end()]
 
 
 def choice_from_text(answer: str, options: dict[str, str]) -> str:

@@ -372,3 +372,15 @@ def test_choice_from_the_answer_text_when_the_model_left_it_empty():
     assert choice_from_text("A study of 40 patients found ...", opts) == ""  # an article, not a label
     assert choice_from_text("D", opts) == ""  # not an option
     assert choice_from_text("The evidence is mixed.", opts) == ""
+
+
+def test_an_answer_cut_off_mid_sentence_ends_at_its_last_whole_sentence():
+    from agent.nodes.synthesize import whole_sentences
+
+    assert whole_sentences("CRFs reach 95.7 F1 [p#c0]. They beat HMMs on the same data without the need for any task") \
+        == "CRFs reach 95.7 F1 [p#c0]."
+    assert whole_sentences("It works (see Table 2). Then") == "It works (see Table 2)."
+    assert whole_sentences("One sentence, complete.") == "One sentence, complete."
+    assert whole_sentences("No sentence end at all") == "No sentence end at all"  # nothing better to keep
+    assert whole_sentences("A") == "A"  # a multiple-choice label stays
+    assert whole_sentences("F1 is 95.7 on chunking") == "F1 is 95.7 on chunking"  # a decimal point is no end
