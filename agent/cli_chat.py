@@ -77,11 +77,30 @@ def ui(
             raise _fail(f"no litloop index at {index}: build one with `litloop index build FILES --index {index}`")
         env["LITLOOP_INDEX"] = str(index.resolve())
     err.print(f"litloop web chat on [bold]http://{host}:{port}[/] (Ctrl-C stops it)")
+    raise typer.Exit(serve_until_stopped(streamlit_command(port, host, corpora), env))
+
+
+def serve_until_stopped(cmd: list[str], env: dict[str, str]) -> int:
+    """Run the server and wait; Ctrl-C or a SIGTERM to litloop stops the server too (a bare
+    subprocess.call would leave it running, holding the port, when litloop is terminated)."""
+    import signal
+
+    proc = subprocess.Popen(cmd, env=env)
+
+    def stop(_signum, _frame) -> None:
+        proc.terminate()
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
-        code = subprocess.call(streamlit_command(port, host, corpora), env=env)
+        return proc.wait()
     except KeyboardInterrupt:
-        code = 0
-    raise typer.Exit(code)
+        proc.terminate()
+        proc.wait(timeout=30)
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if proc.poll() is None:
+            proc.kill()
 
 
 # ----------------------------------------------------------------------------- chat

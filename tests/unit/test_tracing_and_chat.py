@@ -337,3 +337,33 @@ def test_trace_show_prints_a_run_stopped_before_its_root_ended(tmp_path, monkeyp
     assert "incomplete" in r.stdout and "decompose" in r.stdout and "verify" in r.stdout
     assert "✗ TimeoutError('x')" in r.stdout and "Traceback" not in r.stdout
     assert json.loads(listed.stdout)[0]["status"] == "incomplete"
+
+
+def test_terminating_litloop_ui_stops_its_server(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    server = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    wrapper = ("import sys; from agent.cli_chat import serve_until_stopped; "
+               f"sys.exit(serve_until_stopped([sys.executable, '-c', {server!r}], dict(__import__('os').environ)))")
+    parent = subprocess.Popen([sys.executable, "-c", wrapper])
+    deadline = time.time() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.time() < deadline, "the server did not start"
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    parent.send_signal(signal.SIGTERM)
+    parent.wait(timeout=30)
+    for _ in range(100):  # the child is gone (reaped by its parent), not left serving
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the server outlived litloop ui")
