@@ -178,8 +178,9 @@ def test_tracing_off(scripted, traces, monkeypatch):
     assert out["trace_id"] is None and not traces.exists()
 
 
-def test_traced_run_opens_no_network_socket(scripted, traces, monkeypatch):
-    """With LANGSMITH_TRACING unset nothing tries the network: only loopback or local sockets."""
+@pytest.fixture
+def connections(monkeypatch):
+    """Every socket.connect of the test, as (family, address); the connections still happen."""
     seen = []
     real_connect = socket.socket.connect
 
@@ -188,13 +189,22 @@ def test_traced_run_opens_no_network_socket(scripted, traces, monkeypatch):
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", recording_connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", lambda self, a: seen.append((self.family, a)) or 111)
+    return seen
+
+
+def remote(seen):
+    """The internet addresses among recorded connections that are not loopback."""
+    return [a for fam, a in seen if fam in (socket.AF_INET, socket.AF_INET6)
+            and not (str(a[0]).startswith("127.") or a[0] in ("::1", "localhost"))]
+
+
+def test_traced_run_opens_no_network_socket(scripted, traces, connections, monkeypatch):
+    """With LANGSMITH_TRACING unset nothing tries the network: only loopback or local sockets."""
+    monkeypatch.setattr(socket.socket, "connect_ex", lambda self, a: connections.append((self.family, a)) or 111)
     scripted(decompose=numbered("crf"), verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
     out = ask("What F1 do CRFs reach?", **SMALL)
     assert (traces / f"{out['trace_id']}.jsonl").exists()
-    remote = [a for fam, a in seen if fam in (socket.AF_INET, socket.AF_INET6)
-              and not (str(a[0]).startswith("127.") or a[0] in ("::1", "localhost"))]
-    assert remote == []
+    assert remote(connections) == []
 
 
 def test_tree_rows_hide_plumbing(scripted, traces):
@@ -211,19 +221,12 @@ def test_tree_rows_hide_plumbing(scripted, traces):
     assert summary_of(records, out["trace_id"])["status"] == "ok"
 
 
-def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_socket(graph_index, traces, monkeypatch):
+def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_socket(graph_index, traces, connections,
+                                                                                      monkeypatch):
     """The real ChatOpenAI path against the tests' own stub server on loopback."""
     from agent.settings import default_settings
     from tests.openai_stub import OpenAIStub
 
-    seen = []
-    real_connect = socket.socket.connect
-
-    def recording_connect(self, address):
-        seen.append((self.family, address))
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", recording_connect)
     with OpenAIStub(model="stub-model") as stub:
         monkeypatch.setenv("LITLOOP_INDEX", str(graph_index))
         monkeypatch.setenv("LITLOOP_LLM__BASE_URL", stub.base_url)
@@ -249,6 +252,4 @@ def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_s
     root = records[0]
     assert root["metadata"]["cost_estimate_usd"] == pytest.approx(sum(r["metadata"]["cost_estimate_usd"] for r in llm_runs))
     assert "sk-test-abcdefghijklmnop1234" not in (traces / f"{out['trace_id']}.jsonl").read_text()
-    remote = [a for fam, a in seen if fam in (socket.AF_INET, socket.AF_INET6)
-              and not (str(a[0]).startswith("127.") or a[0] in ("::1", "localhost"))]
-    assert seen and remote == []  # the stub was called over loopback, nothing else
+    assert connections and remote(connections) == []  # the stub was called over loopback, nothing else
