@@ -92,8 +92,8 @@ def run_batch(input_path: Path, out: Path, *, preset: str | None = None, index: 
                 continue
             t = time.perf_counter()
             try:
-                result = ask_fn(rec["question"], preset=preset, index=index, **ask_arguments(rec),
-                                **({"corpora": corpora} if corpora else {}))
+                result = ask_fn(rec["question"], preset=preset, index=index, corpora=corpora or None,
+                                **ask_arguments(rec))
                 line, info = result["submission"], {"ok": True, "errors": result["errors"],
                                                     "usage": result["usage"], "trace_id": result.get("trace_id")}
                 summary["written"] += 1

@@ -293,9 +293,9 @@ _LEAN_DROP = {"reasoning", "facts"}
 
 def lean_schema(schema: dict[str, Any], text_chars: int) -> dict[str, Any]:
     """The JSON schema sent to the embedded model: optional `reasoning`/`facts` left out, and
-    free-text fields capped at a length (`maxLength`, enforced by the server's grammar). Generation runs at about 7 tokens/s on
-    2 cores, so the tokens saved are seconds saved. Validation still uses the full pydantic model,
-    whose left-out fields have defaults.
+    free-text fields capped at a length (`maxLength`, enforced by the server's grammar).
+    Generation runs at about 7 tokens/s on 2 cores, so the tokens saved are seconds saved.
+    Validation still uses the full pydantic model, whose left-out fields have defaults.
     """
     out = json.loads(json.dumps(schema))
     props = out.get("properties", {})

@@ -255,7 +255,7 @@ def ask_live(store: ChatStore, question: str, options: dict[str, Any]) -> None:
         live = LiveTimeline()
         try:
             ask_turn(store, thread, question, preset=options["preset"], index=options["index"], on_event=live.add,
-                     **({"corpora": options["corpora"]} if options.get("corpora") else {}))
+                     corpora=options.get("corpora") or None)
         except TurnFailed:
             pass  # stored with its error; shown by the rerun below
         except ValueError as exc:

@@ -96,8 +96,7 @@ class TerminalChat:
         timeline = render.Timeline()
         try:
             turn = ask_turn(self.store, self.thread, question, preset=self.preset, index=self.index,
-                            on_event=lambda ev: self.step(timeline, ev),
-                            **({"corpora": self.corpora} if self.corpora else {}))
+                            on_event=lambda ev: self.step(timeline, ev), corpora=self.corpora or None)
         except TurnFailed as exc:
             self.console.print(f"[bold red]The run failed:[/] {escape(exc.turn.error or str(exc))}")
             if exc.turn.trace_id:

@@ -92,9 +92,6 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict]) 
             "papers": list(dict.fromkeys(c["paper_id"] for c in citations)), "invalid_citations": invalid}
 
 
-_LEAD = re.compile(r"^[\s\"'(\[]*(?:answer\s*[:=-]\s*)?(?:option\s+)?", re.IGNORECASE)
-
-
 _SENTENCE_END = re.compile(r"[.!?](?:\s*\[[^\[\]]+\])*[\"')\]]*(?=\s|$)")
 
 
@@ -106,6 +103,9 @@ def whole_sentences(answer: str) -> str:
     if not ends or ends[-1].end() == len(text):
         return text
     return text[: ends[-1].end()]
+
+
+_LEAD = re.compile(r"^[\s\"'(\[]*(?:answer\s*[:=-]\s*)?(?:option\s+)?", re.IGNORECASE)
 
 
 def choice_from_text(answer: str, options: dict[str, str]) -> str:
