@@ -74,3 +74,13 @@ def test_embedded_model_preset_follows_the_cpu(monkeypatch):
         assert default_preset() == "paper"
     finally:
         default_settings.cache_clear()
+
+
+def test_every_context_field_is_documented():
+    from dataclasses import fields
+
+    from agent.context import Context
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "settings.md").read_text()
+    missing = [f.name for f in fields(Context) if f.name not in ("preset", "extra") and f"`{f.name}`" not in doc]
+    assert not missing, f"document these context fields in docs/settings.md: {missing}"
