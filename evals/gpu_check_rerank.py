@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     import torch
 
-    from tools.rerank import RerankSettings
+    from tools.settings import RerankSettings
 
     log.info("torch %s, cuda available: %s%s", torch.__version__, torch.cuda.is_available(),
              f" ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else "")

@@ -38,8 +38,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from evals.answers import exact_match, majority_baseline, mean_or_none, percentile, token_f1
-from evals.datasets import Question, gold_records, has_gold_evidence, load_questions, resolve_benchmark
+from evals.answers import (
+    exact_match,
+    majority_baseline,
+    mean_or_none,
+    percentile,
+    token_f1,
+)
+from evals.datasets import (
+    Question,
+    gold_records,
+    has_gold_evidence,
+    load_questions,
+    resolve_benchmark,
+)
 
 log = logging.getLogger(__name__)
 

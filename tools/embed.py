@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from agent.settings import BUNDLED_EMBEDDER
+from tools.settings import BUNDLED_EMBEDDER
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

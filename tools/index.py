@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from agent.settings import Settings
 from tools.base import CHUNK_KINDS, Chunk, Paper, Passage
 from tools.bm25 import BM25Index
+from tools.settings import ToolSettings
 from tools.text import TOKENIZER_VERSION, tokenize
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class IndexProblem(RuntimeError):
 class Index:
     """A read-only view of the live version of an index directory."""
 
-    def __init__(self, root: Path, settings: Settings, check: bool = True):
+    def __init__(self, root: Path, settings: ToolSettings, check: bool = True):
         self.root = root
         self.settings = settings
         self.version_dir = current_version(root)
@@ -167,7 +167,7 @@ def current_version(root: Path) -> Path:
     return version
 
 
-def check_manifest(manifest: dict[str, Any], settings: Settings, root: Path) -> None:
+def check_manifest(manifest: dict[str, Any], settings: ToolSettings, root: Path) -> None:
     fmt = manifest.get("format_version")
     if fmt != FORMAT_VERSION:
         raise IndexProblem(
@@ -192,7 +192,7 @@ def check_manifest(manifest: dict[str, Any], settings: Settings, root: Path) -> 
         )
 
 
-def open_index(path: Path, settings: Settings, check: bool = True) -> Index:
+def open_index(path: Path, settings: ToolSettings, check: bool = True) -> Index:
     return Index(Path(path).expanduser(), settings, check=check)
 
 
@@ -246,7 +246,7 @@ def _build_lock(root: Path):
 def build_index(
     inputs: Iterable[Path],
     root: Path,
-    settings: Settings,
+    settings: ToolSettings,
     *,
     rebuild: bool = False,
     strict: bool = False,
@@ -292,7 +292,7 @@ def build_index(
     return report
 
 
-def _write_version(stage: Path, old: Index | None, docs, settings: Settings, report: BuildReport, progress: bool) -> None:
+def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings, report: BuildReport, progress: bool) -> None:
     from graph_store.citation_graph import CitationGraph
     from tools.ingest.chunker import chunk_document
     from tools.ingest.resolve import resolve_references
@@ -390,7 +390,7 @@ def _write_dense(stage, old, new_chunks, new_papers, settings, report, progress)
     return emb.dim, paper_vecs
 
 
-def _paper_vectors(papers, chunks, windows, vectors, settings: Settings, progress: bool) -> np.ndarray:
+def _paper_vectors(papers, chunks, windows, vectors, settings: ToolSettings, progress: bool) -> np.ndarray:
     """Paper embeddings: the title-and-abstract chunk's first window, unless a separate
     scientific-document embedder is configured (SEE: DESIGN.md section 2, paper embeddings)."""
     from tools.embed import get_embedder
@@ -486,7 +486,7 @@ def dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def index_info(root: Path, settings: Settings) -> dict[str, Any]:
+def index_info(root: Path, settings: ToolSettings) -> dict[str, Any]:
     """What `litloop index info` shows; reads the manifest only (fast)."""
     version = current_version(Path(root).expanduser())
     manifest = json.loads((version / "manifest.json").read_text())

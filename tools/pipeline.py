@@ -11,12 +11,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent.settings import Settings
 from tools.base import Passage
 from tools.fusion import papers_by_best_chunk
 from tools.index import Index
 from tools.relate import fuse_a_b, ranking_b
 from tools.retrieve import SubqueryResult, ranking_a, retrieve_question
+from tools.settings import ToolSettings
 
 
 @dataclass
@@ -43,7 +43,7 @@ class RetrievalRun:
 def run_retrieval(
     index: Index,
     question: str,
-    settings: Settings,
+    settings: ToolSettings,
     *,
     subqueries: Sequence[str] | None = None,
     seeds: Sequence[str] | None = None,

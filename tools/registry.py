@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.settings import Settings
 from tools.base import Passage
+from tools.settings import ToolSettings
 
 if TYPE_CHECKING:
     from tools.index import BuildReport, Index
@@ -66,9 +66,9 @@ class Corpus:
 
     name: str
     description: str
-    inputs: Callable[[Settings], Sequence[Path]]  # source files or folders, from the settings
+    inputs: Callable[[ToolSettings], Sequence[Path]]  # source files or folders, from the settings
     licence: str = ""
-    location: Callable[[Settings], Path] | None = None  # index folder; default data_dir/corpora/<name>
+    location: Callable[[ToolSettings], Path] | None = None  # index folder; default data_dir/corpora/<name>
     origin: str = field(default="", compare=False)  # the module or entry point it came from
 
     def __post_init__(self) -> None:
@@ -81,12 +81,12 @@ class Corpus:
             raise CorpusProblem(f"corpus {self.name!r}: `inputs` must be a function of the settings")
 
     # --- where and what
-    def index_path(self, settings: Settings) -> Path:
+    def index_path(self, settings: ToolSettings) -> Path:
         if self.location is not None:
             return Path(self.location(settings)).expanduser()
         return settings.data_dir / "corpora" / self.name
 
-    def source_files(self, settings: Settings) -> list[Path]:
+    def source_files(self, settings: ToolSettings) -> list[Path]:
         paths = [Path(p).expanduser() for p in self.inputs(settings)]
         missing = [str(p) for p in paths if not p.exists()]
         if not paths or missing:
@@ -96,11 +96,11 @@ class Corpus:
             )
         return paths
 
-    def is_built(self, settings: Settings) -> bool:
+    def is_built(self, settings: ToolSettings) -> bool:
         return (self.index_path(settings) / "CURRENT").exists()
 
     # --- building
-    def build(self, settings: Settings, *, rebuild: bool = False, limit: int | None = None,
+    def build(self, settings: ToolSettings, *, rebuild: bool = False, limit: int | None = None,
               progress: bool = False) -> BuildReport:
         """Index the corpus's sources (new papers only, unless `rebuild`). `limit` builds a slice:
         the first `limit` records of each JSONL source and the `limit` smallest files of each
@@ -114,7 +114,7 @@ class Corpus:
             sliced = slice_inputs(sources, limit, Path(tmp))
             return build_index(sliced, self.index_path(settings), settings, rebuild=rebuild, progress=progress)
 
-    def ensure(self, settings: Settings, progress: bool = False) -> Path:
+    def ensure(self, settings: ToolSettings, progress: bool = False) -> Path:
         """The index path, building it on first use, or again when it no longer matches the
         settings (a registered corpus is rebuilt from its own sources, so nothing is lost)."""
         from tools.index import IndexProblem, open_index
@@ -130,7 +130,7 @@ class Corpus:
         self.build(settings, rebuild=True, progress=progress)
         return path
 
-    def open(self, settings: Settings, build: bool = True, progress: bool = False) -> Index:
+    def open(self, settings: ToolSettings, build: bool = True, progress: bool = False) -> Index:
         from tools.index import IndexProblem, open_index
 
         if build:
@@ -140,7 +140,7 @@ class Corpus:
         return open_index(self.index_path(settings), settings)
 
     # --- what it returns
-    def search(self, settings: Settings, query: str, k: int = 10, retriever: str = "hybrid") -> list[Passage]:
+    def search(self, settings: ToolSettings, query: str, k: int = 10, retriever: str = "hybrid") -> list[Passage]:
         """The tool interface: the top `k` papers for `query`, each as its evidence Passage
         (paper id, chunk id, text, score, source, locator)."""
         idx = self.open(settings)
@@ -149,7 +149,7 @@ class Corpus:
         finally:
             idx.close()
 
-    def info(self, settings: Settings) -> dict[str, Any]:
+    def info(self, settings: ToolSettings) -> dict[str, Any]:
         """What `litloop corpora list --json` shows for this corpus (reads the manifest only)."""
         from tools.index import IndexProblem, current_version, dir_size
 
@@ -280,7 +280,7 @@ def split_namespaced(ns_id: str) -> tuple[str, str]:
     return corpus, local
 
 
-def open_corpora(names: Sequence[str], settings: Settings, *, build: bool = True,
+def open_corpora(names: Sequence[str], settings: ToolSettings, *, build: bool = True,
                  progress: bool = False) -> Index | MultiIndex:
     """One corpus: its plain Index (its own ids). Several: a MultiIndex over them, ids namespaced.
 
@@ -304,7 +304,7 @@ def open_corpora(names: Sequence[str], settings: Settings, *, build: bool = True
     return MultiIndex(parts)
 
 
-def search_corpora(names: Sequence[str], query: str, settings: Settings, k: int = 10,
+def search_corpora(names: Sequence[str], query: str, settings: ToolSettings, k: int = 10,
                    retriever: str = "hybrid") -> list[Passage]:
     """Search one or several corpora; several are fused by RRF over their per-corpus rankings
     (tools.multi) and their ids namespaced."""

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from agent.settings import RelateSettings
 from tools.fusion import round_robin, rrf, seeds_first
 from tools.index import Index
+from tools.settings import RelateSettings
 from tools.text import tokenize
 
 NeighbourSource = Callable[[Index, str, RelateSettings], list[str]]

@@ -12,8 +12,7 @@ Which model does that is a setting, not code:
   CPU path, which the embedded GGUF chat model can serve).
 
 Everything heavy (torch, transformers, sentence_transformers, httpx) is imported inside the
-functions that need it, and `tools.embed` lazily too: `agent.settings` mounts `RerankSettings`,
-and `tools.embed` imports `agent.settings`, so a module-level import here would be a cycle.
+functions that need it. The settings model, `RerankSettings`, lives in `tools.settings`.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from tools.settings import ENV, RerankSettings
 
 if TYPE_CHECKING:
     import httpx
@@ -52,73 +51,6 @@ YES_NO_SPELLINGS: dict[str, tuple[str, ...]] = {
 # Top next-token alternatives asked of a server: "yes"/"no" and their spellings fit easily;
 # 20 is also the largest vLLM accepts by default.
 SERVER_TOP_LOGPROBS = 20
-ENV = "LITLOOP_RERANK__"
-
-
-class RerankSettings(BaseModel):
-    """The reranker of DESIGN.md section 3 step 4 (mounted as `Settings.rerank`)."""
-
-    backend: Literal["none", "cross-encoder", "llm"] = Field(
-        "none",
-        description="`none` keeps the retrieval order; `cross-encoder` a sentence-transformers "
-        "CrossEncoder; `llm` yes/no next-token scoring by a causal LM (the form Qwen3-Reranker "
-        "takes).",
-    )
-    model: str | None = Field(
-        None,
-        description="cross-encoder: a local CrossEncoder directory or a hub id already in the local "
-        "Hugging Face cache (nothing is downloaded). llm: a local causal-LM directory or cached hub "
-        "id for the transformers runtime (also sent as the model name to a server).",
-    )
-    llm_runtime: Literal["auto", "transformers", "server"] = Field(
-        "auto",
-        description="How the llm backend runs: `transformers` in process, `server` through an "
-        "OpenAI-compatible llama.cpp server at `server_url`; `auto` uses transformers on CUDA and "
-        "the server on CPU (transformers on CPU when only `model` is set).",
-    )
-    server_url: str | None = Field(
-        None,
-        description="Base URL of an OpenAI-compatible llama.cpp server for the llm backend, with or "
-        "without `/v1` (e.g. `http://127.0.0.1:8080/v1`).",
-    )
-    api_key: SecretStr | None = Field(
-        None, description="Bearer key for `server_url`, when the server requires one."
-    )
-    timeout_s: float = Field(
-        120.0, gt=0, description="Seconds before one scoring request to the server times out."
-    )
-    batch_size: int = Field(32, ge=1, description="Passages per forward pass (in-process models).")
-    max_chunks: int = Field(
-        200,
-        ge=1,
-        description="Chunks of a subquery's ranking that get scored (paper: 200). The llm backend "
-        "on CPU needs about 20 to keep a question within minutes.",
-    )
-    max_chars: int = Field(
-        1800, ge=1, description="Passage text is cut to this many characters before scoring."
-    )
-    instruction: str = Field(
-        "Given a literature question, judge whether the passage contains evidence that helps "
-        "answer it",
-        min_length=1,
-        description="Task instruction of the llm backend (the `<Instruct>` line of Qwen3-Reranker).",
-    )
-
-    @field_validator("server_url")
-    @classmethod
-    def _strip_slash(cls, value: str | None) -> str | None:
-        return value.rstrip("/") if value else value
-
-    @model_validator(mode="after")
-    def _cross_encoder_needs_model(self) -> RerankSettings:
-        # Fail when the settings are read, not after retrieval has already run for minutes.
-        if self.backend == "cross-encoder" and not self.model:
-            raise ValueError(
-                f"rerank backend 'cross-encoder' needs a model: set {ENV}MODEL to a local "
-                "CrossEncoder directory (or a hub id in the local Hugging Face cache)"
-            )
-        return self
-
 
 @runtime_checkable
 class Reranker(Protocol):

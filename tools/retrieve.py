@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agent.settings import RetrievalSettings
 from tools.base import Passage
 from tools.fusion import merge_pool, papers_by_best_chunk, rerank_with_pinning, rrf
 from tools.index import Index
+from tools.settings import RetrievalSettings
 from tools.text import tokenize
 
 log = logging.getLogger(__name__)

@@ -311,7 +311,12 @@ def model_problem(settings: Settings | None = None) -> str | None:
         return "LITLOOP_LLM__AZURE_ENDPOINT is set but no deployment is named: set LITLOOP_LLM__AZURE_DEPLOYMENT."
     if backend != "local":
         return None
-    from agent.local_model import MODEL_FILENAME, LocalModelError, find_part_files, require_runtime
+    from agent.local_model import (
+        MODEL_FILENAME,
+        LocalModelError,
+        find_part_files,
+        require_runtime,
+    )
 
     try:
         require_runtime()

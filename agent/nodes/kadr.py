@@ -24,7 +24,14 @@ from agent.nodes.common import chunk_block, llm
 from agent.resources import index_for, reranker_for
 from agent.schemas import KnowledgeDeclaration, KnowledgeStatements
 from agent.state import State
-from tools.kadr import answer_chunks, candidates, diverse_rerank, interleave_by, papers_in_order, rerank
+from tools.kadr import (
+    answer_chunks,
+    candidates,
+    diverse_rerank,
+    interleave_by,
+    papers_in_order,
+    rerank,
+)
 
 
 def _cid(c: dict) -> str:

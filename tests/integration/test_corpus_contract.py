@@ -13,7 +13,14 @@ import pytest
 
 from agent.settings import get_settings
 from tools.base import CHUNK_KINDS, Locator, Passage
-from tools.registry import Registry, UnknownCorpus, corpus_names, get_corpus, open_corpora, search_corpora
+from tools.registry import (
+    Registry,
+    UnknownCorpus,
+    corpus_names,
+    get_corpus,
+    open_corpora,
+    search_corpora,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 
 from agent.local_model import (
     MODEL_FILENAME,
-    LocalServer,
     LocalModelError,
+    LocalServer,
     assemble_model,
     find_part_files,
     shared_server,

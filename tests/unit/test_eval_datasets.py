@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from evals.datasets import BENCHMARKS, gold_records, has_gold_evidence, load_questions, resolve_benchmark
+from evals.datasets import (
+    BENCHMARKS,
+    gold_records,
+    has_gold_evidence,
+    load_questions,
+    resolve_benchmark,
+)
 
 pytestmark = pytest.mark.unit
 

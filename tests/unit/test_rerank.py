@@ -23,7 +23,6 @@ from tools.rerank import (
     NoReranker,
     PromptTemplate,
     Reranker,
-    RerankSettings,
     ServerYesNoReranker,
     build_reranker,
     choose_llm_runtime,
@@ -33,6 +32,7 @@ from tools.rerank import (
     user_turn,
     yes_probability,
 )
+from tools.settings import RerankSettings
 
 pytestmark = pytest.mark.unit
 

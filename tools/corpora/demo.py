@@ -2,7 +2,7 @@
 PDFs, so the demo shows both abstract-level and full-text evidence (see demo_data/README.md).
 
 Registered as the corpus `demo`; its index keeps its historical place, `data_dir/demo-index`
-(`Settings.demo_index`), so an index built before the registry existed is reused.
+(`ToolSettings.demo_index`), so an index built before the registry existed is reused.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from agent.settings import Settings
 from tools.registry import Corpus
+from tools.settings import ToolSettings
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ CORPUS = Corpus(
 )
 
 
-def ensure_demo_index(settings: Settings, progress: bool = False) -> Path:
+def ensure_demo_index(settings: ToolSettings, progress: bool = False) -> Path:
     """The demo index path, building it on first use (or again when it no longer matches the
     settings: it is litloop's own, so rebuilding loses nothing)."""
     return CORPUS.ensure(settings, progress)
