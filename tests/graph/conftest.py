@@ -3,35 +3,25 @@ chat model in place of the LLM (the only fake allowed)."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
 from agent import resources
-from agent.settings import get_settings
 from tests.fakes import ScriptedChatModel
 
-PAPERS = [
-    ("crf", "Conditional random fields for sequence labeling", "We present conditional random fields, which reach 95.7 F1 on chunking and beat HMMs.", ["hmm", "memm"]),
-    ("hmm", "Hidden Markov models for part-of-speech tagging", "An HMM tagger with 96.1 accuracy on the Penn Treebank.", []),
-    ("memm", "Maximum entropy Markov models for information extraction", "MEMMs segment FAQs; they suffer from label bias.", ["hmm"]),
-    ("lstm", "Bidirectional LSTM-CRF models for sequence tagging", "A BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER.", ["crf", "hmm"]),
-    ("cook", "Slow cooking tomato sauce", "Simmer tomatoes with garlic and basil for two hours.", []),
-    ("bread", "Sourdough bread baking", "A long fermentation gives sourdough its flavour.", []),
-]
+# Scripted replies and run sizes shared by the whole-graph tests.
+SMALL = dict(preset="paper", read_papers=3, read_concurrency=2, subqueries_per_round=2)
+NOT_SATISFIED = {"evidence_papers": ["crf"], "sufficient": False, "missing": "the F1 of the HMM baseline"}
+SATISFIED = {"evidence_papers": ["crf"], "sufficient": True, "missing": ""}
+ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
+          "reasoning": "", "answer": "CRFs reach 95.7 F1 [crf#c0].", "choice": "", "table_rows": []}
 
 
-@pytest.fixture(scope="session")
-def graph_index(tmp_path_factory):
-    from tools.index import build_index
-
-    d = tmp_path_factory.mktemp("graph-corpus")
-    rows = [{"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
-            for p, t, a, r in PAPERS]
-    (d / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    build_index([d / "papers.jsonl"], d / "idx", get_settings())
-    return d / "idx"
+def numbered(prefix):
+    """Decompositions that always bring new subqueries."""
+    n = iter(range(1000))
+    return (lambda _m: {"subqueries": [f"{prefix} {next(n)}", f"{prefix} {next(n)}"]},)
 
 
 @pytest.fixture

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import cite_first_chunk
+from .conftest import SATISFIED, cite_first_chunk
 
 pytestmark = pytest.mark.graph
 
 APP = Path(__file__).resolve().parents[2] / "agent" / "chat" / "app.py"
-SATISFIED = {"evidence_papers": ["crf"], "sufficient": True, "missing": ""}
 NOT_SATISFIED = {"evidence_papers": ["crf"], "sufficient": False, "missing": "the HMM baseline"}
 ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
           "reasoning": "", "answer": "CRFs reach 95.7 F1 on chunking [crf#c0].", "choice": "", "table_rows": []}

@@ -8,9 +8,10 @@ import json
 import pytest
 
 from agent.api import ask
+from tests.conftest import PAPERS
 from tools.registry import REGISTRY, Corpus
 
-from .conftest import PAPERS, cite_first_chunk
+from .conftest import cite_first_chunk
 
 pytestmark = pytest.mark.graph
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from agent.cli import app
 from evals.run import EvalRequest, run_eval
 
-from .conftest import cite_first_chunk
+from .conftest import SATISFIED, cite_first_chunk
 
 pytestmark = pytest.mark.graph
 
@@ -32,7 +32,6 @@ QUESTIONS = [
 ]
 ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
           "reasoning": "", "answer": "CRFs reach 95.7 F1 on chunking [crf#c0].", "choice": "B", "table_rows": []}
-SATISFIED = {"evidence_papers": ["crf"], "sufficient": True, "missing": ""}
 VERDICT = {"reason": "Matches the reference and is grounded.", "correctness": 2, "faithfulness": 1}
 
 

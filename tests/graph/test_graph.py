@@ -7,21 +7,9 @@ import pytest
 from agent.api import ask
 from agent.graph import graph
 
-from .conftest import cite_first_chunk
+from .conftest import ANSWER, NOT_SATISFIED, SATISFIED, SMALL, cite_first_chunk, numbered
 
 pytestmark = pytest.mark.graph
-
-SMALL = dict(preset="paper", read_papers=3, read_concurrency=2, subqueries_per_round=2)
-NOT_SATISFIED = {"evidence_papers": ["crf"], "sufficient": False, "missing": "the F1 of the HMM baseline"}
-SATISFIED = {"evidence_papers": ["crf"], "sufficient": True, "missing": ""}
-ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
-          "reasoning": "", "answer": "CRFs reach 95.7 F1 [crf#c0].", "choice": "", "table_rows": []}
-
-
-def numbered(prefix):
-    """Decompositions that always bring new subqueries."""
-    n = iter(range(1000))
-    return (lambda _m: {"subqueries": [f"{prefix} {next(n)}", f"{prefix} {next(n)}"]},)
 
 
 def test_exactly_three_rounds_when_never_satisfied(scripted):

@@ -10,22 +10,12 @@ import pytest
 from agent.api import ask
 from agent.tracing import list_traces, load_trace, summary_of, tree_rows, tree_text
 
-from .conftest import cite_first_chunk
+from .conftest import ANSWER, NOT_SATISFIED, SATISFIED, SMALL, cite_first_chunk, numbered
 
 pytestmark = pytest.mark.graph
 
-SMALL = dict(preset="paper", read_papers=3, read_concurrency=2, subqueries_per_round=2)
-NOT_SATISFIED = {"evidence_papers": ["crf"], "sufficient": False, "missing": "the F1 of the HMM baseline"}
-SATISFIED = {"evidence_papers": ["crf"], "sufficient": True, "missing": ""}
-ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
-          "reasoning": "", "answer": "CRFs reach 95.7 F1 [crf#c0].", "choice": "", "table_rows": []}
 FIELDS = {"id", "trace_id", "parent_run_id", "dotted_order", "name", "run_type", "start_time", "end_time",
           "inputs", "outputs", "error", "tags", "metadata"}
-
-
-def numbered(prefix):
-    n = iter(range(1000))
-    return (lambda _m: {"subqueries": [f"{prefix} {next(n)}", f"{prefix} {next(n)}"]},)
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ PDFs, docs/examples/my_pdfs.py) passes the same contract when installed as an en
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
 import pytest
 
 from agent.settings import get_settings
+from tests.conftest import DEMO_PDFS, REPO
 from tools.base import CHUNK_KINDS, Locator, Passage
 from tools.registry import (
     Registry,
@@ -24,7 +24,6 @@ from tools.registry import (
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 SLICE = 2  # papers per source: the contract is about shapes, not sizes
 
 
@@ -113,7 +112,7 @@ def test_the_docs_example_loads_through_the_registry_and_passes(monkeypatch, con
             return importlib.import_module("my_pdfs")
 
     monkeypatch.syspath_prepend(str(REPO / "docs" / "examples"))
-    monkeypatch.setenv("MY_PDFS_DIR", str(REPO / "tools" / "corpora" / "demo_data" / "pdfs"))
+    monkeypatch.setenv("MY_PDFS_DIR", str(DEMO_PDFS))
     monkeypatch.setattr("tools.registry._entry_points", lambda group: [EntryPoint()])
     corpus = Registry().get("my_pdfs")
     assert corpus.origin.startswith("entry point my_pdfs")

@@ -15,6 +15,7 @@ import pytest
 
 from agent.settings import get_settings
 from tools.index import BuildFailed, IndexProblem, build_index, index_info, open_index
+from tests.conftest import CITESEER
 from tools.search import search
 
 from .conftest import CRF_ID
@@ -72,12 +73,12 @@ def test_pdf_hit_carries_page_and_section(built_index):
         idx.close()
 
 
-def test_incremental_add_embeds_only_new_chunks(built_index, small_corpus, shared_data, tmp_path):
+def test_incremental_add_embeds_only_new_chunks(built_index, small_corpus, tmp_path):
     root = tmp_path / "idx"
     shutil.copytree(built_index, root)
     before = index_info(root, get_settings())
     extra = tmp_path / "extra.jsonl"
-    lines = (shared_data / "citeseer" / "papers.jsonl").read_text().splitlines()[1000:1010]
+    lines = CITESEER.read_text().splitlines()[1000:1010]
     extra.write_text("\n".join(lines) + "\n")
     report = build_index([extra, small_corpus / "citeseer.jsonl"], root, get_settings())
     assert report.papers_added == 10 and report.chunks_added == 10
@@ -142,12 +143,12 @@ build_index([Path(sys.argv[1])], Path(sys.argv[2]), get_settings())
 """
 
 
-def test_killed_build_leaves_old_index_usable(built_index, shared_data, tmp_path):
+def test_killed_build_leaves_old_index_usable(built_index, tmp_path):
     root = tmp_path / "idx"
     shutil.copytree(built_index, root)
     before = index_info(root, get_settings())
     extra = tmp_path / "extra.jsonl"
-    extra.write_text("\n".join((shared_data / "citeseer" / "papers.jsonl").read_text().splitlines()[2000:2100]) + "\n")
+    extra.write_text("\n".join(CITESEER.read_text().splitlines()[2000:2100]) + "\n")
     marker = tmp_path / "marker"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(extra), str(root), str(marker)], env=env)

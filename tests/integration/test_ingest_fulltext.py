@@ -1,4 +1,6 @@
-"""PDF and S2ORC ingestion on the real ACL papers of ../shared/data/fulltext.
+"""PDF and S2ORC ingestion on the real ACL papers: the four PDFs ship in the demo corpus
+(tools/corpora/demo_data/pdfs); the S2ORC/GROBID JSON fixtures do not, and are read from the
+shared data folder's fulltext/ (tests skip with the reason where it is absent).
 
 Every expected value here was read off the PDFs (page images) and the JSON files by hand:
 pages are the PDF's 1-based page numbers, not the proceedings' printed ones.
@@ -12,34 +14,33 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import DEMO_PDFS, shared_params, shared_path
 from tools.base import MAX_CHUNK_CHARS, Document, IngestError
 from tools.ingest.pdf import parse_pdf
 from tools.ingest.s2orc import parse_s2orc
 
 pytestmark = pytest.mark.integration
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-FULLTEXT = DATA / "fulltext"
+S2ORC_JSON = "the S2ORC/GROBID JSON fixtures"
 PDF_PAGES = {
     "N18-3011": 8,
     "2020.acl-main.207": 13,
     "2020.acl-main.447": 15,
     "2023.eacl-main.121": 20,
 }
-S2ORC_SHAPES = sorted((FULLTEXT / "s2orc_json").glob("*.json")) if FULLTEXT.exists() else []
+S2ORC_SHAPES = shared_params("fulltext/s2orc_json", "*.json", S2ORC_JSON)
 
 
 @pytest.fixture(scope="module")
 def fulltext() -> Path:
-    if not FULLTEXT.exists():
-        pytest.skip(f"{FULLTEXT} is absent: the real PDFs and S2ORC files live in ../shared/data")
-    return FULLTEXT
+    """The shared fulltext/ folder, for its S2ORC JSON files (the PDFs come from DEMO_PDFS)."""
+    return shared_path("fulltext", S2ORC_JSON)
 
 
 @pytest.fixture(scope="module")
-def pdfs(fulltext) -> dict[str, Document]:
-    """The four PDFs, parsed once for the module (parsing is the slow part)."""
-    return {stem: parse_pdf(fulltext / f"{stem}.pdf") for stem in PDF_PAGES}
+def pdfs() -> dict[str, Document]:
+    """The four bundled PDFs, parsed once for the module (parsing is the slow part)."""
+    return {stem: parse_pdf(DEMO_PDFS / f"{stem}.pdf") for stem in PDF_PAGES}
 
 
 def _first_page(doc: Document, section: str) -> int | None:
@@ -257,16 +258,16 @@ def test_bibliography_sizes(pdfs):
         assert all(e.raw and "\n" not in e.raw for e in entries), stem
 
 
-def test_trusted_metadata_wins(fulltext):
+def test_trusted_metadata_wins():
     doc = parse_pdf(
-        fulltext / "N18-3011.pdf",
+        DEMO_PDFS / "N18-3011.pdf",
         metadata={"paper_id": "lit-graph", "title": "The Literature Graph", "authors": ["W. Ammar"],
                   "venue": "NAACL-HLT", "year": "2018"},
     )
     paper = doc.paper
     assert (paper.paper_id, paper.title, paper.authors) == ("lit-graph", "The Literature Graph", ("W. Ammar",))
     assert (paper.venue, paper.year) == ("NAACL-HLT", 2018)
-    assert parse_pdf(fulltext / "N18-3011.pdf", paper_id="explicit").paper.paper_id == "explicit"
+    assert parse_pdf(DEMO_PDFS / "N18-3011.pdf", paper_id="explicit").paper.paper_id == "explicit"
 
 
 # --- PDFs that cannot be read ---------------------------------------------------------------

@@ -6,7 +6,6 @@ it also refreshes the README's docs/img/web-chat.png (so a plain test run leaves
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.graph.conftest import PAPERS
+from tests.conftest import build_papers_index
 from tests.openai_stub import OpenAIStub
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -62,15 +61,9 @@ def browser_prereqs():
 
 @pytest.fixture(scope="module")
 def small_index(tmp_path_factory):
-    from agent.settings import get_settings
-    from tools.index import build_index
-
-    d = tmp_path_factory.mktemp("browser-corpus")
-    rows = [{"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
-            for p, t, a, r in PAPERS]
-    (d / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    build_index([d / "papers.jsonl"], d / "idx", get_settings())
-    return d / "idx"
+    """Its own index, not the graph tier's `graph_index`: that one may be held open by this
+    process while the UI's server process opens this one."""
+    return build_papers_index(tmp_path_factory.mktemp("browser-corpus"))
 
 
 @pytest.fixture

@@ -8,15 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import CITESEER
 from tools.bm25 import BM25Index
 from tools.text import tokenize
 
 rank_bm25 = pytest.importorskip("rank_bm25")
 
 pytestmark = pytest.mark.unit
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-PAPERS = DATA / "citeseer" / "papers.jsonl"
 
 # "neural" is in 4 of 6 docs, so its raw idf is negative and the epsilon floor applies;
 # doc 4 is empty, doc 5 repeats a term.
@@ -120,10 +118,9 @@ def _record_text(record: dict) -> str:
 
 @pytest.fixture(scope="module")
 def citeseer() -> tuple[list[list[str]], list[list[str]]]:
-    """2,000 docs (title + abstract) and 50 queries from titles of later records."""
-    if not PAPERS.exists():
-        pytest.skip(f"real-corpus test needs {PAPERS} (the shared data folder is missing)")
-    with open(PAPERS, encoding="utf-8") as f:
+    """2,000 docs (title + abstract) and 50 queries from titles of later records of the bundled
+    CiteSeer corpus."""
+    with open(CITESEER, encoding="utf-8") as f:
         records = [json.loads(line) for line in f]
     docs = [tokenize(_record_text(r)) for r in records[:2000]]
     titles = [tokenize(r.get("title") or "") for r in records[2000:]]

@@ -12,12 +12,10 @@ import pytest
 
 from graph_store import citation_graph
 from graph_store.citation_graph import CitationGraph
+from tests.conftest import CITESEER
 from tools.base import Paper
 
 pytestmark = pytest.mark.unit
-
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CITESEER = SHARED_DATA / "citeseer" / "papers.jsonl"
 
 
 def paper(pid: str, *refs: str, **attrs: object) -> Paper:
@@ -278,8 +276,8 @@ def test_wrong_format_names_the_file(tmp_path: Path, content: str) -> None:
 # ---------------------------------------------------------------------- real data
 
 
-@pytest.mark.skipif(not CITESEER.exists(), reason=f"shared data not found at {CITESEER}")
 def test_citeseer_graph() -> None:
+    """The bundled CiteSeer corpus (tools/corpora/demo_data/citeseer.jsonl)."""
     records = [json.loads(line) for line in CITESEER.read_text().splitlines() if line.strip()]
     papers = [
         Paper(paper_id=r["paper_id"], title=r["title"], references=tuple(r.get("references") or ()))

@@ -137,10 +137,8 @@ def test_retrieval_benchmark_gold_has_no_evidence_metrics(tmp_path):
     assert m["overall_score"] == pytest.approx(m["paper_f1_macro"])  # no answer metric applies either
 
 
-def test_official_vector_through_the_cli(shared_data):
-    lt = shared_data / "littraceqa"
-    if not lt.exists():
-        pytest.skip("littraceqa folder absent")
+def test_official_vector_through_the_cli(littraceqa):
+    lt = littraceqa
     r = runner.invoke(app, ["score", "--gold", str(lt / "validation_a.jsonl"), "--submission",
                             str(lt / "perturbed_submission_a.jsonl"), "--candidates",
                             str(lt / "lit3r_candidates_validation_a.jsonl"), "--json"])

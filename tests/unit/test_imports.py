@@ -19,6 +19,7 @@ print(",".join(heavy))
 
 @pytest.mark.parametrize("stmt", [
     "import agent.cli",
+    "import agent.graph",  # what langgraph.json loads: the wiring alone, no model or index
     "import tools.index, tools.search, tools.fusion, tools.ingest.chunker, tools.ingest.loader",
     "import graph_store.citation_graph",
 ])

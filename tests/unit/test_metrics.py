@@ -1,7 +1,8 @@
 """Unit tests of the LitTraceQA metrics (evals/metrics.py) and file scoring (evals/scoring.py).
 
-Hand-made records check each rule and edge case; the LitTraceQA files (CC BY-NC, read from
-../shared/data/littraceqa, never copied here) check conformance with the official evaluator.
+Hand-made records check each rule and edge case; the LitTraceQA files (CC BY-NC, read from the
+shared data folder's littraceqa/ through the `littraceqa` fixture, never copied here) check
+conformance with the official evaluator.
 """
 
 from __future__ import annotations
@@ -24,13 +25,6 @@ from evals.scoring import (
 )
 
 pytestmark = pytest.mark.unit
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "littraceqa"
-needs_data = pytest.mark.skipif(
-    not (DATA / "validation_a.jsonl").is_file(),
-    reason=f"LitTraceQA files (CC BY-NC, not shipped) are absent: {DATA}",
-)
-
 
 # --------------------------------------------------------------------------- builders
 
@@ -644,11 +638,10 @@ def test_scoring_imports_no_heavy_modules() -> None:
 
 
 @pytest.fixture(scope="module")
-def validation_a() -> list[dict[str, Any]]:
-    return load_jsonl(DATA / "validation_a.jsonl")
+def validation_a(littraceqa: Path) -> list[dict[str, Any]]:
+    return load_jsonl(littraceqa / "validation_a.jsonl")
 
 
-@needs_data
 def test_perfect_submission_scores_one_everywhere(validation_a: list[dict[str, Any]]) -> None:
     perfect = perfect_submission(validation_a)
     validate_submission(perfect, "perfect")  # gold locators carry extra keys: fine when not strict
@@ -660,23 +653,21 @@ def test_perfect_submission_scores_one_everywhere(validation_a: list[dict[str, A
         assert all(value in (1.0, None) for value in family["metrics"].values())
 
 
-@needs_data
-def test_sample_placeholder_submission_scores_zero(validation_a: list[dict[str, Any]]) -> None:
+def test_sample_placeholder_submission_scores_zero(littraceqa: Path, validation_a: list[dict[str, Any]]) -> None:
     """The placeholder names no paper or evidence, answers PLACEHOLDER everywhere and picks
     option A, which is gold for none of the 18 multiple-choice questions: every metric is 0.0,
     and its 27 records for questions outside validation A are extra, not errors."""
     assert not any(r["answer"].get("multiple_choice", {}).get("gold") == "A" for r in validation_a)
-    result = score_files(DATA / "validation_a.jsonl", DATA / "sample_submission.jsonl", strict=True)
+    result = score_files(littraceqa / "validation_a.jsonl", littraceqa / "sample_submission.jsonl", strict=True)
     assert result["metrics"] == {name: 0.0 for name in m.METRIC_NAMES}
     counts = result["details"]["counts"]
     assert (counts["total"], counts["missing_prediction_count"], counts["extra_prediction_count"]) == (28, 0, 27)
     assert (counts["table_cell_correct"], counts["table_cell_total"]) == (0, 11)
 
 
-@needs_data
-def test_perturbed_submission_reproduces_official_vector() -> None:
-    official = json.loads((DATA / "perturbed_submission_a.official_metrics.json").read_text())
-    result = score_files(DATA / "validation_a.jsonl", DATA / "perturbed_submission_a.jsonl")
+def test_perturbed_submission_reproduces_official_vector(littraceqa: Path) -> None:
+    official = json.loads((littraceqa / "perturbed_submission_a.official_metrics.json").read_text())
+    result = score_files(littraceqa / "validation_a.jsonl", littraceqa / "perturbed_submission_a.jsonl")
     for name, value in official["metrics"].items():
         assert round(result["metrics"][name], 4) == round(value, 4), name
     counts = result["details"]["counts"]
@@ -684,26 +675,23 @@ def test_perturbed_submission_reproduces_official_vector() -> None:
         assert counts[name] == value, name
 
 
-@needs_data
-def test_perturbed_submission_breaks_the_strict_schema() -> None:
+def test_perturbed_submission_breaks_the_strict_schema(littraceqa: Path) -> None:
     # the official evaluator scored it anyway: this is why validation is lenient by default
     with pytest.raises(ValueError, match=r"perturbed_submission_a\.jsonl line 1: unexpected field 'evidence\[0\]\.locator\.row'"):
-        score_files(DATA / "validation_a.jsonl", DATA / "perturbed_submission_a.jsonl", strict=True)
+        score_files(littraceqa / "validation_a.jsonl", littraceqa / "perturbed_submission_a.jsonl", strict=True)
 
 
-@needs_data
-def test_lit3r_candidate_recall(validation_a: list[dict[str, Any]]) -> None:
-    result = score_files(DATA / "validation_a.jsonl", DATA / "sample_submission.jsonl", DATA / "lit3r_candidates_validation_a.jsonl")
+def test_lit3r_candidate_recall(littraceqa: Path, validation_a: list[dict[str, Any]]) -> None:
+    result = score_files(littraceqa / "validation_a.jsonl", littraceqa / "sample_submission.jsonl", littraceqa / "lit3r_candidates_validation_a.jsonl")
     expected = {1: 0.7718, 5: 0.8859, 10: 0.9385, 20: 0.9673, 50: 0.9911}
     for k, value in expected.items():
         assert round(result["metrics"][f"candidate_recall@{k}"], 4) == value
-    candidates = load_jsonl(DATA / "lit3r_candidates_validation_a.jsonl")
+    candidates = load_jsonl(littraceqa / "lit3r_candidates_validation_a.jsonl")
     assert round(m.candidate_recall_at_k(validation_a, candidates, 50), 4) == 0.9911
 
 
-@needs_data
-def test_gold_file_validates_and_inputs_file_is_refused() -> None:
-    records = load_jsonl(DATA / "validation_a.jsonl")
+def test_gold_file_validates_and_inputs_file_is_refused(littraceqa: Path) -> None:
+    records = load_jsonl(littraceqa / "validation_a.jsonl")
     validate_gold(records, "validation_a.jsonl")
     with pytest.raises(ValueError, match=r"test_inputs\.jsonl line 1: missing required field 'task_family'"):
-        score_files(DATA / "test_inputs.jsonl", DATA / "sample_submission.jsonl")
+        score_files(littraceqa / "test_inputs.jsonl", littraceqa / "sample_submission.jsonl")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from agent.settings import get_settings
+from tests.conftest import DEMO_PDFS, REPO
 from tools.base import Chunk, Locator, Paper, Passage
 from tools.registry import (
     Corpus,
@@ -25,9 +25,7 @@ from tools.registry import (
 
 pytestmark = pytest.mark.unit
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "docs" / "examples"
-DEMO_PDFS = REPO / "tools" / "corpora" / "demo_data" / "pdfs"
 
 
 class FakeEntryPoint:
