@@ -109,11 +109,10 @@ def ask(
     run_config: dict[str, Any] = dict(config or {})
     run_config.setdefault("configurable", {})["thread_id"] = thread_id or str(uuid.uuid4())
     run_config.setdefault("metadata", {}).update({"preset": ctx.preset, "query_id": qid})
-    # --- tracing (issue 6): a local run tree per question unless LITLOOP_TRACING__ENABLED=false
+    # a local run tree per question unless LITLOOP_TRACING__ENABLED=false
     from agent.tracing import attach_tracer
 
     run_config, tracer = attach_tracer(run_config)
-    # --- end tracing
     state: dict[str, Any] = dict(inputs)
     rounds = 0
     started = time.perf_counter()
@@ -136,10 +135,15 @@ def ask(
         "subqueries": state.get("subqueries", []),
         "rounds": state.get("round", 0),
         "candidates": state.get("candidates", []),
+        # what the method did: the evidence pool (hits), Relate's seeds, the fused A/B ranking
+        "pool": state.get("pool", {}),
+        "seeds": state.get("seeds", []),
+        "ranking": state.get("ranking", []),
+        "verdict": state.get("verdict", {}),
         "readings": state.get("readings", []),
         "errors": state.get("errors", []),
         "usage": {**state.get("usage", {}), "seconds_total": time.perf_counter() - started},
         "thread_id": run_config["configurable"]["thread_id"],
-        "trace_id": tracer.trace_id if tracer is not None else None,  # tracing (issue 6)
+        "trace_id": tracer.trace_id if tracer is not None else None,
     }
 

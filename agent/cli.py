@@ -270,13 +270,14 @@ def retrieve(
 
 def _retrieved_paper(idx, run, pid: str, rank: int, stage: str) -> dict:
     from tools.fusion import rrf_scores
+    from tools.retrieve import passage_of
 
     scores = {
         "a": run.best_scores(),
         "b": rrf_scores([run.b], k=idx.settings.relate.rrf_k),
         "fused": rrf_scores([run.a, run.b] if run.b else [run.a], k=idx.settings.relate.ab_rrf_k),
     }[stage]
-    chunks = [dict(p.to_dict(), text=p.text) for p in run.evidence(pid)]
+    chunks = [passage_of(idx, h).to_dict() for h in run.evidence(pid)]
     return {"paper_id": pid, "title": idx.papers[pid].title, "score": scores.get(pid, 0.0), "rank": rank,
             "chunks": chunks, "via": run.b_why.get(pid, [])}
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from agent.methods import method_for
+
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
-MODES = ("rra", "kadr")
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,8 @@ class Context:
     # Registered corpora to search (tools/registry.py); several are fused, ids namespaced
     # `<corpus>:<id>`. Empty: `index` (or LITLOOP_INDEX, or the demo index).
     corpora: list[str] = field(default_factory=list)
-    # rra: Retrieve-Relate-Read (DESIGN.md sections 3-5); kadr: knowledge-aware diverse
-    # reranking (section 6) in the same seven nodes.
+    # The method (agent/methods/): rra, Retrieve-Relate-Read (DESIGN.md sections 3-5); kadr,
+    # knowledge-aware diverse reranking (section 6); both in the same seven nodes.
     mode: str = "rra"
     kadr_n_know: int = 5  # SEE: DESIGN.md section 6 -- documents the LLM declares knowledge for (5)
     kadr_n_rank: int = 20  # top of the first reranking reranked again per knowledge statement
@@ -53,8 +54,7 @@ class Context:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        method_for(self.mode)  # an unknown mode is a ValueError naming the registered ones
 
     def model_for(self, role: str) -> str | None:
         return getattr(self, f"{role}_model", None)

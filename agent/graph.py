@@ -14,12 +14,14 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.nodes.decompose import decompose
-from agent.nodes.expand_neighbors import expand_neighbors
-from agent.nodes.read_paper import read_paper
-from agent.nodes.rerank import rerank
-from agent.nodes.search import search
+from agent.nodes.method_steps import (
+    expand_neighbors,
+    read_paper,
+    rerank,
+    search,
+    verify,
+)
 from agent.nodes.synthesize import synthesize
-from agent.nodes.verify import verify
 from agent.state import InputState, OutputState, State
 
 

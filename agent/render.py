@@ -21,8 +21,7 @@ def _state_after_retrieval(question: str, ctx) -> tuple[dict, object]:
 
     idx = index_for(ctx)
     run = run_retrieval(idx, question, idx.settings)
-    pool = {cid: p.to_dict() for cid, p in run.pool.items()}
-    return {"question": question, "subqueries": [question], "pool": pool, "candidates": run.fused,
+    return {"question": question, "subqueries": [question], "pool": run.pool, "candidates": run.fused,
             "answer_types": ["freeform"]}, idx
 
 
@@ -47,11 +46,11 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
     else:
         state, idx = _state_after_retrieval(question, ctx)
         if node == "verify":
-            from agent.nodes.verify import verify_prompt
+            from agent.methods.rra import verify_prompt
 
             schema, user = Verification, verify_prompt(state, runtime)
         elif node == "read_paper":
-            from agent.nodes.read_paper import read_prompt
+            from agent.methods.rra import read_prompt
 
             schema, user = PaperReading, read_prompt(state, runtime, state["candidates"][0])
         else:

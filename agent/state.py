@@ -1,7 +1,8 @@
 """The agent's state: typed, with named reducers for the fields that accumulate (STYLE.md 4).
 
-Values are plain JSON-ready data (chunks as dicts) so a SQLite checkpointer can store a thread.
-Nodes return partial updates and never mutate what they were given.
+Values are plain JSON-ready data so a SQLite checkpointer can store a thread. Chunks travel as
+`Hit`s (chunk id, paper id, score, source); their texts stay in the index and are read where a
+prompt needs them. Nodes return partial updates and never mutate what they were given.
 """
 
 from __future__ import annotations
@@ -9,15 +10,10 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
-
-def merge_pool(left: dict[str, dict] | None, right: dict[str, dict] | None) -> dict[str, dict]:
-    """The evidence pool across subqueries and rounds: each chunk keeps its maximum score.
-    SEE: DESIGN.md section 3 step 5."""
-    out = dict(left or {})
-    for cid, p in (right or {}).items():
-        if cid not in out or p["score"] > out[cid]["score"]:
-            out[cid] = p
-    return out
+from tools.base import Hit
+from tools.fusion import (
+    merge_pool,  # the pool's reducer: each chunk keeps its maximum score
+)
 
 
 def add_usage(left: dict[str, float] | None, right: dict[str, float] | None) -> dict[str, float]:
@@ -43,12 +39,15 @@ class State(InputState, total=False):
     round: Annotated[int, operator.add]  # rounds started; decompose adds 1
     subqueries: Annotated[list[str], operator.add]  # every subquery so far
     new_subqueries: list[str]  # this round's
-    retrieved: list[dict[str, Any]]  # this round's per-subquery retrieval rankings (for rerank)
-    pool: Annotated[dict[str, dict], merge_pool]
+    # this round's searches, one per subquery: subquery, prf_query, papers (its fused paper
+    # ranking, top 50), hits (the chunk ranking handed to the reranker)
+    retrieved: list[dict[str, Any]]
+    pool: Annotated[dict[str, Hit], merge_pool]  # chunk id -> best hit over subqueries and rounds
     verdict: dict[str, Any]  # sufficient, evidence_papers, missing
     evidence_papers: Annotated[list[str], union]
     seeds: list[str]
-    candidates: list[str]  # fused A/B ranking handed to the reader
+    ranking: list[str]  # the fused A/B ranking (at least relate.reader_top papers)
+    candidates: list[str]  # its top `read_papers`: the papers handed to the reader
     readings: list[dict[str, Any]]
     answer: dict[str, Any]  # the final answer with citations
     errors: Annotated[list[dict[str, Any]], operator.add]
@@ -56,10 +55,17 @@ class State(InputState, total=False):
 
 
 class OutputState(TypedDict, total=False):
+    """What a run returns: the answer, and what the method did (so an evaluation reads the
+    agent's own pool and rankings instead of recomputing them)."""
+
     question: str
     query_id: str
     answer: dict[str, Any]
+    pool: dict[str, Hit]
+    seeds: list[str]
+    ranking: list[str]
     candidates: list[str]
+    verdict: dict[str, Any]
     subqueries: list[str]
     round: int
     errors: list[dict[str, Any]]

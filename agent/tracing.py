@@ -182,7 +182,7 @@ class Summariser:
         return {"subquery": self.text(str(r.get("subquery", ""))),
                 "prf_query": self.text(str(r.get("prf_query") or ""), 300) or None,
                 "papers": len(r.get("papers", [])), "top_papers": [str(p) for p in r.get("papers", [])[:_TOP]],
-                "chunks": self.chunks(list(r.get("chunks", [])))}
+                "hits": self.chunks(list(r.get("hits", [])))}
 
     def message(self, m: Any) -> dict[str, Any]:
         """A chat message as {role, content} (LangChain objects or their `dumpd` form)."""
@@ -208,7 +208,8 @@ def _document_dict(x: Any) -> Any:
 
 
 def is_chunk(x: Any) -> bool:
-    return isinstance(x, Mapping) and "chunk_id" in x and "text" in x
+    """A chunk dict (with its text) or a hit (chunk id, paper id, score)."""
+    return isinstance(x, Mapping) and "chunk_id" in x and ("text" in x or ("paper_id" in x and "score" in x))
 
 
 def _is_message(x: Any) -> bool:

@@ -20,8 +20,9 @@ from __future__ import annotations
 from agent.settings import Settings
 from evals import bench_retrieval
 from evals.bench_retrieval import VARIANTS as RETRIEVAL_VARIANTS
+from tools.fusion import round_robin
 from tools.index import Index
-from tools.kadr import candidates, interleave, papers_in_order
+from tools.kadr import candidates, papers_in_order
 from tools.retrieve import prf_query
 
 
@@ -34,7 +35,7 @@ def _interleave_prf(idx: Index, q: str, s: Settings, _r) -> list[str]:
     if not first:
         return first
     second = _kadr(idx, prf_query(idx, q, first[0], s.retrieval.prf_chars), s, None)
-    return interleave(first, second)
+    return round_robin([first, second])
 
 
 VARIANTS = {

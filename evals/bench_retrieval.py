@@ -45,7 +45,7 @@ def _single(kind: str) -> Variant:
         if kind == "paper-bm25":
             return [pid for pid, _ in idx.bm25_papers(q, k)]
         hits = idx.bm25_chunks(q, k) if kind == "bm25" else idx.dense_chunks(q, k)
-        return papers_by_best_chunk(hits)[0]
+        return papers_by_best_chunk(p.hit() for p in hits)
 
     return run
 

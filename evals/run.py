@@ -157,10 +157,11 @@ class RetrievalAnswerer:
     def answer(self, q: Question) -> Outcome:
         if self.variant == NO_LLM_VARIANT:
             from tools.pipeline import run_retrieval
+            from tools.retrieve import passage_of
 
-            run = run_retrieval(self.index, q.question, self.settings)
+            run = run_retrieval(self.index, q.question, self.settings, size=CANDIDATES_KEPT)
             ranking = run.fused
-            submission = retrieval_submission(q, ranking, lambda pid: run.evidence(pid, 1))
+            submission = retrieval_submission(q, ranking, lambda pid: [passage_of(self.index, h) for h in run.evidence(pid, 1)])
             return Outcome(submission, ranking[:CANDIDATES_KEPT], extra={"seeds": run.seeds})
         ranking = self._fn(self.index, q.question, self.settings, self.reranker)
         return Outcome(retrieval_submission(q, ranking), ranking[:CANDIDATES_KEPT])
@@ -179,41 +180,6 @@ class RetrievalAnswerer:
 
     def close(self) -> None:
         self.index.close()
-
-
-class _Capture:
-    """Wraps the compiled graph for ``ask(graph=...)`` and keeps what the answer does not carry:
-    the evidence pool and the Relate seeds, from which the top-50 candidate list is rebuilt."""
-
-    def __init__(self, graph):
-        self.graph = graph
-        self.pool: dict[str, dict] = {}
-        self.seeds: list[str] = []
-
-    def stream(self, *args, **kwargs):
-        from agent.state import merge_pool
-
-        for mode, chunk in self.graph.stream(*args, **kwargs):
-            if mode == "updates":
-                for update in chunk.values():
-                    if isinstance(update, dict):
-                        if update.get("pool"):
-                            self.pool = merge_pool(self.pool, update["pool"])
-                        if "seeds" in update:
-                            self.seeds = list(update["seeds"])
-            yield mode, chunk
-
-
-def agent_candidates(idx, pool: Mapping[str, dict], seeds: Sequence[str], n: int) -> list[str]:
-    """The agent's fused A/B ranking at length n (the reader sees only the preset's first
-    ``read_papers``); the same steps as the expand_neighbors node with ``reader_top = n``."""
-    from agent.nodes.verify import top_papers
-    from tools.relate import fuse_a_b, ranking_b
-
-    a = [pid for pid, _ in top_papers(dict(pool), 10**9, 1)]
-    cfg = idx.settings.relate.model_copy(update={"reader_top": n})
-    b, _ = ranking_b(idx, list(seeds) or a[:1], cfg)
-    return fuse_a_b(a, b, cfg)
 
 
 class AgentAnswerer:
@@ -235,13 +201,9 @@ class AgentAnswerer:
         from agent.api import ask
         from agent.graph import graph
 
-        capture = _Capture(graph)
-        result = ask(q.question, preset=self.preset, index=str(self.index_path), graph=capture, **q.ask_arguments())
-        # Retrieve-Relate-Read: rebuild the fused A/B ranking at length 50; other modes (kadr)
-        # have no ranking B, and their reader list is the candidate list.
-        rra = getattr(self.context, "mode", "rra") == "rra"
-        candidates = (agent_candidates(self.index, capture.pool, capture.seeds, CANDIDATES_KEPT)
-                      if rra and capture.pool else list(result["candidates"]))
+        result = ask(q.question, preset=self.preset, index=str(self.index_path), graph=graph, **q.ask_arguments())
+        # the agent's own fused A/B ranking (kadr: the papers of its top chunks)
+        candidates = list(result["ranking"] or result["candidates"])
         answer = result["answer"]
         citations = [{k: c.get(k) for k in ("n", "chunk_id", "paper_id", "kind", "quote")}
                      for c in answer.get("citations", [])]

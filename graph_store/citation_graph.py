@@ -20,15 +20,25 @@ import logging
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import networkx as nx
 
-from tools.base import Paper
-
 logger = logging.getLogger(__name__)
+
+
+class Paper(Protocol):
+    """What the graph reads of a paper record (`tools.base.Paper` is one): the graph package
+    depends on no other package of litloop."""
+
+    paper_id: str
+    title: str
+    year: int | None
+    venue: str | None
+    references: Sequence[str]
+
 
 # Version of the JSON written by `save`; `load` refuses any other, so an old index is rebuilt
 # rather than misread.

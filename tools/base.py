@@ -8,7 +8,7 @@ untrusted input happens once, in the ingesters.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 ChunkKind = Literal["title_abstract", "text", "equation", "figure", "table"]
 CHUNK_KINDS: tuple[str, ...] = get_args(ChunkKind)
@@ -135,6 +135,17 @@ class Chunk:
         )
 
 
+class Hit(TypedDict):
+    """A scored chunk as the method's rankings, the evidence pool and the agent's state carry it:
+    ids and a score, plain JSON (a checkpointer stores it). The text is read from the index by
+    chunk id where a prompt or a reranker needs it (`tools.retrieve.chunk_of`)."""
+
+    chunk_id: str
+    paper_id: str
+    score: float
+    source: str  # the subquery (or retriever) that put it there
+
+
 @dataclass(frozen=True)
 class Passage:
     """What every retriever returns: one scored chunk, with where it came from."""
@@ -158,6 +169,11 @@ class Passage:
             kind=chunk.kind,
             locator=chunk.locator,
         )
+
+    def hit(self, source: str | None = None) -> Hit:
+        """This passage as a `Hit` (ids and score, no text)."""
+        return Hit(chunk_id=self.chunk_id, paper_id=self.paper_id, score=self.score,
+                   source=self.source if source is None else source)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -6,12 +6,14 @@ Ties are always broken by id so every ranking is deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from tools.base import Passage
+from tools.base import Hit
 
 K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 
 def rrf_scores(
@@ -40,18 +42,20 @@ def rrf(rankings: Sequence[Sequence[K]], k: int = 60, weights: Sequence[float] |
     return order_by_score(rrf_scores(rankings, k, weights))
 
 
-def papers_by_best_chunk(passages: Iterable[Passage]) -> tuple[list[str], dict[str, Passage]]:
-    """Turn a chunk ranking into a paper ranking: each paper ranks by its best chunk.
+def by_paper(hits: Iterable[Hit]) -> dict[str, list[Hit]]:
+    """Each paper's hits, best first (ties by chunk id); papers in order of their best hit
+    (ties by paper id). SEE: DESIGN.md section 3: a paper ranks by its best chunk."""
+    groups: dict[str, list[Hit]] = {}
+    for h in hits:
+        groups.setdefault(h["paper_id"], []).append(h)
+    for lst in groups.values():
+        lst.sort(key=lambda h: (-h["score"], h["chunk_id"]))
+    return {pid: groups[pid] for pid in sorted(groups, key=lambda pid: (-groups[pid][0]["score"], pid))}
 
-    Returns the paper ids in order and each paper's best passage (its evidence).
-    """
-    best: dict[str, Passage] = {}
-    for p in passages:
-        cur = best.get(p.paper_id)
-        if cur is None or p.score > cur.score or (p.score == cur.score and p.chunk_id < cur.chunk_id):
-            best[p.paper_id] = p
-    order = sorted(best, key=lambda pid: (-best[pid].score, pid))
-    return order, best
+
+def papers_by_best_chunk(hits: Iterable[Hit]) -> list[str]:
+    """A chunk ranking turned into a paper ranking: each paper ranks by its best chunk."""
+    return list(by_paper(hits))
 
 
 def round_robin(lists: Sequence[Sequence[K]]) -> list[K]:
@@ -97,15 +101,33 @@ def rerank_with_pinning(
     return sorted(((c, s[c]) for c in retrieval), key=lambda cs: (cs[0] not in pinned, -cs[1], r_ret[cs[0]]))
 
 
-def merge_pool(pool: dict[str, Passage], new: Iterable[Passage]) -> dict[str, Passage]:
-    """The evidence pool's reducer: a chunk seen again keeps its maximum score (how many
-    subqueries found it does not matter). SEE: DESIGN.md section 3 step 5. Returns a new dict."""
-    out = dict(pool)
-    for p in new:
-        cur = out.get(p.chunk_id)
-        if cur is None or p.score > cur.score:
-            out[p.chunk_id] = p
+def merge_pool(pool: Mapping[str, Hit] | None, new: Iterable[Hit] | Mapping[str, Hit] | None) -> dict[str, Hit]:
+    """The evidence pool's reducer (the agent state's too): a chunk seen again keeps its maximum
+    score (how many subqueries found it does not matter); a tie keeps the earlier entry.
+    SEE: DESIGN.md section 3 step 5. Returns a new dict; neither argument is changed."""
+    out = dict(pool or {})
+    for h in (new.values() if isinstance(new, Mapping) else new or ()):
+        cur = out.get(h["chunk_id"])
+        if cur is None or h["score"] > cur["score"]:
+            out[h["chunk_id"]] = h
     return out
+
+
+def reranks(reranker) -> bool:
+    """Whether `reranker` changes an order at all (None and the `none` backend do not)."""
+    return reranker is not None and getattr(reranker, "name", "none") != "none"
+
+
+def reranked(reranker, query: str, items: Sequence[T], text: Callable[[T], str], budget: int | None = None) -> list[T]:
+    """`items` in the reranker's order for `query`: the first `budget` are scored (ties keep the
+    given order, a NaN score sorts last), the rest follow in their order. No reranker (or
+    `none`): the order given. SEE: DESIGN.md section 3 step 4."""
+    n = len(items) if budget is None else min(len(items), budget)
+    if not reranks(reranker) or n == 0:
+        return list(items)
+    scores = [float(s) for s in reranker.score(query, [text(i) for i in items[:n]])]
+    head = sorted(range(n), key=lambda i: (math.inf if math.isnan(scores[i]) else -scores[i], i))
+    return [items[i] for i in head] + list(items[n:])
 
 
 def seeds_first(seeds: Sequence[K], ranking: Sequence[K], size: int) -> list[K]:

@@ -23,30 +23,20 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from tools.base import Passage
-from tools.fusion import round_robin
+from tools.fusion import reranked, round_robin
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
-N_KNOW = 5  # SEE: DESIGN.md section 6 (paper: 5)
-N_ANS = 10  # SEE: DESIGN.md section 6 (paper: 10)
-N_RANK = 20  # not fixed by DESIGN.md; 2 x N_ans leaves each statement's list room to fill N_ans
-
-
-def interleave(*rankings: Sequence[K]) -> list[K]:
-    """Alternate between the rankings (first of each, then second of each, ...), keeping each
-    one's order and dropping items already taken."""
-    return round_robin(rankings)
-
-
 def interleave_by(key: Callable[[T], K], *rankings: Sequence[T]) -> list[T]:
-    """`interleave` for records (passages, chunk dicts) identified by `key`; the first record
+    """`tools.fusion.round_robin` (alternate between the rankings, keep each one's order, drop
+    items already taken) for records (passages, chunk dicts) identified by `key`; the first record
     seen for an id is kept."""
     first: dict[K, T] = {}
     for ranking in rankings:
         for item in ranking:
             first.setdefault(key(item), item)
-    return [first[k] for k in interleave(*[[key(i) for i in r] for r in rankings])]
+    return [first[k] for k in round_robin([[key(i) for i in r] for r in rankings])]
 
 
 def candidates(index: Any, query: str, k: int, depth: int | None = None) -> list[Passage]:
@@ -54,18 +44,6 @@ def candidates(index: Any, query: str, k: int, depth: int | None = None) -> list
     cut to `depth`."""
     merged = interleave_by(_chunk_id, index.bm25_chunks(query, k), index.dense_chunks(query, k))
     return merged[: depth or len(merged)]
-
-
-def rerank(reranker: Any, query: str, items: Sequence[T], text: Callable[[T], str],
-           budget: int | None = None) -> list[T]:
-    """Items by the reranker's score for `query` (ties keep the given order); only the first
-    `budget` are scored, the rest follow in their order. No reranker: the order given."""
-    if reranker is None or getattr(reranker, "name", "none") == "none" or not items:
-        return list(items)
-    n = min(len(items), budget or len(items))
-    scores = reranker.score(query, [text(i) for i in items[:n]])
-    head = sorted(range(n), key=lambda i: (-float(scores[i]), i))
-    return [items[i] for i in head] + list(items[n:])
 
 
 def statement_query(question: str, statement: str) -> str:
@@ -78,7 +56,7 @@ def diverse_rerank(reranker: Any, question: str, statements: Sequence[str], rank
     """Step 5: the top `n_rank` of `ranked` reranked once per statement, and the rerankings
     interleaved. Returns (one list per statement, the interleaved list of n_rank unique items)."""
     top = list(ranked[:n_rank])
-    lists = [rerank(reranker, statement_query(question, s), top, text) for s in statements]
+    lists = [reranked(reranker, statement_query(question, s), top, text) for s in statements]
     return lists, interleave_by(key, *lists) if lists else top
 
 

@@ -1,8 +1,9 @@
 """Retrieve and Relate end to end, without an LLM: what `litloop retrieve` and the LLM-free
-benchmarks run, and what the agent's nodes call piece by piece.
+benchmarks run. Each step is the function the agent's nodes call (tools/retrieve.py,
+tools/relate.py), so a benchmark measures exactly what the agent runs.
 
-LLM-free mode (DESIGN.md section 4, issue 3): the subqueries are the question itself, the seeds
-are the top papers of ranking A, and there is no verifier.
+LLM-free mode (DESIGN.md section 4): the subqueries are the question itself, the seeds are the
+top papers of ranking A (`relate.seeds_without_llm`), and there is no verifier.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from tools.base import Passage
-from tools.fusion import papers_by_best_chunk
-from tools.index import Index
-from tools.relate import fuse_a_b, ranking_b
+from tools.base import Hit
+from tools.fusion import by_paper
+from tools.relate import fuse_a_b, ranking_b, select_seeds
 from tools.retrieve import SubqueryResult, ranking_a, retrieve_question
 from tools.settings import ToolSettings
 
@@ -23,7 +24,7 @@ from tools.settings import ToolSettings
 class RetrievalRun:
     question: str
     subqueries: list[str]
-    pool: dict[str, Passage]
+    pool: dict[str, Hit]
     a: list[str]
     seeds: list[str]
     b: list[str]
@@ -32,39 +33,37 @@ class RetrievalRun:
     subquery_results: list[SubqueryResult]
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def evidence(self, paper_id: str, n: int = 3) -> list[Passage]:
+    def evidence(self, paper_id: str, n: int = 3) -> list[Hit]:
         """The pooled chunks of a paper, best first: the chunks that put it in ranking A."""
-        return sorted((p for p in self.pool.values() if p.paper_id == paper_id), key=lambda p: -p.score)[:n]
+        return by_paper(h for h in self.pool.values() if h["paper_id"] == paper_id).get(paper_id, [])[:n]
 
     def best_scores(self) -> dict[str, float]:
-        return {pid: p.score for pid, p in papers_by_best_chunk(self.pool.values())[1].items()}
+        return {pid: hits[0]["score"] for pid, hits in by_paper(self.pool.values()).items()}
 
 
 def run_retrieval(
-    index: Index,
+    index: Any,
     question: str,
     settings: ToolSettings,
     *,
     subqueries: Sequence[str] | None = None,
     seeds: Sequence[str] | None = None,
-    reranker=None,
+    reranker: Any = None,
     max_rerank: int | None = None,
     use_dense: bool = True,
     relate: bool = True,
+    size: int | None = None,
 ) -> RetrievalRun:
+    """Ranking A for the subqueries (default: the question), ranking B from the seeds (default:
+    the top of A), their fusion at length `size` (default `relate.reader_top`)."""
     t0 = time.perf_counter()
     subs = list(subqueries) if subqueries else [question]
-    pool, results = retrieve_question(index, subs, settings.retrieval, reranker, use_dense=use_dense,
-                                      max_rerank=max_rerank)
+    pool, results = retrieve_question(index, subs, settings, reranker, budget=max_rerank, use_dense=use_dense)
     a = ranking_a(pool)
     t1 = time.perf_counter()
-    # seeds: the top paper of A plus the given (verifier's) papers; LLM-free, the top of A
-    if seeds:
-        seed_list = list(dict.fromkeys(a[:1] + list(seeds)))
-    else:
-        seed_list = a[: settings.relate.seeds_without_llm]
+    seed_list = select_seeds(a, list(seeds) if seeds else None, settings.relate)
     b, why = ranking_b(index, seed_list, settings.relate) if relate else ([], {})
-    fused = fuse_a_b(a, b, settings.relate)
+    fused = fuse_a_b(a, b, settings.relate, size)
     t2 = time.perf_counter()
     return RetrievalRun(question, subs, pool, a, seed_list, b, why, fused, results,
                         {"retrieve": t1 - t0, "relate": t2 - t1, "total": t2 - t0})

@@ -1,26 +1,40 @@
-"""Question-anchored retrieval: ranking A. SEE: DESIGN.md section 3, steps 2 to 5.
+"""Question-anchored retrieval, ranking A: one function per step of the method, called by the
+agent's nodes, by `litloop retrieve` (tools/pipeline.py) and by every benchmark.
+SEE: DESIGN.md section 3, steps 2 to 5.
 
-Per subquery: the three indexes give paper rankings (a paper ranks by its best chunk), fused by
-RRF (k 60); one pseudo-relevance-feedback pass appends the start of the top paper's
-title-and-abstract chunk and fuses the two rankings with equal weights; the chunks behind the
-fused paper ranking (up to `rerank_depth`) are reranked with the 0.6/0.4 score and top-20
-pinning; the top `pool_per_subquery` chunks enter the question's pool, which keeps each chunk's
-maximum score. Ranking A orders the pool's papers by their best chunk.
+Per subquery (`search_subquery`): the three indexes give paper rankings (a paper ranks by its
+best chunk), fused by RRF (k 60); one pseudo-relevance-feedback pass appends the start of the top
+paper's title-and-abstract chunk and fuses the two rankings with equal weights; the chunks behind
+the fused paper ranking, up to `rerank_depth`, are the subquery's retrieval ranking.
+`rerank_pin_pool` reranks that ranking (the first `budget` chunks scored), orders it by the
+0.6/0.4 rerank score with the top 20 pinned, and returns the top `pool_per_subquery` chunks for
+the question's pool, which keeps each chunk's maximum score (`tools.fusion.merge_pool`).
+`ranking_a` orders the pool's papers by their best chunk.
+
+Rankings are `Hit`s (chunk id, paper id, score, source): the text of a chunk is read from the
+index with `chunk_of` where a reranker or a prompt needs it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from tools.base import Passage
-from tools.fusion import merge_pool, papers_by_best_chunk, rerank_with_pinning, rrf
-from tools.index import Index
-from tools.settings import RetrievalSettings
+from tools.base import Chunk, Hit, Passage
+from tools.fusion import (
+    merge_pool,
+    papers_by_best_chunk,
+    rerank_with_pinning,
+    reranked,
+    round_robin,
+    rrf,
+)
+from tools.settings import RetrievalSettings, ToolSettings
 from tools.text import tokenize
 
 log = logging.getLogger(__name__)
@@ -35,17 +49,37 @@ class QueryRanking:
     per_index: dict[str, list[str]]  # "bm25" | "paper-bm25" | "dense" -> paper ranking
 
 
-@dataclass
-class SubqueryResult:
+@dataclass(frozen=True)
+class SubquerySearch:
+    """Steps 2-3 for one subquery: the fused (PRF) paper ranking and the chunk ranking behind it."""
+
     subquery: str
     prf_query: str | None
-    papers: list[str]  # the fused (PRF) paper ranking
-    retrieval: list[Passage]  # chunk ranking handed to the reranker, best first
-    pooled: list[Passage]  # the chunks this subquery adds to the pool, with rerank scores
+    papers: list[str]
+    hits: list[Hit]  # the retrieval ranking handed to the reranker, best first
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SubqueryResult:
+    """Steps 2-4 for one subquery: its search and the chunks it adds to the pool."""
+
+    search: SubquerySearch
+    pooled: list[Hit]
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def query_ranking(index: Index, query: str, settings: RetrievalSettings, use_dense: bool = True) -> QueryRanking:
+def chunk_of(index: Any, chunk_id: str) -> Chunk:
+    """The indexed chunk behind a hit (its text, kind and locator)."""
+    return index.chunks[index.chunk_row[chunk_id]]
+
+
+def passage_of(index: Any, hit: Hit) -> Passage:
+    """A hit with its chunk's text, kind and locator."""
+    return Passage.from_chunk(chunk_of(index, hit["chunk_id"]), hit["score"], hit["source"])
+
+
+def query_ranking(index: Any, query: str, settings: RetrievalSettings, use_dense: bool = True) -> QueryRanking:
     """The three indexes for one query, fused at paper level (DESIGN.md section 3 step 2)."""
     k = settings.per_index_k
     tokens = tokenize(query)
@@ -82,12 +116,13 @@ def _dedupe(items) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def prf_query(index: Index, query: str, top_paper: str, chars: int) -> str:
+def prf_query(index: Any, query: str, top_paper: str, chars: int) -> str:
     """The subquery plus the first `chars` characters of the top paper's title-and-abstract chunk."""
     return f"{query} {index.title_abstract(top_paper).text[:chars]}"
 
 
-def fused_with_prf(index: Index, query: str, settings: RetrievalSettings, use_dense: bool = True) -> tuple[QueryRanking, str | None]:
+def fused_with_prf(index: Any, query: str, settings: RetrievalSettings,
+                   use_dense: bool = True) -> tuple[QueryRanking, str | None]:
     """DESIGN.md section 3 step 3: one PRF pass, original and expanded rankings fused equally."""
     first = query_ranking(index, query, settings, use_dense)
     if not settings.prf or not first.papers:
@@ -95,83 +130,71 @@ def fused_with_prf(index: Index, query: str, settings: RetrievalSettings, use_de
     expanded_q = prf_query(index, query, first.papers[0], settings.prf_chars)
     second = query_ranking(index, expanded_q, settings, use_dense)
     papers = rrf([first.papers, second.papers], k=settings.rrf_k)
-    chunks: dict[str, list[int]] = {}
-    for pid in papers:
-        a, b = first.chunks.get(pid, []), second.chunks.get(pid, [])
-        chunks[pid] = _interleave(a, b)
+    chunks = {pid: round_robin([first.chunks.get(pid, []), second.chunks.get(pid, [])]) for pid in papers}
     return QueryRanking(papers, chunks, first.per_index), expanded_q
 
 
-def _interleave(a: Sequence[int], b: Sequence[int]) -> list[int]:
-    out: list[int] = []
-    for i in range(max(len(a), len(b))):
-        for lst in (a, b):
-            if i < len(lst) and lst[i] not in out:
-                out.append(lst[i])
-    return out
-
-
-def retrieval_chunks(index: Index, ranking: QueryRanking, depth: int) -> list[Passage]:
+def retrieval_hits(index: Any, ranking: QueryRanking, depth: int) -> list[Hit]:
     """The chunk ranking behind a paper ranking: papers in order, each with its candidate chunks,
     the first `depth` chunks. A paper's first chunk comes before any paper's second chunk so the
-    ranking is not crowded by one long paper."""
-    lists = [ranking.chunks[pid] for pid in ranking.papers]
-    rows: list[int] = []
-    for i in range(max((len(x) for x in lists), default=0)):
-        for lst in lists:
-            if i < len(lst):
-                rows.append(lst[i])
-                if len(rows) == depth:
-                    break
-        if len(rows) == depth:
-            break
+    ranking is not crowded by one long paper. The score is rank-based (higher is better)."""
+    rows = round_robin([ranking.chunks[pid] for pid in ranking.papers])[:depth]
     n = len(rows)
-    # retrieval score = a rank-based stand-in (higher is better) so Passage.score is meaningful
-    return [Passage.from_chunk(index.chunks[row], (n - i) / n, "retrieval") for i, row in enumerate(rows)]
+    return [Hit(chunk_id=index.chunks[row].chunk_id, paper_id=index.chunks[row].paper_id, score=(n - i) / n,
+                source="retrieval") for i, row in enumerate(rows)]
 
 
-def retrieve_subquery(index: Index, subquery: str, settings: RetrievalSettings, reranker=None,
-                      use_dense: bool = True, max_rerank: int | None = None) -> SubqueryResult:
-    """Steps 2 to 4 for one subquery; returns the chunks it adds to the pool."""
-    t0 = time.perf_counter()
+def search_subquery(index: Any, subquery: str, settings: RetrievalSettings, use_dense: bool = True) -> SubquerySearch:
+    """Steps 2-3 for one subquery: hybrid retrieval with one PRF pass, its chunk ranking."""
+    t = time.perf_counter()
     ranking, expanded = fused_with_prf(index, subquery, settings, use_dense)
-    t1 = time.perf_counter()
-    retrieval = retrieval_chunks(index, ranking, settings.rerank_depth)
-    ids = [p.chunk_id for p in retrieval]
-    reranked_ids = ids
-    if reranker is not None and getattr(reranker, "name", "none") != "none" and retrieval:
-        n = min(len(retrieval), max_rerank or len(retrieval))
-        scores = reranker.score(subquery, [p.text for p in retrieval[:n]])
-        head = [ids[i] for i in sorted(range(n), key=lambda i: (-scores[i], i))]
-        reranked_ids = head + ids[n:]  # chunks beyond the reranker's budget keep retrieval order
-    t2 = time.perf_counter()
-    order = rerank_with_pinning(
-        ids, reranked_ids, k=settings.rerank_k, w_ret=settings.rerank_weight_retrieval,
-        w_rr=settings.rerank_weight_reranker, pin_top=settings.pin_top,
-    )
-    by_id = {p.chunk_id: p for p in retrieval}
-    pooled = [
-        Passage(by_id[c].paper_id, c, by_id[c].text, s, subquery, by_id[c].kind, by_id[c].locator)
-        for c, s in order[: settings.pool_per_subquery]
-    ]
-    return SubqueryResult(subquery, expanded, ranking.papers, retrieval, pooled,
-                          {"retrieve": t1 - t0, "rerank": t2 - t1})
+    hits = retrieval_hits(index, ranking, settings.rerank_depth)
+    return SubquerySearch(subquery, expanded, ranking.papers, hits, time.perf_counter() - t)
 
 
-def ranking_a(pool: dict[str, Passage]) -> list[str]:
+def rerank_budget(settings: ToolSettings, max_rerank: int | None = None) -> int:
+    """Chunks per subquery the reranker scores: this run's cap, else `LITLOOP_RERANK__MAX_CHUNKS`."""
+    return max_rerank or settings.rerank.max_chunks
+
+
+def rerank_pin_pool(index: Any, subquery: str, hits: Sequence[Hit], settings: RetrievalSettings,
+                    reranker: Any, budget: int) -> list[Hit]:
+    """Step 4 for one subquery: the reranker orders the first `budget` hits (the rest keep their
+    retrieval order), the 0.6/0.4 rerank score with the top `pin_top` pinned orders them all, and
+    the top `pool_per_subquery` go to the pool with their rerank score, sourced to the subquery."""
+    ids = [h["chunk_id"] for h in hits]
+    order = reranked(reranker, subquery, ids, lambda c: chunk_of(index, c).text, budget)
+    ranked = rerank_with_pinning(ids, order, k=settings.rerank_k,
+                                 w_ret=settings.rerank_weight_retrieval, w_rr=settings.rerank_weight_reranker,
+                                 pin_top=settings.pin_top)
+    by_id = {h["chunk_id"]: h for h in hits}
+    return [Hit(chunk_id=c, paper_id=by_id[c]["paper_id"], score=s, source=subquery)
+            for c, s in ranked[: settings.pool_per_subquery]]
+
+
+def ranking_a(pool: Mapping[str, Hit]) -> list[str]:
     """Papers of the pool ordered by their best chunk score. SEE: DESIGN.md section 3."""
-    return papers_by_best_chunk(pool.values())[0]
+    return papers_by_best_chunk(pool.values())
 
 
-def retrieve_question(index: Index, subqueries: Sequence[str], settings: RetrievalSettings, reranker=None,
-                      pool: dict[str, Passage] | None = None, use_dense: bool = True,
-                      max_rerank: int | None = None) -> tuple[dict[str, Passage], list[SubqueryResult]]:
-    """Run every subquery and merge its chunks into the pool (max score per chunk)."""
-    pool = dict(pool or {})
+def retrieve_subquery(index: Any, subquery: str, settings: ToolSettings, reranker: Any = None,
+                      budget: int | None = None, use_dense: bool = True) -> SubqueryResult:
+    """Steps 2 to 4 for one subquery; `budget` as `rerank_budget`."""
+    found = search_subquery(index, subquery, settings.retrieval, use_dense)
+    t = time.perf_counter()
+    pooled = rerank_pin_pool(index, subquery, found.hits, settings.retrieval, reranker,
+                             rerank_budget(settings, budget))
+    return SubqueryResult(found, pooled, {"retrieve": found.seconds, "rerank": time.perf_counter() - t})
+
+
+def retrieve_question(index: Any, subqueries: Sequence[str], settings: ToolSettings, reranker: Any = None,
+                      pool: Mapping[str, Hit] | None = None, budget: int | None = None,
+                      use_dense: bool = True) -> tuple[dict[str, Hit], list[SubqueryResult]]:
+    """Every subquery through steps 2-4, its chunks merged into the pool (max score per chunk)."""
+    merged = dict(pool or {})
     results = []
     for q in subqueries:
-        res = retrieve_subquery(index, q, settings, reranker, use_dense, max_rerank)
-        pool = merge_pool(pool, res.pooled)
+        res = retrieve_subquery(index, q, settings, reranker, budget, use_dense)
+        merged = merge_pool(merged, res.pooled)
         results.append(res)
-    return pool, results
-
+    return merged, results

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 from tools.base import Passage
-from tools.fusion import papers_by_best_chunk, rrf_scores
+from tools.fusion import by_paper, rrf_scores
 from tools.index import Index
 from tools.text import tokenize
 
@@ -53,12 +53,11 @@ def search(index: Index, query: str, retriever: Retriever = "hybrid", k: int = 1
     if not query.strip():
         raise ValueError("the query is empty; give some words to search for")
     depth = max(k, index.settings.retrieval.per_index_k)
-    if retriever == "bm25":
-        order, best = papers_by_best_chunk(index.bm25_chunks(query, depth))
-        return [_hit(index, pid, best[pid].score, best[pid]) for pid in order[:k]]
-    if retriever == "dense":
-        order, best = papers_by_best_chunk(index.dense_chunks(query, depth))
-        return [_hit(index, pid, best[pid].score, best[pid]) for pid in order[:k]]
+    if retriever in ("bm25", "dense"):
+        found = index.bm25_chunks(query, depth) if retriever == "bm25" else index.dense_chunks(query, depth)
+        passages = {p.chunk_id: p for p in found}
+        best = {pid: passages[hits[0]["chunk_id"]] for pid, hits in by_paper(p.hit() for p in found).items()}
+        return [_hit(index, pid, p.score, p) for pid, p in list(best.items())[:k]]
     if retriever == "paper-bm25":
         chunk_scores = index.chunk_bm25.scores(tokenize(query))
         return [

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 
+from langgraph.runtime import Runtime
+
 from agent import prompts
-from agent.nodes.common import llm, venue_year
+from agent.context import Context
+from agent.methods.common import llm, venue_year
 from agent.schemas import Decomposition
 from agent.state import State
 
@@ -41,7 +44,7 @@ def new_subqueries(proposed: list[str], earlier: list[str], n: int, tag: str | N
     return out[:n]
 
 
-def decompose(state: State, runtime) -> dict:
+def decompose(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     vy = venue_year(state["question"])
     tag = f"[{vy[0]} {vy[1]}]" if vy else None

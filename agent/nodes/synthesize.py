@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 
+from langgraph.runtime import Runtime
+
 from agent import prompts
-from agent.nodes.common import chunk_block, llm
+from agent.context import Context
+from agent.methods.common import chunk_block, llm
 from agent.resources import index_for
 from agent.schemas import Synthesis
 from agent.state import State
@@ -53,7 +56,7 @@ def synthesize_prompt(state: State, runtime, chunks: list[dict] | None = None) -
                           evidence=blocks)
 
 
-def synthesize(state: State, runtime) -> dict:
+def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
     chunks = evidence_chunks(state, idx, ctx.synthesize_chunks)

@@ -151,7 +151,7 @@ def test_verify_without_llm_takes_the_listing_as_evidence():
     from types import SimpleNamespace
 
     from agent.context import make_context
-    from agent.nodes.verify import verify
+    from agent.nodes.method_steps import verify
 
     pool = {f"p{i}#c0": {"chunk_id": f"p{i}#c0", "paper_id": f"p{i}", "score": float(i)} for i in range(8)}
     runtime = SimpleNamespace(context=make_context("local-fast"))

@@ -40,7 +40,7 @@ def declaration(messages):
 
 @pytest.fixture
 def kadr_models(scripted, monkeypatch):
-    monkeypatch.setattr("agent.nodes.kadr.reranker_for", lambda ctx: OverlapReranker())
+    monkeypatch.setattr("agent.methods.kadr.reranker_for", lambda ctx: OverlapReranker())
 
     def install(statements=STATEMENTS, answer=ANSWER):
         return scripted(decompose=[SUBQUERIES, *([statements] if isinstance(statements, dict) else statements)],

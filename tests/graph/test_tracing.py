@@ -89,7 +89,7 @@ def test_large_inputs_are_summarised_not_dumped(scripted, traces):
     records = load_trace(out["trace_id"], traces)
     search = next(r for r in records if r["name"] == "search")
     retrieved = search["outputs"]["retrieved"]
-    assert retrieved and all(r["chunks"]["_summary"] == "chunks" and "text" not in json.dumps(r["chunks"])
+    assert retrieved and all(r["hits"]["_summary"] == "chunks" and "text" not in json.dumps(r["hits"])
                              for r in retrieved)
     verify = next(r for r in records if r["name"] == "verify")
     assert verify["inputs"]["pool"]["_summary"] == "pool" and verify["inputs"]["pool"]["count"] > 0

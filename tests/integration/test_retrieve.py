@@ -69,14 +69,14 @@ def test_bm25_and_embedding_neighbours_find_the_similar_papers(coupling_index):
 def test_subquery_pools_at_most_20_chunks_with_pinned_order(built_index):
     idx = open_index(built_index, get_settings())
     try:
-        s = get_settings().retrieval
-        res = retrieve_subquery(idx, "conditional random fields sequence labeling", s)
-        assert len(res.pooled) == min(20, len(res.retrieval))
+        res = retrieve_subquery(idx, "conditional random fields sequence labeling", get_settings())
+        assert len(res.pooled) == min(20, len(res.search.hits))
         # no reranker: the pool order is the retrieval order, scores 1/(60 + r)
-        assert [p.chunk_id for p in res.pooled] == [p.chunk_id for p in res.retrieval[:20]]
-        assert res.pooled[0].score == pytest.approx(1 / 61)
-        assert res.pooled[0].paper_id == CRF_ID
-        assert res.prf_query and res.prf_query.startswith("conditional random fields sequence labeling ")
+        assert [h["chunk_id"] for h in res.pooled] == [h["chunk_id"] for h in res.search.hits[:20]]
+        assert res.pooled[0]["score"] == pytest.approx(1 / 61)
+        assert res.pooled[0]["paper_id"] == CRF_ID
+        prf = res.search.prf_query
+        assert prf and prf.startswith("conditional random fields sequence labeling ")
     finally:
         idx.close()
 

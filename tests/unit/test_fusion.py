@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.base import Passage
-from tools.fusion import papers_by_best_chunk, round_robin, rrf, rrf_scores
+from tools.base import Hit, Passage
+from tools.fusion import by_paper, papers_by_best_chunk, round_robin, rrf, rrf_scores
 
 pytestmark = pytest.mark.unit
 
@@ -31,9 +31,14 @@ def test_rrf_weights_and_small_k():
 def test_papers_by_best_chunk():
     ps = [Passage("p1", "p1#c2", "", 0.5, "bm25"), Passage("p2", "p2#c0", "", 0.9, "bm25"),
           Passage("p1", "p1#c1", "", 0.7, "bm25")]
-    order, best = papers_by_best_chunk(ps)
-    assert order == ["p2", "p1"]
-    assert best["p1"].chunk_id == "p1#c1"
+    assert papers_by_best_chunk(p.hit() for p in ps) == ["p2", "p1"]
+    best = by_paper(p.hit() for p in ps)
+    assert list(best) == ["p2", "p1"]
+    assert [h["chunk_id"] for h in best["p1"]] == ["p1#c1", "p1#c2"]
+    # ties: the smaller chunk id first within a paper, the smaller paper id first across papers
+    tied = [Hit(chunk_id=c, paper_id=p, score=0.5, source="q") for p, c in (("b", "b#c2"), ("b", "b#c1"), ("a", "a#c9"))]
+    assert {pid: [h["chunk_id"] for h in hs] for pid, hs in by_paper(tied).items()} == {"a": ["a#c9"], "b": ["b#c1", "b#c2"]}
+    assert list(by_paper(tied)) == ["a", "b"]
 
 
 def test_round_robin_hand_worked():
@@ -68,12 +73,18 @@ def test_rerank_with_pinning_hand_worked():
 def test_merge_pool_keeps_maximum_and_does_not_mutate():
     from tools.fusion import merge_pool
 
-    pool = {"a": Passage("p", "a", "", 0.5, "q1")}
-    new = [Passage("p", "a", "", 0.3, "q2"), Passage("p", "a", "", 0.7, "q3"), Passage("p", "b", "", 0.1, "q2")]
+    pool = {"a": Passage("p", "a", "", 0.5, "q1").hit()}
+    new = [Passage("p", "a", "", 0.3, "q2").hit(), Passage("p", "a", "", 0.7, "q3").hit(),
+           Passage("p", "b", "", 0.1, "q2").hit()]
     merged = merge_pool(pool, new)
-    assert merged["a"].score == 0.7 and merged["a"].source == "q3"
-    assert merged["b"].score == 0.1
-    assert pool["a"].score == 0.5 and "b" not in pool
+    assert merged["a"]["score"] == 0.7 and merged["a"]["source"] == "q3"
+    assert merged["b"]["score"] == 0.1
+    assert pool["a"]["score"] == 0.5 and "b" not in pool
+    # as the state's reducer: a mapping on the right, None on either side, ties keep the first
+    assert merge_pool(None, {"a": new[0]}) == {"a": new[0]}
+    assert merge_pool(merged, None) == merged and merge_pool(merged, None) is not merged
+    tie = Hit(chunk_id="a", paper_id="p", score=0.7, source="q4")
+    assert merge_pool(merged, [tie])["a"]["source"] == "q3"
 
 
 def test_seeds_first():

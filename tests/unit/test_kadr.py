@@ -9,18 +9,22 @@ import pytest
 from agent import prompts
 from agent.context import Context, make_context
 from tools.base import Passage
+from tools.fusion import reranked as rerank
+from tools.fusion import round_robin
 from tools.kadr import (
-    N_ANS,
-    N_KNOW,
     answer_chunks,
     candidates,
     diverse_rerank,
-    interleave,
     interleave_by,
     papers_in_order,
-    rerank,
     statement_query,
 )
+
+N_KNOW, N_ANS = 5, 10  # SEE: DESIGN.md section 6 (the paper's values)
+
+
+def interleave(*rankings):
+    return round_robin(rankings)
 
 pytestmark = pytest.mark.unit
 

@@ -231,13 +231,13 @@ def test_multi_index_fuses_per_corpus_bm25_rankings(multi):
 
 def test_pipeline_runs_unchanged_on_a_multi_index(multi):
     from tools.relate import ranking_b
-    from tools.retrieve import fused_with_prf, retrieval_chunks
+    from tools.retrieve import fused_with_prf, retrieval_hits
     from tools.search import search
 
     ranking, _ = fused_with_prf(multi, "sequence labeling", multi.settings.retrieval)
     assert ranking.papers and all(":" in p for p in ranking.papers)
-    chunks = retrieval_chunks(multi, ranking, 10)
-    assert chunks[0].chunk_id in multi.chunk_row
+    chunks = retrieval_hits(multi, ranking, 10)
+    assert chunks[0]["chunk_id"] in multi.chunk_row
     hits = search(multi, "renal failure", "bm25", 3)
     assert hits[0].paper_id == "med:crf"
     b, why = ranking_b(multi, ["nlp:lstm"], multi.settings.relate)

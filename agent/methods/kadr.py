@@ -1,4 +1,4 @@
-"""The `kadr` mode's steps, called from the existing nodes when `context.mode == "kadr"`.
+"""Knowledge-aware diverse reranking, the `kadr` mode: the method's steps in the graph's nodes.
 
 SEE: DESIGN.md section 6 and tools/kadr.py (the pure parts). Same graph, same seven nodes:
 
@@ -20,37 +20,37 @@ from __future__ import annotations
 import time
 
 from agent import prompts
-from agent.nodes.common import chunk_block, llm
+from agent.methods.base import register
+from agent.methods.common import chunk_block, chunk_dict, llm
 from agent.resources import index_for, reranker_for
 from agent.schemas import KnowledgeDeclaration, KnowledgeStatements
 from agent.state import State
+from tools.base import Hit
+from tools.fusion import reranked
 from tools.kadr import (
     answer_chunks,
     candidates,
     diverse_rerank,
     interleave_by,
     papers_in_order,
-    rerank,
 )
+from tools.retrieve import chunk_of, rerank_budget
 
 
-def _cid(c: dict) -> str:
-    return c["chunk_id"]
+def _cid(h: Hit) -> str:
+    return h["chunk_id"]
 
 
-def _text(c: dict) -> str:
-    return c["text"]
-
-
-def kadr_search(state: State, runtime) -> dict:
+def search(state: State, runtime) -> dict:
+    """Per query (the question, then this round's subqueries) the sparse and dense chunk
+    rankings interleaved."""
     idx = index_for(runtime.context)
     cfg = idx.settings.retrieval
     t = time.perf_counter()
     retrieved = []
     for q in dict.fromkeys([state["question"], *state.get("new_subqueries", [])]):
-        chunks = candidates(idx, q, cfg.per_index_k, cfg.rerank_depth)
-        retrieved.append({"subquery": q, "prf_query": None, "papers": papers_in_order(chunks)[:50],
-                          "chunks": [c.to_dict() for c in chunks]})
+        hits = [p.hit() for p in candidates(idx, q, cfg.per_index_k, cfg.rerank_depth)]
+        retrieved.append({"subquery": q, "prf_query": None, "papers": papers_in_order(hits)[:50], "hits": hits})
     return {"retrieved": retrieved, "usage": {"seconds_search": time.perf_counter() - t}}
 
 
@@ -87,19 +87,27 @@ def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str
     return statements, usage, [{**e, "node": "kadr_summarize"} for e in errors]
 
 
-def kadr_rerank(state: State, runtime) -> dict:
+def rerank_step(state: State, runtime) -> dict:
+    """The queries' lists interleaved and reranked for the question; knowledge declared for the
+    top N_know and summarised into two statements; the top N_rank reranked per statement and
+    the two lists interleaved -> the pool. The verdict (KADR is one pass) carries the knowledge."""
     ctx = runtime.context
     idx = index_for(ctx)
     reranker = reranker_for(ctx)
     t = time.perf_counter()
-    merged = interleave_by(_cid, *[item["chunks"] for item in state.get("retrieved", [])])
-    budget = ctx.max_rerank or idx.settings.rerank.max_chunks
-    first = rerank(reranker, state["question"], merged, _text, budget)
-    declarations, usage, errors = declare(state, runtime, first[: ctx.kadr_n_know])
+
+    def text(h: Hit) -> str:
+        return chunk_of(idx, h["chunk_id"]).text
+
+    merged = interleave_by(_cid, *[item["hits"] for item in state.get("retrieved", [])])
+    first = reranked(reranker, state["question"], merged, text, rerank_budget(idx.settings, ctx.max_rerank))
+    docs = [chunk_dict(idx, h["chunk_id"]) for h in first[: ctx.kadr_n_know]]
+    declarations, usage, errors = declare(state, runtime, docs)
     statements, u2, e2 = summarize(state, runtime, declarations)
-    lists, final = diverse_rerank(reranker, state["question"], statements, first, ctx.kadr_n_rank, _text, _cid)
+    lists, final = diverse_rerank(reranker, state["question"], statements, first, ctx.kadr_n_rank, text, _cid)
     k = idx.settings.retrieval.rerank_k
-    pool = {c["chunk_id"]: {**c, "score": 1.0 / (k + r), "source": "kadr"} for r, c in enumerate(final, start=1)}
+    pool = {h["chunk_id"]: Hit(chunk_id=h["chunk_id"], paper_id=h["paper_id"], score=1.0 / (k + r), source="kadr")
+            for r, h in enumerate(final, start=1)}
     knowledge = {"declarations": declarations, "statements": statements,
                  "rerankings": [[_cid(c) for c in lst] for lst in lists]}
     for key, v in u2.items():
@@ -109,12 +117,19 @@ def kadr_rerank(state: State, runtime) -> dict:
     return {"pool": pool, "verdict": verdict, "usage": usage, "errors": errors + e2}
 
 
-def kadr_expand(state: State, runtime) -> dict:
+def verify(state: State, runtime) -> dict:
+    """Nothing to do: KADR is one pass and its rerank step gave the verdict."""
+    return {}
+
+
+def expand_neighbors(state: State, runtime) -> dict:
+    """No Relate: the candidates are the papers of the top N_ans chunks."""
     top = answer_chunks(state.get("pool", {}).values(), runtime.context.kadr_n_ans)
-    return {"seeds": [], "candidates": papers_in_order(top)}
+    papers = papers_in_order(top)
+    return {"seeds": [], "ranking": papers, "candidates": papers}
 
 
-def kadr_read(state: State, runtime) -> dict:
+def read_paper(state: State, runtime) -> dict:
     """Every candidate paper with its chunks among the top N_ans: no per-paper judgement, the
     method answers from the top N_ans as they stand."""
     top = answer_chunks(state.get("pool", {}).values(), runtime.context.kadr_n_ans)
@@ -122,3 +137,15 @@ def kadr_read(state: State, runtime) -> dict:
                  "evidence_chunk_ids": [c["chunk_id"] for c in top if c["paper_id"] == pid]}
                 for pid in state.get("candidates", [])[: runtime.context.read_papers]]
     return {"readings": readings}
+
+
+class KnowledgeAwareDiverseReranking:
+    name = "kadr"
+    search = staticmethod(search)
+    rerank = staticmethod(rerank_step)
+    verify = staticmethod(verify)
+    expand_neighbors = staticmethod(expand_neighbors)
+    read_paper = staticmethod(read_paper)
+
+
+register(KnowledgeAwareDiverseReranking())

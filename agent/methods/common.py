@@ -1,4 +1,5 @@
-"""What several nodes share: the LLM call with usage and failure recording, chunk formatting."""
+"""What the nodes and methods share: the LLM call with usage and failure recording, chunks as
+prompts show them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 from agent import prompts
 from agent.resources import chat_model, settings_for
 from tools.base import Locator
+from tools.retrieve import chunk_of
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -58,3 +60,8 @@ def chunk_block(chunk: dict[str, Any], max_chars: int) -> str:
 
 def paper_label(paper) -> str:
     return " ".join(str(x) for x in (paper.venue, paper.year) if x) or "venue/year unknown"
+
+
+def chunk_dict(idx, chunk_id: str) -> dict[str, Any]:
+    """The indexed chunk behind a hit, as a prompt shows it (`chunk_block`)."""
+    return chunk_of(idx, chunk_id).to_dict()

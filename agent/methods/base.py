@@ -1,0 +1,48 @@
+"""The method plug-in interface: what a method implements, and the one lookup by name.
+
+The graph's seven nodes are the same for every method. `decompose` and `synthesize` are shared;
+the other five steps are the method's: each node calls `method_for(context.mode).<step>(state,
+runtime)` and returns its partial update. A method is one module in `agent/methods/` that
+defines a class with these five steps and registers an instance under its mode name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+STEPS = ("search", "rerank", "verify", "expand_neighbors", "read_paper")
+
+
+class Method(Protocol):
+    """Five steps, each `(state, runtime) -> partial state update`."""
+
+    name: str
+
+    def search(self, state: Any, runtime: Any) -> dict: ...
+
+    def rerank(self, state: Any, runtime: Any) -> dict: ...
+
+    def verify(self, state: Any, runtime: Any) -> dict: ...
+
+    def expand_neighbors(self, state: Any, runtime: Any) -> dict: ...
+
+    def read_paper(self, state: Any, runtime: Any) -> dict: ...
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register(method: Method) -> Method:
+    """Make `method` selectable as `Context(mode=method.name)`."""
+    missing = [s for s in STEPS if not callable(getattr(method, s, None))]
+    if missing:
+        raise TypeError(f"method {method.name!r} lacks the steps {missing}")
+    METHODS[method.name] = method
+    return method
+
+
+def method_for(mode: str) -> Method:
+    try:
+        return METHODS[mode]
+    except KeyError:
+        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(sorted(METHODS))}") from None

@@ -1,0 +1,206 @@
+"""Retrieve-Relate-Read, the paper's method, as the steps of the graph's nodes.
+SEE: DESIGN.md sections 3 (Retrieve), 4 (Relate) and 5 (Read).
+
+Each step is a thin adapter over the retrieval core in tools/ (the functions `litloop retrieve`
+and the benchmarks call): state in, partial update out. The state carries hits (chunk ids and
+scores); chunk texts are read from the index where a prompt or the reranker needs them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agent import prompts
+from agent.methods.base import register
+from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
+from agent.resources import index_for, reranker_for
+from agent.schemas import PaperReading, Verification
+from agent.state import State
+from agent.tracing import trace_step
+from tools.base import Hit
+from tools.fusion import by_paper, merge_pool
+from tools.relate import fuse_a_b, ranking_b, select_seeds
+from tools.retrieve import ranking_a, rerank_budget, rerank_pin_pool, search_subquery
+from tools.text import tokenize
+
+SEARCH_PAPERS_KEPT = 50  # papers of each subquery's fused ranking kept in the state (progress, traces)
+
+
+# ----------------------------------------------------------------------------- Retrieve
+
+
+def search(state: State, runtime) -> dict:
+    """Each new subquery over the three indexes, fused by RRF, with one PRF pass (steps 2-3)."""
+    idx = index_for(runtime.context)
+    t = time.perf_counter()
+    retrieved = []
+    for q in state.get("new_subqueries", []):
+        with trace_step("retrieve", run_type="retriever", inputs=q, metadata={"subquery": q}) as step:
+            found = search_subquery(idx, q, idx.settings.retrieval)
+            step.outputs = found.hits[:20]
+        retrieved.append({"subquery": q, "prf_query": found.prf_query,
+                          "papers": found.papers[:SEARCH_PAPERS_KEPT], "hits": found.hits})
+    return {"retrieved": retrieved, "usage": {"seconds_search": time.perf_counter() - t}}
+
+
+def rerank(state: State, runtime) -> dict:
+    """Each subquery's hits reranked with the top 20 pinned; its top 20 into the pool (step 4-5)."""
+    ctx = runtime.context
+    idx = index_for(ctx)
+    reranker = reranker_for(ctx)
+    budget = rerank_budget(idx.settings, ctx.max_rerank)
+    t = time.perf_counter()
+    pool: dict[str, Hit] = {}
+    for item in state.get("retrieved", []):
+        pool = merge_pool(pool, rerank_pin_pool(idx, item["subquery"], item["hits"], idx.settings.retrieval,
+                                                reranker, budget))
+    return {"pool": pool, "usage": {"seconds_rerank": time.perf_counter() - t}}
+
+
+def verify_listing(pool: dict[str, Hit], n_papers: int, n_chunks: int) -> list[tuple[str, list[Hit]]]:
+    """The pool's top papers by best chunk, each with its n best chunks: what the verifier sees."""
+    return [(pid, hits[:n_chunks]) for pid, hits in list(by_paper(pool.values()).items())[:n_papers]]
+
+
+def verify_prompt(state: State, runtime) -> str:
+    ctx = runtime.context
+    idx = index_for(ctx)
+    listing = []
+    papers = verify_listing(state.get("pool", {}), ctx.verify_papers, ctx.verify_chunks_per_paper)
+    for pid, hits in papers:
+        p = idx.papers[pid]
+        body = "\n".join(chunk_block(chunk_dict(idx, h["chunk_id"]), ctx.verify_chunk_chars) for h in hits)
+        listing.append(f"PAPER {pid}: {p.title} ({paper_label(p)})\n{body}")
+    return prompts.render("verify", question=state["question"], n_papers=len(papers), papers="\n\n".join(listing))
+
+
+def verify(state: State, runtime) -> dict:
+    """The LLM names the evidence papers, says whether they suffice and what is missing (step 6)."""
+    if not state.get("new_subqueries"):
+        return {}  # nothing new was searched: the previous verdict stands (the router ends the loop)
+    pool = state.get("pool", {})
+    if not pool:
+        return {"verdict": {"sufficient": False, "evidence_papers": [], "missing": "nothing was found yet"}}
+    ctx = runtime.context
+    if not ctx.verify_with_llm:
+        # no LLM verdict: the papers the verifier would be shown are the evidence, and the loop
+        # ends here (there is no note of what is missing to search for)
+        listed = [pid for pid, _ in verify_listing(pool, ctx.verify_papers, 1)]
+        verdict = {"sufficient": True, "missing": "", "evidence_papers": listed, "llm": False}
+        return {"verdict": verdict, "evidence_papers": listed}
+    value, usage, errors = llm("verify", Verification, verify_prompt(state, runtime), runtime)
+    known = {h["paper_id"] for h in pool.values()}
+    if value is None:
+        verdict = {"sufficient": False, "evidence_papers": [], "missing": "", "failed": True}
+    else:
+        verdict = {"sufficient": value.sufficient, "missing": value.missing.strip(),
+                   "evidence_papers": [p for p in dict.fromkeys(value.evidence_papers) if p in known]}
+    return {"verdict": verdict, "evidence_papers": verdict["evidence_papers"], "usage": usage, "errors": errors}
+
+
+# ----------------------------------------------------------------------------- Relate
+
+
+def expand_neighbors(state: State, runtime) -> dict:
+    """Seeds = the top paper of ranking A plus the verifier's evidence papers; ranking B from
+    their neighbours; A/B fusion. `ranking` is the fused list at the length the benchmarks
+    score (`relate.reader_top`, or more when more papers are read); the reader gets its top
+    `read_papers` as `candidates`."""
+    ctx = runtime.context
+    idx = index_for(ctx)
+    cfg = idx.settings.relate
+    t = time.perf_counter()
+    a = ranking_a(state.get("pool", {}))
+    seeds = select_seeds(a, list(state.get("evidence_papers", [])), cfg)
+    b, _ = ranking_b(idx, seeds, cfg)
+    ranking = fuse_a_b(a, b, cfg, max(cfg.reader_top, ctx.read_papers))
+    return {"seeds": seeds, "ranking": ranking, "candidates": ranking[: ctx.read_papers],
+            "usage": {"seconds_expand": time.perf_counter() - t}}
+
+
+# ----------------------------------------------------------------------------- Read
+
+
+def question_chunk_scores(state: State, idx):
+    """Chunk-BM25 scores of the question and its subqueries over the whole index (one pass,
+    shared by every paper read in the node)."""
+    return idx.chunk_bm25.scores(tokenize(" ".join([state["question"], *state.get("subqueries", [])])))
+
+
+def chunks_to_read(state: State, idx, paper_id: str, n: int, all_scores=None) -> list[dict[str, Any]]:
+    """The paper's pooled chunks (best first), then its best chunks for the question by BM25,
+    then its title and abstract; n in all. `all_scores`: question_chunk_scores, when the caller
+    already has them."""
+    pooled = by_paper(h for h in state.get("pool", {}).values() if h["paper_id"] == paper_id).get(paper_id, [])
+    rows = idx.chunks_of[paper_id]
+    if len(rows) > 1:
+        scores = (all_scores if all_scores is not None else question_chunk_scores(state, idx))[rows]
+    else:
+        scores = [0.0]
+    by_bm25 = [idx.chunks[rows[i]].chunk_id for i in sorted(range(len(rows)), key=lambda i: (-scores[i], i))]
+    ids = [h["chunk_id"] for h in pooled] + by_bm25 + [idx.title_abstract(paper_id).chunk_id]
+    return [chunk_dict(idx, cid) for cid in list(dict.fromkeys(ids))[:n]]
+
+
+def read_prompt(state: State, runtime, paper_id: str, chunks: list[dict] | None = None) -> str:
+    ctx = runtime.context
+    idx = index_for(ctx)
+    paper = idx.papers[paper_id]
+    chunks = chunks if chunks is not None else chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper)
+    return prompts.render("read_paper", question=state["question"], paper_id=paper_id, title=paper.title,
+                          venue_year=paper_label(paper),
+                          chunks="\n".join(chunk_block(c, ctx.read_chunk_chars) for c in chunks))
+
+
+def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[dict]]:
+    """One candidate paper judged on its own; chunk ids are checked against the paper's own
+    chunks, so a locator never comes from the model's imagination."""
+    ctx = runtime.context
+    idx = index_for(ctx)
+    chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
+    with trace_step(f"read {paper_id}", inputs={"paper_id": paper_id}, metadata={"paper_id": paper_id}) as step:
+        value, usage, errors = llm("read", PaperReading, read_prompt(state, runtime, paper_id, chunks), runtime)
+        step.outputs = {"relevant": value.relevant if value else None}
+    if value is None:
+        return {"paper_id": paper_id, "relevant": False, "failed": True}, usage, errors
+    own = set(idx.chunks_of[paper_id])
+    cited = [c for c in dict.fromkeys(value.evidence_chunk_ids)
+             if c in idx.chunk_row and idx.chunk_row[c] in own]
+    if value.relevant and not cited:
+        cited = [chunks[0]["chunk_id"]]  # relevant but cited nothing valid: its best shown chunk
+    return ({"paper_id": paper_id, "relevant": value.relevant, "sufficient": value.sufficient,
+             "evidence_chunk_ids": cited, "finding": value.finding.strip(),
+             "dropped_chunk_ids": [c for c in value.evidence_chunk_ids if c not in cited]}, usage, errors)
+
+
+def read_paper(state: State, runtime) -> dict:
+    """Each candidate paper read concurrently with a bound (DESIGN.md section 5)."""
+    from langchain_core.runnables.config import ContextThreadPoolExecutor
+
+    ctx = runtime.context
+    papers = state.get("candidates", [])[: ctx.read_papers]
+    t = time.perf_counter()
+    all_scores = question_chunk_scores(state, index_for(ctx)) if papers else None
+    with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:
+        results = list(pool.map(lambda pid: read_one(state, runtime, pid, all_scores), papers))
+    usage: dict[str, float] = {"seconds_read_paper": time.perf_counter() - t, "papers_read": len(papers)}
+    errors: list[dict] = []
+    for _, u, e in results:
+        for k, v in u.items():
+            if not k.startswith("seconds_"):
+                usage[k] = usage.get(k, 0) + v
+        errors.extend(e)
+    return {"readings": [r for r, _, _ in results], "usage": usage, "errors": errors}
+
+
+class RetrieveRelateRead:
+    name = "rra"
+    search = staticmethod(search)
+    rerank = staticmethod(rerank)
+    verify = staticmethod(verify)
+    expand_neighbors = staticmethod(expand_neighbors)
+    read_paper = staticmethod(read_paper)
+
+
+register(RetrieveRelateRead())
