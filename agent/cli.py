@@ -380,7 +380,8 @@ def run(
     corpus: CorpusOpt = None,
 ) -> None:
     """Batch mode: one submission line per input question, even when a question fails (the
-    error is recorded); rerunning resumes after the last written line."""
+    error is recorded in OUT.runs.jsonl); rerunning skips the questions done and retries the
+    failed ones."""
     from agent.batch import run_batch
 
     corpora = check_names(corpus, index)

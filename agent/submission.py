@@ -1,12 +1,53 @@
-"""A run's answer as a LitTraceQA submission record (the `--json` contract of `litloop ask`)."""
+"""LitTraceQA records and the agent: a question record as `ask()` arguments, and a run's answer
+as a submission record (the `--json` contract of `litloop ask`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 # chunk kind -> LitTraceQA evidence source type
 SOURCE_TYPE = {"table": "table", "figure": "figure", "equation": "equation_algorithm",
                "text": "text_span", "title_abstract": "text_span"}
+
+
+# ----------------------------------------------------------------------------- questions in
+
+
+def answer_part(record: Mapping[str, Any], part: str) -> Mapping[str, Any] | None:
+    """A record's `answer.<part>` object (`freeform`, `multiple_choice`, `table`), if it has one."""
+    answer = record.get("answer")
+    value = answer.get(part) if isinstance(answer, Mapping) else None
+    return value if isinstance(value, Mapping) else None
+
+
+def question_options(record: Mapping[str, Any]) -> dict[str, str] | None:
+    """Multiple-choice options, label -> text: a LitTraceQA input's `multiple_choice_options`
+    list, or a benchmark record's `answer.multiple_choice.options` map."""
+    listed = record.get("multiple_choice_options")
+    if isinstance(listed, list) and listed:
+        return {str(o["label"]): str(o["text"]) for o in listed}
+    part = answer_part(record, "multiple_choice")
+    options = part.get("options") if part else None
+    return {str(k): str(v) for k, v in options.items()} if isinstance(options, Mapping) and options else None
+
+
+def question_table_schema(record: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The table's columns: `table_schema`, or a benchmark record's `answer.table.schema`."""
+    schema = record.get("table_schema")
+    if not schema:
+        part = answer_part(record, "table")
+        schema = part.get("schema") if part else None
+    return [dict(c) for c in schema] if isinstance(schema, list) and schema else None
+
+
+def ask_arguments(record: Mapping[str, Any]) -> dict[str, Any]:
+    """`ask()` keyword arguments from a question record (LitTraceQA input or benchmark record)."""
+    return {"query_id": record["query_id"], "answer_types": list(record.get("answer_types") or ["freeform"]),
+            "options": question_options(record), "table_schema": question_table_schema(record)}
+
+
+# ----------------------------------------------------------------------------- answers out
 
 
 def evidence_locator(locator: dict[str, Any]) -> dict[str, Any]:
@@ -28,13 +69,7 @@ def submission_record(query_id: str, answer: dict[str, Any], answer_types: list[
         ans["multiple_choice"] = {"gold": answer.get("choice", "")}
     if "table" in types:
         ans["table"] = {"rows": answer.get("table_rows", [])}
-    evidence = [
-        {"evidence_id": f"e{c['n']}", "paper_id": c["paper_id"], "source_type": SOURCE_TYPE.get(c["kind"], "text_span"),
-         "locator": evidence_locator(c["locator"])}
-        for c in answer.get("citations", [])
-    ]
-    # evidence_id is not in the official submission schema; keep the record strictly valid
-    for e in evidence:
-        e.pop("evidence_id")
+    evidence = [{"paper_id": c["paper_id"], "source_type": SOURCE_TYPE.get(c["kind"], "text_span"),
+                 "locator": evidence_locator(c["locator"])} for c in answer.get("citations", [])]
     return {"query_id": query_id, "gold_papers": [{"paper_id": p} for p in answer.get("papers", [])],
             "evidence": evidence, "answer": ans}

@@ -12,6 +12,9 @@ which read a long prose answer more fairly than an all-or-nothing match:
 - ``exact_match``: the token sequences are equal;
 - ``token_f1``: F1 of the two token *multisets* (a token predicted twice counts twice, but only
   as often as the gold has it). Two empty texts give 1.0; one empty text gives 0.0.
+
+``prediction_text`` is the text of a run's answer these read; ``percentile``, ``mean_or_none``
+and ``majority_baseline`` are the run's summary statistics.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import html
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
@@ -92,3 +96,10 @@ def majority_baseline(labels: Iterable[str]) -> dict[str, float | str | int] | N
     label, hits = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     total = sum(counts.values())
     return {"label": label, "accuracy": hits / total, "questions": total}
+
+
+def prediction_text(submission: Mapping[str, Any] | None, result: Mapping[str, Any] | None) -> str:
+    """The free-form text a question is graded on: the submission's, else the agent's prose."""
+    part = ((submission or {}).get("answer") or {}).get("freeform") or {}
+    text = part.get("text") if isinstance(part, Mapping) else None
+    return text if isinstance(text, str) and text.strip() else str((result or {}).get("answer_text") or "")

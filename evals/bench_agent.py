@@ -14,6 +14,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from evals.answers import percentile
+
 DEMO_QUESTIONS = [
     "How does SPECTER use citations to learn document-level representations of papers?",
     "What evaluation tasks does the SCIDOCS benchmark introduced with SPECTER include?",
@@ -26,15 +28,6 @@ DEMO_QUESTIONS = [
     "What precision does ScienceParse reach for title extraction in the literature graph paper?",
     "How is citation analysis used to recommend related documents?",
 ]
-
-
-def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    if not values:
-        return 0.0
-    pos = (len(values) - 1) * q
-    lo, hi = int(pos), min(int(pos) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     nodes = sorted({k for r in rows for k in r["nodes"]})
     summary = {
         "questions": len(rows), "preset": rows[0]["preset"] if rows else None,
-        "seconds_median": statistics.median(secs), "seconds_p95": percentile(secs, 0.95),
+        "seconds_median": statistics.median(secs), "seconds_p95": percentile(secs, 95),
         "llm_calls_mean": statistics.mean(r["llm_calls"] for r in rows),
         "input_tokens_mean": statistics.mean(r["input_tokens"] for r in rows),
         "output_tokens_mean": statistics.mean(r["output_tokens"] for r in rows),

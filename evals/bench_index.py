@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from agent.settings import get_settings
-from evals.bench_agent import percentile
+from evals.answers import percentile
 from tools.corpora.demo import demo_inputs
 from tools.index import build_index, open_index
 from tools.search import RETRIEVERS, search
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             search(idx, q, retriever, 10)
             times.append(time.perf_counter() - t)
         latency[retriever] = {"p50_ms": round(1000 * statistics.median(times), 1),
-                              "p95_ms": round(1000 * percentile(times, 0.95), 1)}
+                              "p95_ms": round(1000 * percentile(times, 95), 1)}
     idx.close()
     result = {"build": build, "search_latency": latency, "queries": len(queries)}
     print(json.dumps(result, indent=2))

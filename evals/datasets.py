@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.scoring import ANSWER_TYPES, gold_record_errors, iter_jsonl
+from agent.submission import (
+    answer_part,
+    ask_arguments,
+    question_options,
+    question_table_schema,
+)
+from evals.scoring import ANSWER_TYPES, gold_record_errors
+from tools.jsonl import iter_jsonl
 
 _MAX_REPORTED_ERRORS = 20
 REPO = Path(__file__).resolve().parents[1]
@@ -91,13 +98,13 @@ class Question:
     @property
     def gold_freeform(self) -> str | None:
         """The gold free-form text, where the benchmark has one (PubMedQA: the conclusion)."""
-        part = _answer_part(self.record, "freeform")
+        part = answer_part(self.record, "freeform")
         text = part.get("text") if part else None
         return text if isinstance(text, str) and text.strip() else None
 
     @property
     def gold_choice(self) -> str | None:
-        part = _answer_part(self.record, "multiple_choice")
+        part = answer_part(self.record, "multiple_choice")
         label = part.get("gold") if part else None
         return str(label).strip().upper() if label else None
 
@@ -111,41 +118,17 @@ class Question:
         return " ".join(parts) or None
 
     def ask_arguments(self) -> dict[str, Any]:
-        """Keyword arguments for ``agent.api.ask``.
+        """Keyword arguments for ``agent.api.ask`` (``agent.submission.ask_arguments``).
 
         ``freeform`` is added to the answer types where the gold has a free-form text the
         question does not ask for (PubMedQA asks for an option only): the agent writes its prose
         answer anyway, and the submission then carries it, so exact match, token F1 and the
         judge can read it. The multiple-choice and table answers are unaffected.
         """
-        types = list(self.answer_types) or ["freeform"]
-        if self.gold_freeform and "freeform" not in types:
-            types.append("freeform")
-        return {"query_id": self.query_id, "answer_types": types, "options": self.options,
-                "table_schema": self.table_schema}
-
-
-def _answer_part(record: Mapping[str, Any], part: str) -> Mapping[str, Any] | None:
-    answer = record.get("answer")
-    value = answer.get(part) if isinstance(answer, Mapping) else None
-    return value if isinstance(value, Mapping) else None
-
-
-def _options(record: Mapping[str, Any]) -> dict[str, str] | None:
-    listed = record.get("multiple_choice_options")
-    if isinstance(listed, list) and listed:
-        return {str(o["label"]): str(o["text"]) for o in listed}
-    part = _answer_part(record, "multiple_choice")
-    options = part.get("options") if part else None
-    return {str(k): str(v) for k, v in options.items()} if isinstance(options, Mapping) and options else None
-
-
-def _table_schema(record: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    schema = record.get("table_schema")
-    if not schema:
-        part = _answer_part(record, "table")
-        schema = part.get("schema") if part else None
-    return [dict(c) for c in schema] if isinstance(schema, list) and schema else None
+        arguments = ask_arguments({**self.record, "query_id": self.query_id, "answer_types": list(self.answer_types)})
+        if self.gold_freeform and "freeform" not in arguments["answer_types"]:
+            arguments["answer_types"].append("freeform")
+        return arguments
 
 
 def question_errors(record: Mapping[str, Any]) -> list[str]:
@@ -172,7 +155,7 @@ def question_errors(record: Mapping[str, Any]) -> list[str]:
             for i, o in enumerate(listed):
                 if not isinstance(o, Mapping) or not isinstance(o.get("label"), str) or "text" not in o:
                     errors.append(f"field 'multiple_choice_options[{i}]' must be an object with 'label' and 'text'")
-    part = _answer_part(record, "multiple_choice")
+    part = answer_part(record, "multiple_choice")
     if part is not None and "options" in part and not isinstance(part["options"], Mapping):
         errors.append("field 'answer.multiple_choice.options' must be an object (label -> text)")
     schema = record.get("table_schema")
@@ -206,8 +189,8 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[Question]
             continue
         questions.append(Question(
             query_id=record["query_id"], question=record["question"], task_family=record.get("task_family"),
-            answer_types=tuple(record.get("answer_types") or ()), options=_options(record),
-            table_schema=_table_schema(record), record=record, line=line,
+            answer_types=tuple(record.get("answer_types") or ()), options=question_options(record),
+            table_schema=question_table_schema(record), record=record, line=line,
         ))
     if problems:
         shown = problems[:_MAX_REPORTED_ERRORS]

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agent.ledger import Ledger
 from evals.metrics import CANDIDATE_KS, CANDIDATE_METRIC_NAMES, METRIC_NAMES
 
 EXTRA_METRIC_NAMES = ("freeform_exact_match_normalized", "freeform_token_f1",
@@ -135,18 +136,6 @@ def question_table(rows: Sequence[Mapping[str, Any]]) -> str:
     return md_table([t for _, t in columns], body, numeric_from=2)
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
-
-
 def judge_section(out: Path, run: Mapping[str, Any]) -> list[str]:
     summary = run.get("judge")
     if not summary:
@@ -162,7 +151,7 @@ def judge_section(out: Path, run: Mapping[str, Any]) -> list[str]:
              md_table(["grade", *summary["faithfulness_counts"]],
                       [["faithfulness", *summary["faithfulness_counts"].values()]]),
              "", "### Verdicts", ""]
-    verdicts = _read_jsonl(out / "judgements.jsonl")
+    verdicts = Ledger(out / "judgements.jsonl").records()
     lines.append(md_table(["query_id", "correctness", "faithfulness", "reason"],
                           [[v["query_id"], v.get("correctness"), v.get("faithfulness"),
                             v.get("reason") or v.get("error") or v.get("skipped") or ""] for v in verdicts],

@@ -1,29 +1,11 @@
 """The benchmark runner behind `litloop eval`: questions in, scored run folder out.
 
-A run folder holds (DESIGN.md section 11 for `metrics.json`):
-
-- ``submission.jsonl``: one LitTraceQA submission record per answered question, written and
-  flushed line by line; it is the run's ledger: a rerun skips the query ids already in it (a line
-  cut short by a crash is dropped and its question runs again);
-- ``candidates.jsonl``: the top 50 ranked papers per question (``query_id`` +
-  ``candidate_papers``), scored with ``candidate_recall@k``;
-- ``results.jsonl``: per question, the latency, LLM usage, answer text and cited chunks;
-- ``failures.jsonl``: questions that raised (they are not in the submission, so a rerun retries
-  them; until then they score 0 as missing predictions);
-- ``judgements.jsonl`` (with ``--judge``): the LLM judge's verdicts;
-- ``run.json``: what the folder is a run of; resuming with another benchmark, index, preset or
-  variant is refused;
-- ``metrics.json``, ``report.md`` and ``recall_at_k.png``, rewritten at the end of every run.
-
-Two kinds of runs:
-
-- **agent**: every question through ``agent.api.ask`` with a preset (``paper``, ``local``, ...);
-- **retrieval** (``--no-llm`` or a variant name): an LLM-free ranking. ``A+B`` (what
-  ``--no-llm`` runs) is ``tools.pipeline.run_retrieval``, the pipeline ``litloop retrieve``
-  shows; the other variants are ``evals.bench_retrieval.VARIANTS``. The submission names the
-  top paper for a single-paper question and the top 5 for a multi-paper one (the median
-  multi-paper question of citerec dev and LitTraceQA validation A has 4 gold papers), with the
-  best pooled chunk of each as evidence (``A+B`` only), and no answer.
+``run_eval`` answers the questions not yet done (``evals.answerers``: the agent with a preset,
+or an LLM-free retrieval variant), into a resumable run folder (``evals.run_folder``, whose
+docstring lists its files; its ledger is the shared ``agent.ledger``), optionally judges the
+answers, then scores the folder and writes ``metrics.json`` and the report. ``run_compare``
+runs several names on the same questions into one ablation table; ``score_paths`` is
+``litloop score``.
 """
 
 from __future__ import annotations
@@ -32,17 +14,19 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.ledger import Ledger
+from evals.answerers import CANDIDATES_KEPT, make_answerer, run_names
 from evals.answers import (
     exact_match,
     majority_baseline,
     mean_or_none,
     percentile,
+    prediction_text,
     token_f1,
 )
 from evals.datasets import (
@@ -52,14 +36,19 @@ from evals.datasets import (
     load_questions,
     resolve_benchmark,
 )
+from evals.run_folder import (
+    CANDIDATES,
+    FAILURES,
+    JUDGEMENTS,
+    RESULTS,
+    SUBMISSION,
+    answer_questions,
+    check_run_file,
+    judge_answers,
+    now,
+)
 
 log = logging.getLogger(__name__)
-
-CANDIDATES_KEPT = 50
-# Papers a retrieval-only submission names, by task family (default for any other family).
-NO_LLM_PAPERS = {"hidden_source_single_paper": 1}
-NO_LLM_PAPERS_DEFAULT = 5
-NO_LLM_VARIANT = "A+B"
 
 # The ablation rows of issue 5, in the order a reader expects them.
 LABELS = {
@@ -88,304 +77,6 @@ ROW_FIELDS = {
     "freeform_exact_match": "freeform_exact_match", "table_row_f1_macro": "table_row_f1",
     "table_cell_accuracy_macro": "table_cell_accuracy",
 }
-
-
-# --------------------------------------------------------------------------- answerers
-
-
-@dataclass
-class Outcome:
-    """What one question produced."""
-
-    submission: dict[str, Any]
-    candidates: list[str]
-    answer_text: str = ""
-    citations: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, float] = field(default_factory=dict)
-    errors: list[dict[str, Any]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def no_llm_paper_count(task_family: str | None) -> int:
-    return NO_LLM_PAPERS.get(task_family or "", NO_LLM_PAPERS_DEFAULT)
-
-
-def retrieval_submission(q: Question, ranking: Sequence[str], evidence: Callable[[str], Any] | None = None) -> dict:
-    """A submission from a paper ranking: the top papers (1 or 5), their best chunk as evidence."""
-    from agent.submission import SOURCE_TYPE, evidence_locator
-
-    papers = list(ranking[: no_llm_paper_count(q.task_family)])
-    items = []
-    for pid in papers:
-        for p in evidence(pid) if evidence else []:
-            items.append({"paper_id": pid, "source_type": SOURCE_TYPE.get(p.kind, "text_span"),
-                          "locator": evidence_locator(p.locator.to_dict())})
-    return {"query_id": q.query_id, "gold_papers": [{"paper_id": p} for p in papers], "evidence": items, "answer": {}}
-
-
-def warm_up(index) -> None:
-    """Load the embedder and open the dense index before the clock runs: otherwise the first
-    question's latency holds seconds of model loading and the p95 reads as a slow query."""
-    if hasattr(index, "dense_chunks"):  # a multi-corpus index warms up on its own
-        index.dense_chunks("warm up", 1)
-
-
-class RetrievalAnswerer:
-    """An LLM-free ranking per question (a variant of ``evals.bench_retrieval``)."""
-
-    kind = "retrieval"
-
-    def __init__(self, variant: str, index: Path):
-        from agent.settings import get_settings
-        from evals.bench_retrieval import VARIANTS
-        from tools.index import open_index
-
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown retrieval variant {variant!r}; choose from {', '.join(VARIANTS)}")
-        self.name = self.variant = variant
-        self.settings = get_settings(index=index)
-        self.index = open_index(index, self.settings)
-        self.reranker = None
-        if variant == "rerank":
-            from tools.rerank import build_reranker
-
-            self.reranker = build_reranker(self.settings.rerank, self.settings.device)
-        self._fn = VARIANTS[variant]
-        if variant not in ("bm25", "paper-bm25"):
-            warm_up(self.index)
-
-    def answer(self, q: Question) -> Outcome:
-        if self.variant == NO_LLM_VARIANT:
-            from tools.pipeline import run_retrieval
-            from tools.retrieve import passage_of
-
-            run = run_retrieval(self.index, q.question, self.settings, size=CANDIDATES_KEPT)
-            ranking = run.fused
-            submission = retrieval_submission(q, ranking, lambda pid: [passage_of(self.index, h) for h in run.evidence(pid, 1)])
-            return Outcome(submission, ranking[:CANDIDATES_KEPT], extra={"seeds": run.seeds})
-        ranking = self._fn(self.index, q.question, self.settings, self.reranker)
-        return Outcome(retrieval_submission(q, ranking), ranking[:CANDIDATES_KEPT])
-
-    def chunk_text(self, chunk_id: str) -> str | None:
-        row = self.index.chunk_row.get(chunk_id)
-        return None if row is None else self.index.chunks[row].text
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "variant": self.variant,
-                "submission_papers": {**NO_LLM_PAPERS, "default": NO_LLM_PAPERS_DEFAULT},
-                "reranker": self.settings.rerank.backend if self.variant == "rerank" else None}
-
-    def settings_dump(self) -> dict[str, Any]:
-        return self.settings.model_dump(mode="json")
-
-    def close(self) -> None:
-        self.index.close()
-
-
-class AgentAnswerer:
-    """Each question through ``agent.api.ask`` with a preset."""
-
-    kind = "agent"
-
-    def __init__(self, preset: str | None, index: Path):
-        from agent.api import make_run_context
-        from agent.resources import index_for
-
-        self.index_path = index
-        self.context = make_run_context(preset, index=str(index))
-        self.name = self.preset = self.context.preset
-        self.index = index_for(self.context)
-        warm_up(self.index)
-
-    def answer(self, q: Question) -> Outcome:
-        from agent.api import ask
-        from agent.graph import graph
-
-        result = ask(q.question, preset=self.preset, index=str(self.index_path), graph=graph, **q.ask_arguments())
-        # the agent's own fused A/B ranking (kadr: the papers of its top chunks)
-        candidates = list(result["ranking"] or result["candidates"])
-        answer = result["answer"]
-        citations = [{k: c.get(k) for k in ("n", "chunk_id", "paper_id", "kind", "quote")}
-                     for c in answer.get("citations", [])]
-        extra = {"rounds": result["rounds"], "subqueries": result["subqueries"],
-                 "insufficient_evidence": bool(answer.get("insufficient_evidence")),
-                 "reader_candidates": list(result["candidates"]), "trace_id": result.get("trace_id")}
-        return Outcome(result["submission"], candidates[:CANDIDATES_KEPT], answer.get("text", ""), citations,
-                       dict(result["usage"]), list(result["errors"]), extra)
-
-    def chunk_text(self, chunk_id: str) -> str | None:
-        row = self.index.chunk_row.get(chunk_id)
-        return None if row is None else self.index.chunks[row].text
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "preset": self.preset}
-
-    def settings_dump(self) -> dict[str, Any]:
-        from agent.resources import settings_for
-
-        return {**settings_for(self.context).model_dump(mode="json"), "context": asdict(self.context)}
-
-    def close(self) -> None:
-        """The index belongs to the process-wide cache in agent.resources."""
-
-
-def run_names() -> tuple[list[str], list[str]]:
-    """(retrieval variants, agent presets) a run or a comparison can name."""
-    from agent.context import preset_names
-    from evals.bench_retrieval import VARIANTS
-
-    return list(VARIANTS), preset_names()
-
-
-def make_answerer(name: str | None, index: Path, *, no_llm: bool = False):
-    """A retrieval variant or an agent preset by name (None: the default preset, or ``A+B``
-    with ``no_llm``)."""
-    variants, presets = run_names()
-    if no_llm:
-        if name and name not in variants:
-            raise ValueError(f"--no-llm runs LLM-free retrieval; {name!r} is not one of its variants "
-                             f"({', '.join(variants)})")
-        return RetrievalAnswerer(name or NO_LLM_VARIANT, index)
-    if name in variants:
-        return RetrievalAnswerer(name, index)
-    if name is not None and name not in presets:
-        raise ValueError(f"unknown preset {name!r}; agent presets: {', '.join(presets)}; "
-                         f"LLM-free variants: {', '.join(variants)}")
-    return AgentAnswerer(name, index)
-
-
-# --------------------------------------------------------------------------- run folder
-
-
-def _read_ledger(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL file we wrote; lines that do not parse (a crash mid-write) are dropped
-    and the file is rewritten without them. Untouched when every line parses."""
-    if not path.exists():
-        return []
-    good_lines, records = [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            log.warning("%s: dropping an incomplete line; its question runs again", path)
-            continue
-        if isinstance(record, dict) and isinstance(record.get("query_id"), str):
-            good_lines.append(line)
-            records.append(record)
-    if len(good_lines) != len(path.read_text(encoding="utf-8").splitlines()):
-        path.write_text("".join(line + "\n" for line in good_lines), encoding="utf-8")
-    return records
-
-
-def _keep_only(path: Path, ids: set[str]) -> None:
-    """Drop the lines of questions not in the ledger (written before a crash cut the run)."""
-    records = _read_ledger(path)
-    kept, seen = [], set()
-    for r in records:
-        if r["query_id"] in ids and r["query_id"] not in seen:
-            seen.add(r["query_id"])
-            kept.append(r)
-    if len(kept) != len(records):
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
-
-
-def _append(handle, record: Mapping[str, Any]) -> None:
-    handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-    handle.flush()
-
-
-def _check_run_file(out: Path, identity: dict[str, Any]) -> None:
-    path = out / "run.json"
-    if path.exists():
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        changed = {k: (previous.get(k), v) for k, v in identity.items() if previous.get(k) != v}
-        if changed:
-            what = "; ".join(f"{k}: {old!r} there, {new!r} now" for k, (old, new) in changed.items())
-            raise ValueError(f"{out} holds another run ({what}); use another --out or delete the folder")
-        return
-    path.write_text(json.dumps({**identity, "created": _now()}, indent=2) + "\n", encoding="utf-8")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _fatal_errors() -> tuple[type[BaseException], ...]:
-    """Configuration problems stop the run (every question would fail the same way)."""
-    from agent.local_model import LocalModelError
-    from tools.embed import ModelNotAvailable
-    from tools.index import IndexProblem
-
-    return (IndexProblem, ModelNotAvailable, LocalModelError)
-
-
-def answer_questions(answerer, questions: Sequence[Question], out: Path, *, progress: bool = False) -> dict[str, int]:
-    """Answer the questions not yet in ``out/submission.jsonl``, one flushed line at a time."""
-    from tqdm import tqdm
-
-    submission_path = out / "submission.jsonl"
-    done = {r["query_id"] for r in _read_ledger(submission_path)}
-    for name in ("candidates.jsonl", "results.jsonl"):
-        _keep_only(out / name, done)
-    pending = [q for q in questions if q.query_id not in done]
-    summary = {"answered": 0, "skipped": len(questions) - len(pending), "failed": 0}
-    fatal = _fatal_errors()
-    with (open(out / "candidates.jsonl", "a", encoding="utf-8") as cand,
-          open(out / "results.jsonl", "a", encoding="utf-8") as res,
-          open(out / "failures.jsonl", "a", encoding="utf-8") as fail,
-          open(submission_path, "a", encoding="utf-8") as sub):
-        bar = tqdm(pending, desc=answerer.name, unit="q", disable=not progress)
-        for q in bar:
-            started = time.perf_counter()
-            try:
-                outcome = answerer.answer(q)
-            except fatal:
-                raise
-            except Exception as exc:  # one failing question must not stop the run
-                log.exception("question %s failed", q.query_id)
-                _append(fail, {"query_id": q.query_id, "error": f"{type(exc).__name__}: {exc}", "at": _now()})
-                summary["failed"] += 1
-                continue
-            seconds = time.perf_counter() - started
-            _append(cand, {"query_id": q.query_id, "candidate_papers": [
-                {"paper_id": pid, "rank": r} for r, pid in enumerate(outcome.candidates, start=1)]})
-            _append(res, {"query_id": q.query_id, "seconds": seconds, "usage": outcome.usage,
-                          "answer_text": outcome.answer_text, "citations": outcome.citations,
-                          "errors": outcome.errors, **outcome.extra})
-            _append(sub, outcome.submission)  # last: the ledger line says the question is done
-            summary["answered"] += 1
-    return summary
-
-
-def judge_answers(answerer, questions: Sequence[Question], out: Path, *, model_name: str | None = None,
-                  progress: bool = False) -> int:
-    """Judge every answered question with a gold free-form text that has no verdict yet."""
-    from tqdm import tqdm
-
-    from evals.judge import judge_answer
-
-    path = out / "judgements.jsonl"
-    judged = {r["query_id"] for r in _read_ledger(path)}
-    submissions = {r["query_id"]: r for r in _read_ledger(out / "submission.jsonl")}
-    results = {r["query_id"]: r for r in _read_ledger(out / "results.jsonl")}
-    # free-form answers only: a question with a gold text (its correct option, if any, goes along)
-    todo = [q for q in questions if q.query_id in submissions and q.query_id not in judged and q.gold_freeform]
-    with open(path, "a", encoding="utf-8") as handle:
-        for q in tqdm(todo, desc="judge", unit="q", disable=not progress):
-            result = results.get(q.query_id, {})
-            verdict = judge_answer(q.question, q.reference_answer() or "", prediction_text(submissions[q.query_id], result),
-                                   result.get("citations", []), chunk_text=answerer.chunk_text, model_name=model_name)
-            _append(handle, {"query_id": q.query_id, **verdict})
-    return len(todo)
-
-
-def prediction_text(submission: Mapping[str, Any] | None, result: Mapping[str, Any] | None) -> str:
-    """The free-form text a question is graded on: the submission's, else the agent's prose."""
-    part = ((submission or {}).get("answer") or {}).get("freeform") or {}
-    text = part.get("text") if isinstance(part, Mapping) else None
-    return text if isinstance(text, str) and text.strip() else str((result or {}).get("answer_text") or "")
 
 
 # --------------------------------------------------------------------------- scoring
@@ -439,12 +130,12 @@ def score_run(questions: Sequence[Question], out: Path, kind: str) -> dict[str, 
     from evals.scoring import validate_candidates, validate_submission
 
     ids = {q.query_id for q in questions}
-    submissions = [r for r in _read_ledger(out / "submission.jsonl") if r["query_id"] in ids]
-    candidates = [r for r in _read_ledger(out / "candidates.jsonl") if r["query_id"] in ids]
+    submissions = [r for r in Ledger(out / SUBMISSION).records() if r["query_id"] in ids]
+    candidates = [r for r in Ledger(out / CANDIDATES).records() if r["query_id"] in ids]
     validate_submission(submissions, out / "submission.jsonl")
     validate_candidates(candidates, out / "candidates.jsonl")
-    results = {r["query_id"]: r for r in _read_ledger(out / "results.jsonl")}
-    verdicts = {r["query_id"]: r for r in _read_ledger(out / "judgements.jsonl")}
+    results = Ledger(out / RESULTS).latest()
+    verdicts = Ledger(out / JUDGEMENTS).latest()
     gold = gold_records(list(questions))
     if not gold:
         return {"metrics": {}, "details": {"per_question": [], "by_task_family": {}, "counts": {"total": 0}}}
@@ -477,16 +168,16 @@ def run_summary(questions: Sequence[Question], out: Path) -> dict[str, Any]:
     from evals.judge import summarize
 
     ids = {q.query_id for q in questions}
-    results = [r for r in _read_ledger(out / "results.jsonl") if r["query_id"] in ids]
-    answered = {r["query_id"] for r in _read_ledger(out / "submission.jsonl")} & ids
-    failures = {r["query_id"] for r in _read_ledger(out / "failures.jsonl")} & (ids - answered)
+    results = [r for r in Ledger(out / RESULTS).records() if r["query_id"] in ids]
+    answered = Ledger(out / SUBMISSION).done() & ids
+    failures = Ledger(out / FAILURES).ids() & (ids - answered)
     seconds = [float(r["seconds"]) for r in results if r.get("seconds") is not None]
 
     def total(key: str) -> float:
         return sum(float((r.get("usage") or {}).get(key, 0) or 0) for r in results)
 
     n = len(results) or 1
-    verdicts = [r for r in _read_ledger(out / "judgements.jsonl") if r["query_id"] in ids]
+    verdicts = [r for r in Ledger(out / JUDGEMENTS).records() if r["query_id"] in ids]
     return {
         "questions": len(questions), "answered": len(answered), "failed": len(failures),
         "latency_p50_s": percentile(seconds, 50), "latency_p95_s": percentile(seconds, 95),
@@ -527,7 +218,7 @@ def run_eval(request: EvalRequest, answerer=None, questions: Sequence[Question] 
         out.mkdir(parents=True, exist_ok=True)
         identity = {"benchmark": str(benchmark.resolve()), "index": str(Path(request.index).resolve()),
                     **answerer.describe()}
-        _check_run_file(out, identity)
+        check_run_file(out, identity)
         started = time.perf_counter()
         summary = answer_questions(answerer, questions, out, progress=request.progress)
         if request.judge and answerer.kind == "agent":
@@ -544,7 +235,7 @@ def run_eval(request: EvalRequest, answerer=None, questions: Sequence[Question] 
                                   "candidates_kept": CANDIDATES_KEPT},
                          "litloop": answerer.settings_dump()},
             "run": {**run_summary(questions, out), "this_invocation": summary,
-                    "wall_s": time.perf_counter() - started, "finished": _now(), "name": answerer.name,
+                    "wall_s": time.perf_counter() - started, "finished": now(), "name": answerer.name,
                     "label": LABELS.get(answerer.name, answerer.name), "kind": answerer.kind},
         }
         (out / "metrics.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n",
@@ -597,21 +288,19 @@ def score_paths(gold_path: str | Path, submission_path: str | Path, candidates_p
     cannot define are n/a (evidence metrics when no question has gold evidence).
     """
     from evals.metrics import score_all
-    from evals.scoring import iter_jsonl, validate_candidates, validate_submission
+    from evals.scoring import load_numbered, validate_candidates, validate_submission
 
     questions = load_questions(gold_path)
     no_gold = [q.line for q in questions if not q.has_gold]
     if no_gold:
         raise ValueError(f"{gold_path} line {no_gold[0]}: missing required field 'gold_papers' "
                          "(an input file without gold cannot be scored)")
-    numbered = list(iter_jsonl(submission_path))
-    submission = [r for _, r in numbered]
-    validate_submission(submission, submission_path, line_numbers=[n for n, _ in numbered], strict=strict)
+    submission, lines = load_numbered(submission_path)
+    validate_submission(submission, submission_path, line_numbers=lines, strict=strict)
     candidates = None
     if candidates_path is not None:
-        numbered = list(iter_jsonl(candidates_path))
-        candidates = [r for _, r in numbered]
-        validate_candidates(candidates, candidates_path, line_numbers=[n for n, _ in numbered])
+        candidates, lines = load_numbered(candidates_path)
+        validate_candidates(candidates, candidates_path, line_numbers=lines)
     result = score_all(gold_records(questions), submission, candidates)
     if not has_gold_evidence(questions):
         drop_inapplicable(result, EVIDENCE_METRICS)

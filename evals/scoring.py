@@ -2,15 +2,14 @@
 
 Validation is written by hand (no jsonschema dependency) so every message names the file, the
 line and the field, e.g. ``sub.jsonl line 3: field 'evidence[1].locator.page' must be an
-integer``. Only the standard library is imported: the CLI imports this module on every
-``litloop score`` call.
+integer``; files are read with ``tools.jsonl`` (whose errors name the line too). Only the
+standard library is imported: the CLI imports this module on every ``litloop score`` call.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from evals.metrics import (
     TASK_FAMILIES,
     score_all,
 )
+from tools.jsonl import iter_jsonl, json_type, load_jsonl  # noqa: F401 (bench_retrieval's load_jsonl)
 
 Record = Mapping[str, Any]
 
@@ -37,57 +37,13 @@ _MAX_REPORTED_ERRORS = 20
 # --------------------------------------------------------------------------- loading
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, record)`` for each non-blank line; blank lines are skipped.
-
-    Raises ValueError naming the file and line for invalid JSON or a non-object line, and
-    FileNotFoundError when the file is absent.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path} line {number}: invalid JSON ({error.msg} at column {error.colno})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path} line {number}: expected a JSON object, got {_json_type(record)}")
-            yield number, record
-
-
-def load_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read a JSON Lines file into a list of dicts (see ``iter_jsonl`` for the errors)."""
-    return [record for _, record in iter_jsonl(path)]
-
-
-def _load_numbered(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
+def load_numbered(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """The records of a JSONL file and their line numbers (for messages that name the line)."""
     numbered = list(iter_jsonl(path))
     return [record for _, record in numbered], [number for number, _ in numbered]
 
 
 # --------------------------------------------------------------------------- field checks
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _is_int(value: Any) -> bool:
@@ -100,7 +56,7 @@ def _field(name: str) -> str:
 
 def _check_nonempty_string(value: Any, name: str, errors: list[str]) -> None:
     if not isinstance(value, str):
-        errors.append(f"{_field(name)} must be a string, got {_json_type(value)}")
+        errors.append(f"{_field(name)} must be a string, got {json_type(value)}")
     elif not value:
         errors.append(f"{_field(name)} must not be empty")
 
@@ -125,14 +81,14 @@ def _check_required(obj: Mapping[str, Any], required: Sequence[str], prefix: str
 
 def _check_object(value: Any, name: str, errors: list[str]) -> bool:
     if not isinstance(value, dict):
-        errors.append(f"{_field(name)} must be an object, got {_json_type(value)}")
+        errors.append(f"{_field(name)} must be an object, got {json_type(value)}")
         return False
     return True
 
 
 def _check_array(value: Any, name: str, errors: list[str]) -> bool:
     if not isinstance(value, list):
-        errors.append(f"{_field(name)} must be an array, got {_json_type(value)}")
+        errors.append(f"{_field(name)} must be an array, got {json_type(value)}")
         return False
     return True
 
@@ -159,7 +115,7 @@ def _check_locator(locator: Any, name: str, errors: list[str], strict: bool) -> 
     if "page" in locator:
         page = locator["page"]
         if not _is_int(page):
-            errors.append(f"{_field(name + '.page')} must be an integer, got {_json_type(page)}")
+            errors.append(f"{_field(name + '.page')} must be an integer, got {json_type(page)}")
         elif page < 1:
             errors.append(f"{_field(name + '.page')} must be at least 1, got {page}")
     for key in _LOCATOR_STRING_KEYS:
@@ -170,7 +126,7 @@ def _check_locator(locator: Any, name: str, errors: list[str], strict: bool) -> 
         ok = isinstance(value, str) or (not strict and isinstance(value, (int, float)) and not isinstance(value, bool))
         if not ok:
             kind = "a string" if strict else "a string or a number"
-            errors.append(f"{_field(name + '.' + key)} must be {kind}, got {_json_type(value)}")
+            errors.append(f"{_field(name + '.' + key)} must be {kind}, got {json_type(value)}")
 
 
 def _check_evidence(value: Any, errors: list[str], strict: bool) -> None:
@@ -204,7 +160,7 @@ def _check_answer(value: Any, errors: list[str], strict: bool) -> None:
         check_part_keys(part, ["text"], "answer.freeform", errors)
         _check_required(part, ["text"], "answer.freeform", errors)
         if "text" in part and not isinstance(part["text"], str):
-            errors.append(f"{_field('answer.freeform.text')} must be a string, got {_json_type(part['text'])}")
+            errors.append(f"{_field('answer.freeform.text')} must be a string, got {json_type(part['text'])}")
     if "multiple_choice" in value and _check_object(value["multiple_choice"], "answer.multiple_choice", errors):
         part = value["multiple_choice"]
         check_part_keys(part, ["gold"], "answer.multiple_choice", errors)
@@ -235,7 +191,7 @@ def submission_record_errors(record: Any, *, strict: bool = False) -> list[str]:
     """
     errors: list[str] = []
     if not isinstance(record, dict):
-        return [f"record must be an object, got {_json_type(record)}"]
+        return [f"record must be an object, got {json_type(record)}"]
     _check_keys(record, ["query_id", "gold_papers", "evidence", "answer"], "", errors)
     _check_required(record, ["query_id", "gold_papers", "answer"], "", errors)
     if "query_id" in record:
@@ -253,7 +209,7 @@ def candidate_record_errors(record: Any) -> list[str]:
     """Problems of one candidate-list record (query_id + ranked candidate_papers)."""
     errors: list[str] = []
     if not isinstance(record, dict):
-        return [f"record must be an object, got {_json_type(record)}"]
+        return [f"record must be an object, got {json_type(record)}"]
     _check_required(record, ["query_id", "candidate_papers"], "", errors)
     if "query_id" in record:
         _check_nonempty_string(record["query_id"], "query_id", errors)
@@ -288,7 +244,7 @@ def gold_record_errors(record: Any) -> list[str]:
     """The gold fields the scorer relies on (the gold is trusted data; this catches wrong files)."""
     errors: list[str] = []
     if not isinstance(record, dict):
-        return [f"record must be an object, got {_json_type(record)}"]
+        return [f"record must be an object, got {json_type(record)}"]
     _check_required(record, ["query_id", "task_family", "gold_papers", "evidence", "answer"], "", errors)
     if "query_id" in record:
         _check_nonempty_string(record["query_id"], "query_id", errors)
@@ -386,13 +342,13 @@ def score_files(
     strict: bool = False,
 ) -> dict[str, Any]:
     """Load and validate the files, then ``score_all`` them (same result shape)."""
-    gold, gold_lines = _load_numbered(gold_path)
+    gold, gold_lines = load_numbered(gold_path)
     validate_gold(gold, gold_path, line_numbers=gold_lines)
-    submission, submission_lines = _load_numbered(submission_path)
+    submission, submission_lines = load_numbered(submission_path)
     validate_submission(submission, submission_path, line_numbers=submission_lines, strict=strict)
     candidates = None
     if candidates_path is not None:
-        candidates, candidate_lines = _load_numbered(candidates_path)
+        candidates, candidate_lines = load_numbered(candidates_path)
         validate_candidates(candidates, candidates_path, line_numbers=candidate_lines)
     return score_all(gold, submission, candidates)
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from tools.base import CHUNK_KINDS, Chunk, Paper, Passage
 from tools.bm25 import BM25Index
+from tools.jsonl import iter_jsonl, write_jsonl
 from tools.settings import ToolSettings
 from tools.text import TOKENIZER_VERSION, tokenize
 
@@ -68,14 +69,12 @@ class Index:
         if check:
             check_manifest(self.manifest, settings, root)
         self.papers: dict[str, Paper] = {}
-        for line in (self.version_dir / "papers.jsonl").open(encoding="utf-8"):
-            p = Paper.from_dict(json.loads(line))
+        for _, record in iter_jsonl(self.version_dir / "papers.jsonl"):
+            p = Paper.from_dict(record)
             self.papers[p.paper_id] = p
         self.paper_ids: list[str] = list(self.papers)
         self.paper_row = {pid: i for i, pid in enumerate(self.paper_ids)}
-        self.chunks: list[Chunk] = [
-            Chunk.from_dict(json.loads(line)) for line in (self.version_dir / "chunks.jsonl").open(encoding="utf-8")
-        ]
+        self.chunks: list[Chunk] = [Chunk.from_dict(r) for _, r in iter_jsonl(self.version_dir / "chunks.jsonl")]
         self.chunk_row = {c.chunk_id: i for i, c in enumerate(self.chunks)}
         self.chunks_of: dict[str, list[int]] = {}
         for i, c in enumerate(self.chunks):
@@ -307,8 +306,8 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
     new_chunks = [c for d in docs for c in chunk_document(d)]
     all_chunks = (old.chunks if old else []) + new_chunks
     report.seconds["chunk"] = time.perf_counter() - t
-    _write_jsonl(stage / "papers.jsonl", (p.to_dict() for p in papers))
-    _write_jsonl(stage / "chunks.jsonl", (c.to_dict() for c in all_chunks))
+    write_jsonl(stage / "papers.jsonl", (p.to_dict() for p in papers))
+    write_jsonl(stage / "chunks.jsonl", (c.to_dict() for c in all_chunks))
 
     t = time.perf_counter()
     chunk_tokens = [tokenize(c.text) for c in new_chunks]
@@ -410,12 +409,6 @@ def _group(chunks: list[Chunk], papers: list[Paper]) -> list[list[Chunk]]:
     for c in chunks:
         by_paper.setdefault(c.paper_id, []).append(c)
     return [by_paper.get(p.paper_id, []) for p in papers]
-
-
-def _write_jsonl(path: Path, rows: Iterable[dict]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
 def _fingerprint(chunks: list[Chunk]) -> str:

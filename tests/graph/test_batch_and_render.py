@@ -60,6 +60,36 @@ def test_batch_writes_one_line_per_input_and_resumes(scripted, tmp_path):
     assert runs[-1]["ok"] is False and "model endpoint down" in runs[-1]["error"]
 
 
+def test_batch_retries_a_failed_question_and_keeps_input_order(scripted, tmp_path):
+    scripted(decompose=({"subqueries": ["crf F1"]},), verify=({"evidence_papers": ["crf"], "sufficient": True, "missing": ""},),
+             read=(cite_first_chunk,), synthesize=(ANSWER,))
+    inp, out = _inputs(tmp_path), tmp_path / "sub.jsonl"
+    calls = []
+
+    def down_for(failing):
+        def ask_fn(question, **kw):
+            calls.append(kw["query_id"])
+            if kw["query_id"] in failing:
+                raise RuntimeError("model endpoint down")
+            return _ask_small(question, **kw)
+        return ask_fn
+
+    assert run_batch(inp, out, ask_fn=down_for({"q1"})) == {"written": 2, "skipped": 0, "failed": 1}
+    placeholder = json.loads(out.read_text().splitlines()[1])
+    assert placeholder["query_id"] == "q1" and placeholder["gold_papers"] == []
+    # the failure is recorded, not counted as done: the next run retries q1 (and only q1)
+    calls.clear()
+    assert run_batch(inp, out, ask_fn=down_for(set())) == {"written": 1, "skipped": 2, "failed": 0}
+    assert calls == ["q1"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["query_id"] for r in lines] == ["q0", "q1", "q2"]  # one line each, input order
+    assert lines[1]["answer"]["multiple_choice"] == {"gold": "B"}
+    runs = [json.loads(line) for line in out.with_name("sub.jsonl.runs.jsonl").read_text().splitlines()]
+    assert [(r["query_id"], r["ok"]) for r in runs] == [("q0", True), ("q1", False), ("q2", True), ("q1", True)]
+    calls.clear()
+    assert run_batch(inp, out, ask_fn=down_for(set()))["skipped"] == 3 and calls == []
+
+
 def test_bad_batch_input_names_line_and_field(tmp_path):
     p = tmp_path / "in.jsonl"
     p.write_text('{"query_id": "a", "question": "x"}\n{"query_id": "b"}\n')

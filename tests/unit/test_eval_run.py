@@ -1,34 +1,16 @@
-"""The runner's pure parts: the ledger, retrieval-only submissions, metrics that do not apply."""
+"""The runner's pure parts: retrieval-only submissions, metrics that do not apply (the ledger's
+tests are in test_ledger.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from evals.answerers import make_answerer, no_llm_paper_count, retrieval_submission
+from evals.answers import prediction_text
 from evals.datasets import Question
-from evals.run import (
-    _read_ledger,
-    make_answerer,
-    no_llm_paper_count,
-    not_applicable,
-    prediction_text,
-    retrieval_submission,
-    slug,
-)
+from evals.run import not_applicable, slug
 
 pytestmark = pytest.mark.unit
-
-
-def test_ledger_drops_a_torn_line_and_leaves_good_files_alone(tmp_path):
-    path = tmp_path / "submission.jsonl"
-    good = '{"query_id": "a", "gold_papers": []}\n'
-    path.write_text(good)
-    before = path.stat().st_mtime_ns
-    assert [r["query_id"] for r in _read_ledger(path)] == ["a"]
-    assert path.stat().st_mtime_ns == before
-    path.write_text(good + '{"query_id": "b", "gold_pa')
-    assert [r["query_id"] for r in _read_ledger(path)] == ["a"]
-    assert path.read_text() == good
-    assert _read_ledger(tmp_path / "absent.jsonl") == []
 
 
 def test_retrieval_submission_names_one_or_five_papers():

@@ -7,12 +7,12 @@ here has no body blocks: its evidence is the title-and-abstract chunk.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tools.base import Document, IngestError, Paper
+from tools.jsonl import read_lines
 
 
 def record_to_paper(rec: Any, path: Path, line: int) -> Paper:
@@ -68,14 +68,12 @@ def _authors(value: Any) -> list[str]:
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any] | IngestError]:
     """Yield (line number, parsed object), or an IngestError for a line that is not JSON."""
-    with path.open(encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield n, json.loads(raw)
-            except json.JSONDecodeError as exc:
-                yield IngestError(str(path), f"not valid JSON ({exc.msg} at column {exc.colno}); fix or remove the line", n)
+    for line in read_lines(path):
+        if line.error is None:
+            yield line.number, line.value
+        else:
+            yield IngestError(str(path), f"not valid JSON ({line.error.msg} at column {line.error.colno}); "
+                              "fix or remove the line", line.number)
 
 
 def parse_records(path: Path) -> Iterator[Document | IngestError]:

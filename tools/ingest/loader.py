@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.base import Document, IngestError
+from tools.jsonl import read_lines
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +79,8 @@ def _parse_jsonl(path: Path) -> Iterator[Document | IngestError]:
     """A JSONL file holds paper records unless its first object looks like S2ORC."""
     from tools.ingest.jsonl import parse_records
 
-    with path.open(encoding="utf-8") as fh:
-        first = next((line for line in fh if line.strip()), "")
-    try:
-        is_s2orc = any(k in json.loads(first) for k in S2ORC_KEYS)
-    except (json.JSONDecodeError, TypeError):
-        is_s2orc = False
-    if is_s2orc:
+    first = next(read_lines(path), None)
+    if first is not None and isinstance(first.value, dict) and any(k in first.value for k in S2ORC_KEYS):
         from tools.ingest.s2orc import parse_s2orc
 
         yield from parse_s2orc(path)

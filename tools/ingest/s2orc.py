@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.base import BibEntry, Block, Document, IngestError, Paper
+from tools.jsonl import read_lines
 
 log = logging.getLogger(__name__)
 
@@ -78,18 +79,15 @@ def _records(path: Path, text: str) -> list[tuple[int | None, Any]]:
     else:
         return [(None, item) for item in data] if isinstance(data, list) else [(None, data)]
     records: list[tuple[int | None, Any]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            records.append((number, json.loads(raw)))
-        except json.JSONDecodeError as exc:
+    for line in read_lines(path):
+        if line.error is not None:
             raise IngestError(
                 str(path),
-                f"invalid JSON on this line ({exc.msg}, column {exc.colno}); each line of a "
+                f"invalid JSON on this line ({line.error.msg}, column {line.error.colno}); each line of a "
                 "JSONL file must be one complete JSON object",
-                line=number,
-            ) from exc
+                line=line.number,
+            ) from line.error
+        records.append((line.number, line.value))
     return records
 
 
