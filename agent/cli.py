@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -65,6 +67,22 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 
 def _settings(index: Path | None = None) -> Settings:
     return get_settings(index=index)
+
+
+@contextmanager
+def _using_index(index: Path | None, corpus: list[str] | None = None) -> Iterator:
+    """`_open`'s index for one command: a problem with it or its models is a one-line error,
+    and the index is closed whatever happens."""
+    from tools.embed import ModelNotAvailable
+    from tools.index import IndexProblem
+
+    idx = _open(index, corpus)
+    try:
+        yield idx
+    except (IndexProblem, ModelNotAvailable, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        idx.close()
 
 
 def _open(index: Path | None, corpus: list[str] | None = None):
@@ -179,20 +197,13 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Top papers for a query, each with its best evidence chunk and locator."""
-    from tools.embed import ModelNotAvailable
-    from tools.index import IndexProblem
     from tools.search import RETRIEVERS
     from tools.search import search as run_search
 
     if retriever not in RETRIEVERS:
         raise _fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}", 2)
-    idx = _open(index, corpus)
-    try:
+    with _using_index(index, corpus) as idx:
         hits = run_search(idx, query, retriever, k)  # type: ignore[arg-type]
-    except (IndexProblem, ModelNotAvailable, ValueError) as exc:
-        raise _fail(str(exc)) from None
-    finally:
-        idx.close()
     if as_json:
         out.print_json(json.dumps({"query": query, "retriever": retriever, "hits": [h.to_dict() for h in hits]}))
         return
@@ -228,23 +239,16 @@ def retrieve(
 ) -> None:
     """Retrieve and Relate without an LLM: ranking A, ranking B or their fusion, with the chunks
     (or neighbour links) that put each paper there."""
-    from tools.embed import ModelNotAvailable
-    from tools.index import IndexProblem
     from tools.pipeline import run_retrieval
 
     if stage not in ("a", "b", "fused"):
         raise _fail(f"--stage must be a, b or fused, not {stage!r}", 2)
-    idx = _open(index, corpus)
-    try:
+    with _using_index(index, corpus) as idx:
         unknown = [s for s in seed or [] if s not in idx.papers]
         if unknown:
             raise _fail(f"unknown seed paper id(s): {', '.join(unknown)}; use ids from `litloop search`", 2)
         run = run_retrieval(idx, question, idx.settings, subqueries=subquery, seeds=seed,
                             relate=stage != "a")
-    except (IndexProblem, ModelNotAvailable, ValueError) as exc:
-        raise _fail(str(exc)) from None
-    finally:
-        idx.close()
     ranking = {"a": run.a, "b": run.b, "fused": run.fused}[stage][:k]
     papers = [_retrieved_paper(idx, run, pid, rank, stage) for rank, pid in enumerate(ranking, start=1)]
     if as_json:

@@ -208,15 +208,8 @@ class CitationGraph:
         after fusion).
         min_shared: SEE: DESIGN.md section 4 -- at least 2 shared references (paper).
         """
-        _check_min_shared(min_shared)
-        refs = self.references(pid)
-        shared = _count_around(pid, refs, self._g.predecessors)
-        scores = {
-            other: _jaccard(n, len(refs), self._g.out_degree(other))
-            for other, n in shared.items()
-            if n >= min_shared
-        }
-        return _top(scores, k)
+        return self._shared_neighbours(pid, self.references(pid), self._g.predecessors, self._g.out_degree,
+                                       k, min_shared)
 
     def cocitation_neighbours(
         self, pid: str, k: int | None = None, min_shared: int = COCITATION_MIN_SHARED
@@ -227,14 +220,16 @@ class CitationGraph:
         min_shared: SEE: DESIGN.md section 4 -- co-citation is a measured extra source; 1 shared
         citer by default.
         """
+        return self._shared_neighbours(pid, self.citations(pid), self._g.successors, self._g.in_degree,
+                                       k, min_shared)
+
+    def _shared_neighbours(self, pid: str, hubs: set[str], around: Any, degree: Any, k: int | None,
+                           min_shared: int) -> Scored:
+        """Papers sharing at least `min_shared` of `pid`'s hubs (its references for coupling,
+        its citers for co-citation), by the Jaccard of the two hub sets."""
         _check_min_shared(min_shared)
-        citers = self.citations(pid)
-        shared = _count_around(pid, citers, self._g.successors)
-        scores = {
-            other: _jaccard(n, len(citers), self._g.in_degree(other))
-            for other, n in shared.items()
-            if n >= min_shared
-        }
+        shared = _count_around(pid, hubs, around)
+        scores = {other: _jaccard(n, len(hubs), degree(other)) for other, n in shared.items() if n >= min_shared}
         return _top(scores, k)
 
     def direct_neighbours(self, pid: str) -> list[str]:

@@ -3,7 +3,7 @@
 The graph's seven nodes are the same for every method. `decompose` and `synthesize` are shared;
 the other five steps are the method's: each node calls `method_for(context.mode).<step>(state,
 runtime)` and returns its partial update. A method is one module in `agent/methods/` that
-defines a class with these five steps and registers an instance under its mode name.
+defines these five steps as functions and ends with `register("name", __name__)`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ STEPS = ("search", "rerank", "verify", "expand_neighbors", "read_paper")
 
 class Method(Protocol):
     """Five steps, each `(state, runtime) -> partial state update`."""
-
-    name: str
 
     def search(self, state: Any, runtime: Any) -> dict: ...
 
@@ -32,12 +30,15 @@ class Method(Protocol):
 METHODS: dict[str, Method] = {}
 
 
-def register(method: Method) -> Method:
-    """Make `method` selectable as `Context(mode=method.name)`."""
+def register(name: str, module: str) -> Method:
+    """Make the module `module` (its five step functions) selectable as `Context(mode=name)`."""
+    import sys
+
+    method = sys.modules[module]
     missing = [s for s in STEPS if not callable(getattr(method, s, None))]
     if missing:
-        raise TypeError(f"method {method.name!r} lacks the steps {missing}")
-    METHODS[method.name] = method
+        raise TypeError(f"method {name!r} ({module}) lacks the steps {missing}")
+    METHODS[name] = method  # a module with the five functions satisfies the protocol
     return method
 
 

@@ -87,7 +87,7 @@ def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str
     return statements, usage, [{**e, "node": "kadr_summarize"} for e in errors]
 
 
-def rerank_step(state: State, runtime) -> dict:
+def rerank(state: State, runtime) -> dict:
     """The queries' lists interleaved and reranked for the question; knowledge declared for the
     top N_know and summarised into two statements; the top N_rank reranked per statement and
     the two lists interleaved -> the pool. The verdict (KADR is one pass) carries the knowledge."""
@@ -139,13 +139,4 @@ def read_paper(state: State, runtime) -> dict:
     return {"readings": readings}
 
 
-class KnowledgeAwareDiverseReranking:
-    name = "kadr"
-    search = staticmethod(search)
-    rerank = staticmethod(rerank_step)
-    verify = staticmethod(verify)
-    expand_neighbors = staticmethod(expand_neighbors)
-    read_paper = staticmethod(read_paper)
-
-
-register(KnowledgeAwareDiverseReranking())
+register("kadr", __name__)

@@ -194,13 +194,4 @@ def read_paper(state: State, runtime) -> dict:
     return {"readings": [r for r, _, _ in results], "usage": usage, "errors": errors}
 
 
-class RetrieveRelateRead:
-    name = "rra"
-    search = staticmethod(search)
-    rerank = staticmethod(rerank)
-    verify = staticmethod(verify)
-    expand_neighbors = staticmethod(expand_neighbors)
-    read_paper = staticmethod(read_paper)
-
-
-register(RetrieveRelateRead())
+register("rra", __name__)
