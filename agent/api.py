@@ -110,7 +110,7 @@ def ask(
     run_config.setdefault("configurable", {})["thread_id"] = thread_id or str(uuid.uuid4())
     run_config.setdefault("metadata", {}).update({"preset": ctx.preset, "query_id": qid})
     # a local run tree per question unless LITLOOP_TRACING__ENABLED=false
-    from agent.tracing import attach_tracer
+    from agent.tracing.tracer import attach_tracer
 
     run_config, tracer = attach_tracer(run_config)
     state: dict[str, Any] = dict(inputs)

@@ -1,4 +1,5 @@
-"""`litloop ui`, `litloop chat` and `litloop trace list|show`: the chats and the trace viewer.
+"""`litloop ui`, `litloop chat` and `litloop trace list|show`: the chats and the trace commands
+(the viewer they print with is `agent.chat.trace_view`).
 
 Registered on the main command by `register(app)`. Everything heavy (streamlit, the graph, the
 index) is imported inside the commands, so `litloop --help` stays instant.
@@ -10,9 +11,8 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -140,25 +140,14 @@ def chat(
 trace_app = typer.Typer(help="Read the run trees of past questions (local traces).", no_args_is_help=True)
 
 
-def _local_time(iso: str | None) -> str:
-    if not iso:
-        return "-"
-    try:
-        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return iso
-
-
-STATUS_STYLE = {"ok": "green", "partial": "yellow", "error": "bold red", "incomplete": "dim"}
-
-
 @trace_app.command("list")
 def trace_list(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many recent traces.")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """Recent runs: question, time, status, tokens, duration."""
-    from agent.tracing import list_traces, traces_dir
+    from agent.chat.trace_view import STATUS_STYLE, local_time
+    from agent.tracing.store import list_traces, traces_dir
 
     items = list_traces(limit=limit)
     if as_json:
@@ -173,7 +162,7 @@ def trace_list(
                          overflow="fold" if col == "question" else "ellipsis", no_wrap=col != "question")
     for t in items:
         q = " ".join(str(t["question"] or "(unknown)").split())
-        table.add_row(t["trace_id"][-12:], _local_time(t["start_time"]),
+        table.add_row(t["trace_id"][-12:], local_time(t["start_time"]),
                       f"[{STATUS_STYLE.get(t['status'], '')}]{t['status']}[/]", f"{t['total_tokens']:,}",
                       f"{t['duration_s']:.1f}" if t["duration_s"] is not None else "-",
                       escape(q[:100] + ("…" if len(q) > 100 else "")))
@@ -189,7 +178,8 @@ def trace_show(
 ) -> None:
     """The run tree of one question, indented, with durations, tokens and errors in red;
     `--json` prints the raw records."""
-    from agent.tracing import TraceNotFound, load_trace
+    from agent.chat.trace_view import print_trace
+    from agent.tracing.store import TraceNotFound, load_trace
 
     try:
         records = load_trace(trace_id)
@@ -199,58 +189,6 @@ def trace_show(
         out.print_json(json.dumps(records))
         return
     print_trace(out, records, everything=everything)
-
-
-def trace_header(records: list[dict[str, Any]]) -> str:
-    from agent.tracing import summary_of
-
-    s = summary_of(records, records[0]["trace_id"] if records else "?")
-    bits = [f"[bold]trace {s['trace_id']}[/]", _local_time(s["start_time"]),
-            f"[{STATUS_STYLE.get(s['status'], '')}]{s['status']}[/]"]
-    if s["duration_s"] is not None:
-        bits.append(f"{s['duration_s']:.1f} s")
-    bits.append(f"{s['input_tokens']:,}+{s['output_tokens']:,} tokens in {s['llm_calls']} LLM calls")
-    if s["cost_estimate_usd"]:
-        bits.append(f"~${s['cost_estimate_usd']:.4f}")
-    if s.get("thread_id"):
-        bits.append(f"thread {escape(str(s['thread_id']))}")
-    head = " · ".join(bits)
-    if s["question"]:
-        head += f"\n[italic]{escape(' '.join(str(s['question']).split())[:300])}[/]"
-    return head
-
-
-def print_trace(console: Console, records: list[dict[str, Any]], everything: bool = False) -> None:
-    """The run tree with rich: one line per run (name, type, detail, seconds, tokens), errors red."""
-    from rich.tree import Tree
-
-    from agent.tracing import describe_run, tree_rows
-
-    console.print(trace_header(records))
-    tops: list[Tree] = []  # one root per question; several only when a run stopped before its root ended
-    stack: list[Tree] = []
-    colours = {"llm": "magenta", "retriever": "cyan", "tool": "blue", "chain": "bold"}
-    for depth, r in tree_rows(records, everything):
-        d = describe_run(r)
-        label = f"[{colours.get(d['run_type'], '')}]{escape(str(d['name']))}[/] [dim]{d['run_type']}[/]"
-        if d["detail"]:
-            label += f"  {escape(d['detail'])}"
-        if d["seconds"] is not None:
-            label += f"  [green]{d['seconds']:.2f} s[/]"
-        if d["tokens"]:
-            label += f"  [yellow]{d['input_tokens']:,}+{d['output_tokens']:,} tok[/]"
-        if d["cost"]:
-            label += f"  [dim]${d['cost']:.4f}[/]"
-        for e in d["errors"]:
-            label += f"\n[red]✗ {escape(e)}[/]"
-        if depth == 0 or not stack:
-            stack = [Tree(label, guide_style="dim")]
-            tops.append(stack[0])
-            continue
-        stack = stack[:depth]
-        stack.append(stack[-1].add(label))
-    for tree in tops:
-        console.print(tree)
 
 
 # ----------------------------------------------------------------------------- wiring

@@ -69,7 +69,7 @@ def apply_endpoint(base_url: str, model: str) -> None:
 
 def sidebar(store: ChatStore) -> dict[str, Any]:
     from agent.context import preset_names
-    from agent.tracing import langsmith_status
+    from agent.tracing.tracer import langsmith_status
 
     s = settings()
     with st.sidebar:
@@ -209,7 +209,8 @@ def show_answer(answer: dict[str, Any]) -> None:
 
 
 def show_trace(trace_id: str | None) -> None:
-    from agent.tracing import TraceNotFound, load_trace, tree_text
+    from agent.chat.trace_view import tree_text
+    from agent.tracing.store import TraceNotFound, load_trace
 
     if not trace_id:
         return

@@ -259,7 +259,7 @@ def ask_turn(
     """Ask `question` in a thread: contextualise, run the graph with the checkpointer and a
     tracer, store the turn. Raises `TurnFailed` (with the stored turn) when the run raises."""
     from agent.api import ask
-    from agent.tracing import make_tracer
+    from agent.tracing.tracer import make_tracer
 
     if not question or not question.strip():
         raise ValueError("the question is empty")

@@ -165,8 +165,8 @@ class TerminalChat:
         self.console.print("[dim]/open ID switches (the start of the id is enough)[/]")
 
     def show_trace(self, arg: str) -> None:
-        from agent.cli_chat import print_trace
-        from agent.tracing import TraceNotFound, load_trace
+        from agent.chat.trace_view import print_trace
+        from agent.tracing.store import TraceNotFound, load_trace
 
         turns = self.store.turns(self.thread, with_answers=False) if self.thread else []
         if not turns:

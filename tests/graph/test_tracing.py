@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from agent.api import ask
-from agent.tracing import list_traces, load_trace, summary_of, tree_rows, tree_text
+from agent.chat.trace_view import tree_rows, tree_text
+from agent.tracing.store import list_traces, load_trace, summary_of
 
 from .conftest import ANSWER, NOT_SATISFIED, SATISFIED, SMALL, cite_first_chunk, numbered
 

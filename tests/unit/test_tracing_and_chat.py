@@ -11,18 +11,12 @@ import pytest
 
 from agent.chat.render import Timeline, citation_label, totals_line
 from agent.chat.session import FOLLOW_UP_HEADER, ChatStore, Turn, contextualise
+from agent.chat.trace_view import tree_rows
 from agent.settings import DEFAULT_REDACT_PATTERNS, TracingSettings
-from agent.tracing import (
-    REDACTED,
-    RunTreeTracer,
-    Summariser,
-    TraceNotFound,
-    find_trace,
-    list_traces,
-    summary_of,
-    trace_step,
-    tree_rows,
-)
+from agent.tracing.redact import REDACTED, Summariser
+from agent.tracing.steps import trace_step
+from agent.tracing.store import TraceNotFound, find_trace, list_traces, summary_of
+from agent.tracing.tracer import RunTreeTracer
 
 pytestmark = pytest.mark.unit
 
@@ -89,7 +83,7 @@ def test_messages_become_role_and_content():
 def test_trace_step_runs_and_inherited_metadata(tmp_path):
     from langchain_core.runnables import RunnableLambda
 
-    from agent.tracing import load_trace
+    from agent.tracing.store import load_trace
     from tests.fakes import ScriptedChatModel
 
     model = ScriptedChatModel(responses=["ok", RuntimeError("boom")])
@@ -306,7 +300,7 @@ def test_help_does_not_import_streamlit_torch_or_chromadb():
 
 
 def test_langsmith_only_by_the_users_choice(monkeypatch):
-    from agent.tracing import langsmith_status
+    from agent.tracing.tracer import langsmith_status
 
     for var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
         monkeypatch.delenv(var, raising=False)
