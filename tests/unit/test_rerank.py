@@ -212,7 +212,7 @@ def test_server_scores_one_completion_per_passage():
 def test_server_neither_answer_scores_half_with_a_warning(caplog):
     settings = RerankSettings(backend="llm", llm_runtime="server", server_url="http://h:1")
     reranker = ServerYesNoReranker(settings, transport=_llama_cpp({"The": -0.1, "A": -2.0}, []))
-    with caplog.at_level(logging.WARNING, logger="tools.rerank"):
+    with caplog.at_level(logging.WARNING, logger="tools.rerank.llm"):
         assert reranker.score("q", ["p"]) == [0.5]
     assert "neither 'yes' nor 'no'" in caplog.text
 

@@ -1,33 +1,30 @@
-"""Rerankers: one interface, three backends. SEE: DESIGN.md section 3 step 4.
-
-The method reranks up to 200 chunks of each subquery's fused ranking (paper: Qwen3-Reranker-8B).
-Which model does that is a setting, not code:
-
-- `none`: keeps the retrieval order and touches no model (LLM-free and fast runs);
-- `cross-encoder`: any sentence-transformers `CrossEncoder` in a local directory or the local
-  Hugging Face cache (batched; fp16 on CUDA). A causal-LM reranker directory such as
-  Qwen3-Reranker also loads here: sentence-transformers v6 scores it by its yes/no logits;
-- `llm`: yes/no next-token scoring by a causal LM, the form Qwen3-Reranker takes, either in
-  process with transformers (the GPU path) or through an OpenAI-compatible llama.cpp server (the
-  CPU path, which the embedded GGUF chat model can serve).
-
-Everything heavy (torch, transformers, sentence_transformers, httpx) is imported inside the
-functions that need it. The settings model, `RerankSettings`, lives in `tools.settings`.
-"""
+"""The `llm` reranker: yes/no next-token scoring by a causal LM, the form Qwen3-Reranker takes,
+either in process with transformers (the GPU path, `TransformersYesNoReranker`) or through an
+OpenAI-compatible llama.cpp server (the CPU path, which the embedded GGUF chat model can serve,
+`ServerYesNoReranker`). The prompt and the yes/no arithmetic are shared by both runtimes.
+torch, transformers and httpx are imported only where they are needed."""
 
 from __future__ import annotations
 
 import inspect
 import logging
 import math
-import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal
 
+from tools.embed import ModelNotAvailable, resolve_device
+from tools.rerank.base import (
+    Precision,
+    apply_precision,
+    batches,
+    cut,
+    local_or_hub,
+    offline,
+    precision_for,
+)
 from tools.settings import ENV, RerankSettings
 
 if TYPE_CHECKING:
@@ -35,7 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Precision = Literal["float16", "float32"]
 LLMRuntime = Literal["transformers", "server"]
 
 # SEE: Qwen3-Reranker model card: the system turn it was trained with.
@@ -51,154 +47,6 @@ YES_NO_SPELLINGS: dict[str, tuple[str, ...]] = {
 # Top next-token alternatives asked of a server: "yes"/"no" and their spellings fit easily;
 # 20 is also the largest vLLM accepts by default.
 SERVER_TOP_LOGPROBS = 20
-
-@runtime_checkable
-class Reranker(Protocol):
-    """Scores passages for one query: higher is more relevant, same length and order as `texts`."""
-
-    name: str
-
-    def score(self, query: str, texts: Sequence[str]) -> list[float]: ...
-
-
-def rerank_order(scores: Sequence[float]) -> list[int]:
-    """Indices by descending score; ties keep the earlier (better retrieved) index first.
-
-    A NaN (a broken model output) sorts last instead of scrambling the order.
-    """
-    def key(i: int) -> tuple[float, int]:
-        s = float(scores[i])
-        return (math.inf if math.isnan(s) else -s, i)
-
-    return sorted(range(len(scores)), key=key)
-
-
-def build_reranker(settings: RerankSettings, device: str = "auto") -> Reranker:
-    """The reranker the settings name; `device` is `auto`, `cpu` or `cuda` (`Settings.device`)."""
-    return _BUILDERS[settings.backend](settings, device)
-
-
-# ---------------------------------------------------------------------------------------------
-# none
-
-
-class NoReranker:
-    """Keeps the given order: the rerank step then reproduces the retrieval ranking."""
-
-    name = "none"
-    device = "none"
-    dtype = "none"
-
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        return [-float(i) for i in range(len(texts))]
-
-
-# ---------------------------------------------------------------------------------------------
-# shared model plumbing
-
-
-def precision_for(device: str) -> Precision:
-    """fp16 on CUDA (half the memory, about twice the throughput); fp32 on CPU, where half
-    precision matmuls are slow or unsupported."""
-    return "float16" if device.startswith("cuda") else "float32"
-
-
-def apply_precision(model: Any, device: str) -> Any:
-    """Move a torch model to `device` in the precision `precision_for` chooses."""
-    import torch
-
-    return model.to(device=device, dtype=getattr(torch, precision_for(device)))
-
-
-def _resolve_device(device: str) -> str:
-    from tools.embed import resolve_device
-
-    return resolve_device(device)
-
-
-def _not_available(message: str) -> Exception:
-    from tools.embed import ModelNotAvailable
-
-    return ModelNotAvailable(message)
-
-
-def _offline() -> None:
-    """Never let a missing model turn into a download attempt on an air-gapped machine."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-
-
-def _local_or_hub(name: str) -> str:
-    """A local directory when one exists, else the hub id (loaded only from the local cache)."""
-    path = Path(name).expanduser()
-    return str(path) if path.exists() else name
-
-
-def cut(text: str, max_chars: int) -> str:
-    """The passage as the reranker reads it: the first `max_chars` characters (paper: 1,800)."""
-    return text if len(text) <= max_chars else text[:max_chars].rstrip()
-
-
-def _batches(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-# ---------------------------------------------------------------------------------------------
-# cross-encoder
-
-
-class CrossEncoderReranker:
-    """A sentence-transformers CrossEncoder, batched, fp16 on CUDA."""
-
-    def __init__(self, settings: RerankSettings, device: str = "auto") -> None:
-        assert settings.model, "validated by RerankSettings"
-        self.name = f"cross-encoder:{settings.model}"
-        self.device = _resolve_device(device)
-        self.dtype: Precision = precision_for(self.device)
-        self.batch_size = settings.batch_size
-        self.max_chars = settings.max_chars
-        self._model = _load_cross_encoder(_local_or_hub(settings.model), self.device)
-
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        if not texts:
-            return []
-        pairs = [(query, cut(t, self.max_chars)) for t in texts]
-        out = self._model.predict(
-            pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
-            apply_softmax=True,  # only acts on multi-class heads
-        )
-        if getattr(out, "ndim", 1) == 2:
-            out = out[:, -1]  # multi-class head: the last class is "relevant" by convention
-        return [float(s) for s in out]
-
-
-@lru_cache(maxsize=2)
-def _load_cross_encoder(path: str, device: str) -> Any:
-    _offline()
-    import torch
-    from sentence_transformers import CrossEncoder
-
-    try:
-        model = CrossEncoder(
-            path, device=device, local_files_only=True,
-            # transformers 5 loads in the checkpoint's dtype by default (often bf16): say which
-            model_kwargs={"dtype": getattr(torch, precision_for(device))},
-        )
-    except Exception as exc:  # the libraries raise several types for "not found locally"
-        raise _not_available(
-            f"cannot load cross-encoder {path!r} offline ({type(exc).__name__}: {exc}). Set "
-            f"{ENV}MODEL to a local CrossEncoder directory or a hub id already in the local Hugging "
-            f"Face cache, or {ENV}BACKEND=none"
-        ) from exc
-    model = apply_precision(model, device)
-    log.info("loaded cross-encoder %s on %s (%s)", path, device, precision_for(device))
-    return model
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,7 +137,7 @@ def choose_llm_runtime(
         return "server"
     if model:
         return "transformers"
-    raise _not_available(
+    raise ModelNotAvailable(
         f"rerank backend 'llm' has no model: set {ENV}SERVER_URL to an OpenAI-compatible llama.cpp "
         f"server or {ENV}MODEL to a local causal-LM directory, or {ENV}BACKEND=none"
     )
@@ -306,15 +154,15 @@ class TransformersYesNoReranker:
 
     def __init__(self, settings: RerankSettings, device: str = "auto") -> None:
         if not settings.model:
-            raise _not_available(
+            raise ModelNotAvailable(
                 f"the transformers runtime of the llm reranker needs {ENV}MODEL (a local causal-LM "
                 f"directory or a cached hub id); or set {ENV}LLM_RUNTIME=server and {ENV}SERVER_URL"
             )
         self.name = f"llm:transformers:{settings.model}"
-        self.device = _resolve_device(device)
+        self.device = resolve_device(device)
         self.dtype: Precision = precision_for(self.device)
         self.settings = settings
-        self._model, self._tok = _load_causal_lm(_local_or_hub(settings.model), self.device)
+        self._model, self._tok = _load_causal_lm(local_or_hub(settings.model), self.device)
         self.template = template_from_tokenizer(self._tok)
         self.yes_ids, self.no_ids = yes_no_token_ids(self._tok)
         self._keep_last = "logits_to_keep" in inspect.signature(self._model.forward).parameters
@@ -328,7 +176,7 @@ class TransformersYesNoReranker:
         # similar lengths share a batch: less padding to compute
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         scores = [0.0] * len(prompts)
-        for batch in _batches(order, s.batch_size):
+        for batch in batches(order, s.batch_size):
             for i, value in zip(batch, self._score_batch([prompts[i] for i in batch])):
                 scores[i] = value
         return scores
@@ -375,7 +223,7 @@ def yes_no_token_ids(tok: Any) -> tuple[list[int], list[int]]:
                 if tok.decode(encoded).strip().lower() == answer:
                     ids.append(encoded[0])
         if not ids:
-            raise _not_available(
+            raise ModelNotAvailable(
                 f"the llm reranker's tokenizer has no single token for {answer!r}; set {ENV}MODEL "
                 "to a causal LM whose vocabulary has one (any Qwen, Llama or Mistral model does)"
             )
@@ -385,7 +233,7 @@ def yes_no_token_ids(tok: Any) -> tuple[list[int], list[int]]:
 
 @lru_cache(maxsize=2)
 def _load_causal_lm(path: str, device: str) -> tuple[Any, Any]:
-    _offline()
+    offline()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -395,7 +243,7 @@ def _load_causal_lm(path: str, device: str) -> tuple[Any, Any]:
             path, local_files_only=True, dtype=getattr(torch, precision_for(device))
         )
     except Exception as exc:
-        raise _not_available(
+        raise ModelNotAvailable(
             f"cannot load causal LM {path!r} offline ({type(exc).__name__}: {exc}). Set {ENV}MODEL "
             f"to a local causal-LM directory or a hub id already in the local Hugging Face cache, "
             f"or {ENV}LLM_RUNTIME=server with {ENV}SERVER_URL"
@@ -429,7 +277,7 @@ class ServerYesNoReranker:
     ) -> None:
         """`transport` replaces the network (tests pass an `httpx.MockTransport`)."""
         if not settings.server_url:
-            raise _not_available(
+            raise ModelNotAvailable(
                 f"the server runtime of the llm reranker needs {ENV}SERVER_URL (an OpenAI-compatible "
                 f"llama.cpp server); or set {ENV}LLM_RUNTIME=transformers and {ENV}MODEL"
             )
@@ -495,12 +343,12 @@ class ServerYesNoReranker:
         try:
             resp = self._client.post(url, json=body)
         except httpx.TimeoutException as exc:
-            raise _not_available(
+            raise ModelNotAvailable(
                 f"the llm reranker server at {self.url} did not answer within "
                 f"{self.settings.timeout_s:g} s; raise {ENV}TIMEOUT_S or lower {ENV}MAX_CHARS"
             ) from exc
         except httpx.TransportError as exc:
-            raise _not_available(
+            raise ModelNotAvailable(
                 f"cannot reach the llm reranker server at {self.url} ({type(exc).__name__}: {exc}); "
                 f"check {ENV}SERVER_URL, or set {ENV}BACKEND=none"
             ) from exc
@@ -527,28 +375,3 @@ def completion_top_logprobs(data: Mapping[str, Any]) -> list[tuple[str, float]]:
     if legacy and legacy[0]:
         return list(legacy[0].items())
     return []
-
-
-# ---------------------------------------------------------------------------------------------
-# the registry of backends
-
-
-def _build_none(settings: RerankSettings, device: str) -> Reranker:
-    return NoReranker()
-
-
-def _build_cross_encoder(settings: RerankSettings, device: str) -> Reranker:
-    return CrossEncoderReranker(settings, device)
-
-
-def _build_llm(settings: RerankSettings, device: str) -> Reranker:
-    resolved = device
-    if settings.llm_runtime == "auto":
-        resolved = _resolve_device(device)  # auto needs to know whether there is a GPU
-    runtime = choose_llm_runtime(settings.llm_runtime, resolved, settings.server_url, settings.model)
-    if runtime == "server":
-        return ServerYesNoReranker(settings)
-    return TransformersYesNoReranker(settings, resolved)
-
-
-_BUILDERS = {"none": _build_none, "cross-encoder": _build_cross_encoder, "llm": _build_llm}

@@ -1,0 +1,90 @@
+"""Reranking: the interface every backend implements, the order it gives, and shared plumbing.
+
+A reranker scores passages for one query (`Reranker.score`); `rerank_order` turns the scores
+into an order. The backends are one module each: `NoReranker` here (keeps the retrieval order),
+`tools.rerank.cross_encoder`, `tools.rerank.llm`; `tools.rerank.build_reranker` picks one from
+`RerankSettings` (`tools.settings`). The helpers below are what the model backends share:
+precision per device, offline loading, the passage cut.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Precision = Literal["float16", "float32"]
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores passages for one query: higher is more relevant, same length and order as `texts`."""
+
+    name: str
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]: ...
+
+
+def rerank_order(scores: Sequence[float]) -> list[int]:
+    """Indices by descending score; ties keep the earlier (better retrieved) index first.
+
+    A NaN (a broken model output) sorts last instead of scrambling the order.
+    """
+    def key(i: int) -> tuple[float, int]:
+        s = float(scores[i])
+        return (math.inf if math.isnan(s) else -s, i)
+
+    return sorted(range(len(scores)), key=key)
+
+
+class NoReranker:
+    """Keeps the given order: the rerank step then reproduces the retrieval ranking."""
+
+    name = "none"
+    device = "none"
+    dtype = "none"
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        return [-float(i) for i in range(len(texts))]
+
+
+def precision_for(device: str) -> Precision:
+    """fp16 on CUDA (half the memory, about twice the throughput); fp32 on CPU, where half
+    precision matmuls are slow or unsupported."""
+    return "float16" if device.startswith("cuda") else "float32"
+
+
+def apply_precision(model: Any, device: str) -> Any:
+    """Move a torch model to `device` in the precision `precision_for` chooses."""
+    import torch
+
+    return model.to(device=device, dtype=getattr(torch, precision_for(device)))
+
+
+def offline() -> None:
+    """Never let a missing model turn into a download attempt on an air-gapped machine."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def local_or_hub(name: str) -> str:
+    """A local directory when one exists, else the hub id (loaded only from the local cache)."""
+    path = Path(name).expanduser()
+    return str(path) if path.exists() else name
+
+
+def cut(text: str, max_chars: int) -> str:
+    """The passage as the reranker reads it: the first `max_chars` characters (paper: 1,800)."""
+    return text if len(text) <= max_chars else text[:max_chars].rstrip()
+
+
+def batches(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
