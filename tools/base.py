@@ -219,3 +219,21 @@ class IngestError(ValueError):
         self.line = line
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
+
+
+# Ids across corpora: several corpora searched together (tools.multi.MultiIndex) namespace
+# their ids `<corpus>:<id>`; the registry (tools.registry) keeps the separator out of corpus
+# names, so `a:b:c` splits at the first one.
+NAMESPACE_SEP = ":"
+
+
+def namespaced(corpus: str, local_id: str) -> str:
+    return f"{corpus}{NAMESPACE_SEP}{local_id}"
+
+
+def split_namespaced(ns_id: str) -> tuple[str, str]:
+    """`'pubmed:pmid1#c0'` -> `('pubmed', 'pmid1#c0')`; corpus names never hold the separator."""
+    corpus, sep, local = ns_id.partition(NAMESPACE_SEP)
+    if not sep:
+        raise ValueError(f"{ns_id!r} is not a namespaced id (expected '<corpus>{NAMESPACE_SEP}<id>')")
+    return corpus, local

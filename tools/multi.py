@@ -32,9 +32,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from tools.base import Chunk, Paper, Passage
+from tools.base import Chunk, Paper, Passage, namespaced, split_namespaced
 from tools.index import Index
-from tools.registry import namespaced, split_namespaced
 from tools.text import tokenize
 
 T = TypeVar("T")

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.base import Passage
+from tools.base import NAMESPACE_SEP, Passage
 from tools.settings import ToolSettings
 
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "litloop.corpora"
 PACKAGE = "tools.corpora"
-# The namespace separator: corpus names may not contain it, so `a:b:c` splits at the first one.
-SEP = ":"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
 
@@ -75,7 +73,7 @@ class Corpus:
         if not _NAME.match(self.name):
             raise CorpusProblem(
                 f"corpus name {self.name!r} is not valid: use 1-40 lower-case letters, digits, '-' or '_' "
-                f"(no {SEP!r}: it separates the corpus from the paper id)"
+                f"(no {NAMESPACE_SEP!r}: it separates the corpus from the paper id)"
             )
         if not callable(self.inputs):
             raise CorpusProblem(f"corpus {self.name!r}: `inputs` must be a function of the settings")
@@ -266,18 +264,6 @@ def register(corpus: Corpus, replace_existing: bool = False) -> Corpus:
 
 
 # ----------------------------------------------------------------------------- several corpora
-
-
-def namespaced(corpus: str, local_id: str) -> str:
-    return f"{corpus}{SEP}{local_id}"
-
-
-def split_namespaced(ns_id: str) -> tuple[str, str]:
-    """`'pubmed:pmid1#c0'` -> `('pubmed', 'pmid1#c0')`; corpus names never hold the separator."""
-    corpus, sep, local = ns_id.partition(SEP)
-    if not sep:
-        raise ValueError(f"{ns_id!r} is not a namespaced id (expected '<corpus>{SEP}<id>')")
-    return corpus, local
 
 
 def open_corpora(names: Sequence[str], settings: ToolSettings, *, build: bool = True,

@@ -11,16 +11,14 @@ import pytest
 
 from agent.settings import get_settings
 from tests.conftest import DEMO_PDFS, REPO
-from tools.base import Chunk, Locator, Paper, Passage
+from tools.base import Chunk, Locator, Paper, Passage, namespaced, split_namespaced
 from tools.registry import (
     Corpus,
     CorpusProblem,
     Registry,
     UnknownCorpus,
     get_corpus,
-    namespaced,
     slice_inputs,
-    split_namespaced,
 )
 
 pytestmark = pytest.mark.unit
