@@ -6,7 +6,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from agent.context import Context, make_context
 from agent.submission import submission_record
@@ -90,10 +90,12 @@ def ask(
     graph=None,
     thread_id: str | None = None,
     config: dict[str, Any] | None = None,
+    durability: Literal["sync", "async", "exit"] | None = None,
     **context_overrides: Any,
 ) -> dict[str, Any]:
     """Answer `question`; returns the final state's answer, the submission record and the run's
-    usage. `on_event` receives progress events as nodes finish."""
+    usage. `on_event` receives progress events as nodes finish. `durability` is LangGraph's, for
+    a graph with a checkpointer (None: its default, a checkpoint after every step)."""
     from agent.graph import graph as default_graph
 
     if not question or not question.strip():
@@ -116,7 +118,8 @@ def ask(
     state: dict[str, Any] = dict(inputs)
     rounds = 0
     started = time.perf_counter()
-    for mode, chunk in graph.stream(inputs, config=run_config, context=ctx, stream_mode=["updates", "values"]):
+    for mode, chunk in graph.stream(inputs, config=run_config, context=ctx, stream_mode=["updates", "values"],
+                                    durability=durability):
         if mode == "values":
             state = chunk
             continue

@@ -51,7 +51,6 @@ class Context:
     kadr_n_know: int = 5  # SEE: DESIGN.md section 6 -- documents the LLM declares knowledge for (5)
     kadr_n_rank: int = 20  # top of the first reranking reranked again per knowledge statement
     kadr_n_ans: int = 10  # SEE: DESIGN.md section 6 -- documents the answer is written from (10)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         method_for(self.mode)  # an unknown mode is a ValueError naming the registered ones

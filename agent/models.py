@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import re
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
@@ -242,38 +241,6 @@ class StructuredResult(Generic[T]):
         }
 
 
-@dataclass
-class LLMStats:
-    """Process-wide counters of LLM calls made through structured_call (for reports)."""
-
-    calls: int = 0
-    failures: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-_stats = LLMStats()
-_stats_lock = threading.Lock()
-
-
-def llm_stats(reset: bool = False) -> LLMStats:
-    """A snapshot of the counters; `reset=True` starts them again from zero."""
-    global _stats
-    with _stats_lock:
-        snapshot = LLMStats(**asdict(_stats))
-        if reset:
-            _stats = LLMStats()
-    return snapshot
-
-
-def _count(result: StructuredResult[Any]) -> None:
-    with _stats_lock:
-        _stats.calls += result.calls
-        _stats.failures += 0 if result.ok else 1
-        _stats.input_tokens += result.input_tokens
-        _stats.output_tokens += result.output_tokens
-
-
 # ---------------------------------------------------------------------------------------------
 # Structured calls
 
@@ -379,7 +346,6 @@ def structured_call(
     result = StructuredResult(schema_name=schema.__name__, value=value, attempts=tuple(attempts))
     if not result.ok:
         log.warning("%s failed after %d call(s): %s", schema.__name__, result.calls, result.error)
-    _count(result)
     return result
 
 

@@ -40,9 +40,9 @@ FOLLOW_UP_QUESTION_CHARS = 300
 FOLLOW_UP_ANSWER_CHARS = 400
 FOLLOW_UP_PAPERS = 5
 FOLLOW_UP_HEADER = "Earlier in this conversation (context for the question above; answer only the question above):"
-# LangGraph's durability switch as a config key: "exit" checkpoints a chat turn once, when it
-# ends, instead of after every node (each checkpoint holds the whole state, pool included).
-_DURABILITY_KEY = "__pregel_durability"
+# "exit" checkpoints a chat turn once, when it ends, instead of after every node (each
+# checkpoint holds the whole state, pool included).
+DURABILITY = "exit"
 _MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 
 _SCHEMA = """
@@ -274,14 +274,13 @@ def ask_turn(
             on_event(ev)
 
     tracer = make_tracer(thread_id=turn.graph_thread)
-    config: dict[str, Any] = {"configurable": {_DURABILITY_KEY: "exit"},
-                              "metadata": {"chat_thread": thread_id, "turn": n}}
+    config: dict[str, Any] = {"metadata": {"chat_thread": thread_id, "turn": n}}
     if tracer is not None:
         config["callbacks"] = [tracer]
     started = time.perf_counter()
     try:
         result = ask(asked, preset=preset, index=index, on_event=record, graph=store.graph(),
-                     thread_id=turn.graph_thread, config=config, **context_overrides)
+                     thread_id=turn.graph_thread, config=config, durability=DURABILITY, **context_overrides)
     except Exception as exc:
         turn.error = f"{type(exc).__name__}: {exc}"
         turn.trace_id = tracer.trace_id if tracer is not None else None

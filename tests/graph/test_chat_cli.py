@@ -103,3 +103,24 @@ def test_ask_json_has_trace_id(chat_env):
     assert record["trace_id"]
     r = runner.invoke(app, ["trace", "show", record["trace_id"], "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)[0]["id"] == record["trace_id"]
+
+
+def test_a_chat_turn_is_checkpointed_once_at_its_end(chat_env):
+    # durability="exit" (LangGraph's public switch): one checkpoint per turn, not one per node
+    chat_env(decompose=({"subqueries": ["crf chunking F1"]},) * 2, verify=(SATISFIED,) * 2,
+             read=(cite_first_chunk,) * 2, synthesize=(ANSWER,) * 2)
+    from agent.api import ask
+    from agent.chat.session import ChatStore, ask_turn
+
+    store = ChatStore()
+    try:
+        thread = store.new_thread()
+        turn = ask_turn(store, thread, "What F1 do CRFs reach on chunking?", preset="paper", read_papers=2)
+        saved = list(store.checkpointer.list({"configurable": {"thread_id": turn.graph_thread}}))
+        assert len(saved) == 1 and saved[0].checkpoint["channel_values"].get("answer")
+        # the graph's default durability checkpoints every step
+        ask("What F1 do CRFs reach on chunking?", preset="paper", read_papers=2, graph=store.graph(),
+            thread_id="every-step")
+        assert len(list(store.checkpointer.list({"configurable": {"thread_id": "every-step"}}))) > 5
+    finally:
+        store.close()
