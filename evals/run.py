@@ -288,19 +288,14 @@ def score_paths(gold_path: str | Path, submission_path: str | Path, candidates_p
     cannot define are n/a (evidence metrics when no question has gold evidence).
     """
     from evals.metrics import score_all
-    from evals.scoring import load_numbered, validate_candidates, validate_submission
+    from evals.scoring import load_predictions
 
     questions = load_questions(gold_path)
     no_gold = [q.line for q in questions if not q.has_gold]
     if no_gold:
         raise ValueError(f"{gold_path} line {no_gold[0]}: missing required field 'gold_papers' "
                          "(an input file without gold cannot be scored)")
-    submission, lines = load_numbered(submission_path)
-    validate_submission(submission, submission_path, line_numbers=lines, strict=strict)
-    candidates = None
-    if candidates_path is not None:
-        candidates, lines = load_numbered(candidates_path)
-        validate_candidates(candidates, candidates_path, line_numbers=lines)
+    submission, candidates = load_predictions(submission_path, candidates_path, strict=strict)
     result = score_all(gold_records(questions), submission, candidates)
     if not has_gold_evidence(questions):
         drop_inapplicable(result, EVIDENCE_METRICS)

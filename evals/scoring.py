@@ -344,13 +344,21 @@ def score_files(
     """Load and validate the files, then ``score_all`` them (same result shape)."""
     gold, gold_lines = load_numbered(gold_path)
     validate_gold(gold, gold_path, line_numbers=gold_lines)
+    submission, candidates = load_predictions(submission_path, candidates_path, strict=strict)
+    return score_all(gold, submission, candidates)
+
+
+def load_predictions(submission_path: str | Path, candidates_path: str | Path | None = None, *,
+                     strict: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """The submission and (when given) the candidate records, validated: ValueError naming each
+    bad line and field."""
     submission, submission_lines = load_numbered(submission_path)
     validate_submission(submission, submission_path, line_numbers=submission_lines, strict=strict)
     candidates = None
     if candidates_path is not None:
         candidates, candidate_lines = load_numbered(candidates_path)
         validate_candidates(candidates, candidates_path, line_numbers=candidate_lines)
-    return score_all(gold, submission, candidates)
+    return submission, candidates
 
 
 def _cell(value: Any) -> str:

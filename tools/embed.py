@@ -84,17 +84,22 @@ class Embedder:
         return np.asarray(out, dtype=np.float32)
 
 
-@lru_cache(maxsize=4)
-def _load_sentence_transformer(path: str, device: str) -> SentenceTransformer:
-    # Never let a missing model turn into a download attempt on an air-gapped machine.
+def offline() -> None:
+    """Never let a missing model turn into a download attempt on an air-gapped machine (the
+    embedder and the rerankers load only from local directories and the local cache)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
+
+
+@lru_cache(maxsize=4)
+def _load_sentence_transformer(path: str, device: str) -> SentenceTransformer:
+    offline()
+    from sentence_transformers import SentenceTransformer
 
     try:
         model = SentenceTransformer(path, device=device, local_files_only=True)

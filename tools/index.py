@@ -58,7 +58,46 @@ class IndexProblem(RuntimeError):
 # ----------------------------------------------------------------------------- reading
 
 
-class Index:
+class PaperTable:
+    """The paper and chunk records every index view holds in memory (`Index`, and
+    `tools.multi.MultiIndex` over several), their row lookups, and what reads only those and
+    the view's BM25 indexes and embedder."""
+
+    papers: dict[str, Paper]
+    chunks: list[Chunk]
+
+    def _index_rows(self) -> None:
+        """Row lookups of `papers` and `chunks`: paper ids in order, paper and chunk rows, and
+        each paper's chunk rows in order."""
+        self.paper_ids: list[str] = list(self.papers)
+        self.paper_row = {pid: i for i, pid in enumerate(self.paper_ids)}
+        self.chunk_row = {c.chunk_id: i for i, c in enumerate(self.chunks)}
+        self.chunks_of: dict[str, list[int]] = {}
+        for i, c in enumerate(self.chunks):
+            self.chunks_of.setdefault(c.paper_id, []).append(i)
+
+    def title_abstract(self, paper_id: str) -> Chunk:
+        return self.chunks[self.chunks_of[paper_id][0]]
+
+    def paper_text(self, paper_id: str) -> str:
+        """All chunks of a paper, in order: the document the paper BM25 index holds."""
+        return "\n".join(self.chunks[i].text for i in self.chunks_of[paper_id])
+
+    # --- the three retrievers; each returns chunk-level passages, best first
+    def bm25_chunks(self, query: str, k: int) -> list[Passage]:
+        return [
+            Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(tokenize(query), k)
+        ]
+
+    def bm25_papers(self, query: str, k: int) -> list[tuple[str, float]]:
+        return [(self.paper_ids[i], s) for i, s in self.paper_bm25.top_k(tokenize(query), k)]
+
+    def dense_chunks(self, query: str, k: int) -> list[Passage]:
+        vec = self.embedder.encode([query])[0]
+        return self.dense_chunks_by_vector(vec, k)
+
+
+class Index(PaperTable):
     """A read-only view of the live version of an index directory."""
 
     def __init__(self, root: Path, settings: ToolSettings, check: bool = True):
@@ -72,13 +111,8 @@ class Index:
         for _, record in iter_jsonl(self.version_dir / "papers.jsonl"):
             p = Paper.from_dict(record)
             self.papers[p.paper_id] = p
-        self.paper_ids: list[str] = list(self.papers)
-        self.paper_row = {pid: i for i, pid in enumerate(self.paper_ids)}
         self.chunks: list[Chunk] = [Chunk.from_dict(r) for _, r in iter_jsonl(self.version_dir / "chunks.jsonl")]
-        self.chunk_row = {c.chunk_id: i for i, c in enumerate(self.chunks)}
-        self.chunks_of: dict[str, list[int]] = {}
-        for i, c in enumerate(self.chunks):
-            self.chunks_of.setdefault(c.paper_id, []).append(i)
+        self._index_rows()
 
     # Heavy parts load on first use, so `index info` and BM25 search stay fast.
     @cached_property
@@ -118,26 +152,6 @@ class Index:
                 "with or rebuild the index (`litloop index build ... --rebuild`)"
             )
         return emb
-
-    def title_abstract(self, paper_id: str) -> Chunk:
-        return self.chunks[self.chunks_of[paper_id][0]]
-
-    def paper_text(self, paper_id: str) -> str:
-        """All chunks of a paper, in order: the document the paper BM25 index holds."""
-        return "\n".join(self.chunks[i].text for i in self.chunks_of[paper_id])
-
-    # --- the three retrievers; each returns chunk-level passages, best first
-    def bm25_chunks(self, query: str, k: int) -> list[Passage]:
-        return [
-            Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(tokenize(query), k)
-        ]
-
-    def bm25_papers(self, query: str, k: int) -> list[tuple[str, float]]:
-        return [(self.paper_ids[i], s) for i, s in self.paper_bm25.top_k(tokenize(query), k)]
-
-    def dense_chunks(self, query: str, k: int) -> list[Passage]:
-        vec = self.embedder.encode([query])[0]
-        return self.dense_chunks_by_vector(vec, k)
 
     def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:
         return [

@@ -33,8 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from tools.base import Chunk, Paper, Passage, namespaced, split_namespaced
-from tools.index import Index
-from tools.text import tokenize
+from tools.index import Index, PaperTable
 
 T = TypeVar("T")
 
@@ -108,7 +107,7 @@ class _FusedGraph:
         return sum(p.graph.num_edges for p in self._parts.values())
 
 
-class MultiIndex:
+class MultiIndex(PaperTable):
     """A read-only, namespaced view of several corpora's indexes (see the module docstring)."""
 
     def __init__(self, parts: Mapping[str, Index]):
@@ -133,12 +132,7 @@ class MultiIndex:
                 self.papers[ns.paper_id] = ns
             self.chunks.extend(replace(c, chunk_id=namespaced(name, c.chunk_id), paper_id=namespaced(name, c.paper_id))
                                for c in idx.chunks)
-        self.paper_ids: list[str] = list(self.papers)
-        self.paper_row = {pid: i for i, pid in enumerate(self.paper_ids)}
-        self.chunk_row = {c.chunk_id: i for i, c in enumerate(self.chunks)}
-        self.chunks_of: dict[str, list[int]] = {}
-        for i, c in enumerate(self.chunks):
-            self.chunks_of.setdefault(c.paper_id, []).append(i)
+        self._index_rows()
         rrf_k = self.settings.retrieval.rrf_k
         parts_list = list(self.parts.values())
         self.chunk_bm25 = _FusedBM25([lambda i=i: i.chunk_bm25 for i in parts_list], self._chunk_offsets, rrf_k)
@@ -152,21 +146,6 @@ class MultiIndex:
     @property
     def embedder(self):
         return self.parts[self.names[0]].embedder
-
-    def title_abstract(self, paper_id: str) -> Chunk:
-        return self.chunks[self.chunks_of[paper_id][0]]
-
-    def paper_text(self, paper_id: str) -> str:
-        return "\n".join(self.chunks[i].text for i in self.chunks_of[paper_id])
-
-    def bm25_chunks(self, query: str, k: int) -> list[Passage]:
-        return [Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(tokenize(query), k)]
-
-    def bm25_papers(self, query: str, k: int) -> list[tuple[str, float]]:
-        return [(self.paper_ids[i], s) for i, s in self.paper_bm25.top_k(tokenize(query), k)]
-
-    def dense_chunks(self, query: str, k: int) -> list[Passage]:
-        return self.dense_chunks_by_vector(self.embedder.encode([query])[0], k)
 
     def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:
         rankings = [[namespaced(name, p.chunk_id) for p in idx.dense_chunks_by_vector(vec, k)]

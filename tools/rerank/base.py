@@ -4,13 +4,12 @@ A reranker scores passages for one query (`Reranker.score`); `rerank_order` turn
 into an order. The backends are one module each: `NoReranker` here (keeps the retrieval order),
 `tools.rerank.cross_encoder`, `tools.rerank.llm`; `tools.rerank.build_reranker` picks one from
 `RerankSettings` (`tools.settings`). The helpers below are what the model backends share:
-precision per device, offline loading, the passage cut.
+precision per device, local paths, the passage cut (offline loading is `tools.embed.offline`).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -61,17 +60,6 @@ def apply_precision(model: Any, device: str) -> Any:
     import torch
 
     return model.to(device=device, dtype=getattr(torch, precision_for(device)))
-
-
-def offline() -> None:
-    """Never let a missing model turn into a download attempt on an air-gapped machine."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
 
 
 def local_or_hub(name: str) -> str:

@@ -10,13 +10,12 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from tools.embed import ModelNotAvailable, resolve_device
+from tools.embed import ModelNotAvailable, offline, resolve_device
 from tools.rerank.base import (
     Precision,
     apply_precision,
     cut,
     local_or_hub,
-    offline,
     precision_for,
 )
 from tools.settings import ENV, RerankSettings

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from tools.embed import ModelNotAvailable, resolve_device
+from tools.embed import ModelNotAvailable, offline, resolve_device
 from tools.rerank.base import (
     Precision,
     apply_precision,
     batches,
     cut,
     local_or_hub,
-    offline,
     precision_for,
 )
 from tools.settings import ENV, RerankSettings
