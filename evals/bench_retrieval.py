@@ -30,9 +30,9 @@ from pathlib import Path
 
 from agent.settings import Settings, get_settings
 from evals.metrics import CANDIDATE_KS, candidate_recall
-from evals.scoring import load_jsonl
 from tools.fusion import papers_by_best_chunk
 from tools.index import Index, open_index
+from tools.jsonl import load_jsonl
 from tools.relate import fuse_a_b, ranking_b
 from tools.retrieve import fused_with_prf, query_ranking
 

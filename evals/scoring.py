@@ -19,7 +19,7 @@ from evals.metrics import (
     TASK_FAMILIES,
     score_all,
 )
-from tools.jsonl import iter_jsonl, json_type, load_jsonl  # noqa: F401 (bench_retrieval's load_jsonl)
+from tools.jsonl import iter_jsonl, json_type
 
 Record = Mapping[str, Any]
 

@@ -17,12 +17,12 @@ from evals import metrics as m
 from evals.scoring import (
     format_table,
     iter_jsonl,
-    load_jsonl,
     score_files,
     validate_candidates,
     validate_gold,
     validate_submission,
 )
+from tools.jsonl import load_jsonl
 
 pytestmark = pytest.mark.unit
 
