@@ -501,24 +501,25 @@ def test_s2orc_errors_name_the_file_and_line(tmp_path):
     broken.write_text('{"paper_id": "x",\n "body_text": [\n', encoding="utf-8")
     with pytest.raises(IngestError) as err:
         parse_s2orc(broken)
-    assert str(broken) in str(err.value) and "invalid JSON" in str(err.value)
+    assert str(broken) in str(err.value) and "not valid JSON" in str(err.value)
     assert err.value.line is not None
 
     jsonl = tmp_path / "two.jsonl"
-    jsonl.write_text('{"paper_id": "a", "body_text": []}\n{"paper_id": \n', encoding="utf-8")
+    jsonl.write_text('{"paper_id": "a", "title": "A", "body_text": []}\n{"paper_id": \n', encoding="utf-8")
     with pytest.raises(IngestError) as err:
         parse_s2orc(jsonl)
     assert err.value.line == 2 and f"{jsonl}:2:" in str(err.value)
 
     anonymous = tmp_path / "anonymous.json"
     anonymous.write_text(json.dumps({"title": "T", "body_text": [{"text": "x"}]}), encoding="utf-8")
-    with pytest.raises(IngestError, match="no paper_id; add a 'paper_id' field"):
+    with pytest.raises(IngestError, match="no 'paper_id'; give every paper a unique id"):
         parse_s2orc(anonymous)
 
 
 def test_s2orc_skips_empty_paragraphs_and_placeholder_equations(tmp_path):
     record = {
         "paper_id": "p1",
+        "title": "P1",
         "pdf_parse": {
             "body_text": [
                 {"text": "  ", "section": "Intro", "sec_num": "1"},

@@ -31,16 +31,16 @@ def test_records_parse_and_bad_lines_are_reported_with_line_numbers(tmp_path):
     assert res.documents[0].paper.references == ("b",)
     text = "\n".join(res.problems)
     assert f"{f}:2: not valid JSON" in text
-    assert f"{f}:3: record has no 'paper_id'" in text
+    assert f"{f}:3: record has no 'paper_id'; give every paper a unique id" in text
     assert "duplicate paper_id 'a'" in text
-    assert f"{f}:6: paper 'c' has neither title nor abstract" in text
-    assert f"{f}:7: 'year' must be a whole number" in text
+    assert f"{f}:6: paper 'c' has neither a title nor an abstract" in text
+    assert f"{f}:7: paper 'd': field 'year': expected a year such as 2019, got a string ('soon')" in text
 
 
-def test_known_ids_are_skipped_as_duplicates(tmp_path):
+def test_known_ids_are_skipped_as_already_indexed_not_as_problems(tmp_path):
     f = _write(tmp_path / "p.jsonl", [json.dumps({"paper_id": "a", "title": "A", "abstract": "a"})])
     res = load_documents([f], known_ids={"a"})
-    assert res.documents == [] and "already indexed" in res.problems[0]
+    assert res.documents == [] and res.problems == [] and res.already_indexed == ["a"]
 
 
 def test_folder_without_supported_files_and_missing_path(tmp_path):

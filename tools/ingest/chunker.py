@@ -2,7 +2,8 @@
 
 SEE: DESIGN.md section 1. Rules:
 - exactly one `title_abstract` chunk per paper, first, starting with `[VENUE YEAR]` when both are
-  known; an abstract too long for the cap continues in `text` chunks of section "Abstract";
+  known; an abstract too long for the cap continues in `text` chunks of section "Abstract" (so
+  does a title too long to leave the abstract room in the first chunk);
 - body chunks follow paragraph, page and heading boundaries: paragraphs of one section on one
   page may be packed together (short paragraphs alone make poor retrieval units), never across
   a page or section change, and never past MAX_CHUNK_CHARS;
@@ -12,6 +13,7 @@ SEE: DESIGN.md section 1. Rules:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -19,6 +21,9 @@ from tools.base import MAX_CHUNK_CHARS, Block, Chunk, Document, Locator
 
 # Paragraphs shorter than this are packed with the next one of the same page and section.
 MIN_PACK_CHARS = 400
+# The least of the abstract that shares the title-and-abstract chunk with the title; a longer
+# title is cut across chunks instead (a sentence's worth keeps the chunk about the paper).
+MIN_ABSTRACT_ROOM = 200
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
@@ -29,6 +34,8 @@ def chunk_id(paper_id: str, n: int) -> str:
 
 def split_text(text: str, cap: int = MAX_CHUNK_CHARS) -> list[str]:
     """Split text into pieces of at most `cap` characters, preferring sentence ends."""
+    if cap < 1:  # no piece fits: cutting would never end
+        raise ValueError(f"split_text needs a cap of at least 1 character, got {cap}")
     text = text.strip()
     if len(text) <= cap:
         return [text] if text else []
@@ -61,7 +68,13 @@ def _hard_split(sentence: str, cap: int) -> Iterator[str]:
 
 
 def title_abstract_text(doc: Document) -> tuple[str, str]:
-    """The title-and-abstract chunk text and any abstract overflow beyond the cap."""
+    """The title-and-abstract chunk text and any overflow beyond the cap.
+
+    The head (`[VENUE YEAR]` tag and title) and the start of the abstract share the chunk. A head
+    that leaves the abstract less than MIN_ABSTRACT_ROOM characters (a title of thousands of
+    characters: an abstract or a whole page in the title field) is cut like any long text: the
+    chunk holds the first piece, the rest of the head and the abstract overflow, so nothing is lost.
+    """
     paper = doc.paper
     head = " ".join(p for p in (paper.venue_year_tag, paper.title.strip()) if p)
     abstract = paper.abstract.strip()
@@ -69,12 +82,17 @@ def title_abstract_text(doc: Document) -> tuple[str, str]:
     if len(full) <= MAX_CHUNK_CHARS:
         return full, ""
     room = MAX_CHUNK_CHARS - len(head) - 1
-    pieces = split_text(abstract, room)
-    first = f"{head}\n{pieces[0]}".strip() if head else pieces[0]
-    return first, " ".join(pieces[1:])
+    if room < MIN_ABSTRACT_ROOM:
+        pieces = split_text(full)
+    else:
+        pieces = split_text(abstract, room)
+        pieces[0] = f"{head}\n{pieces[0]}" if head else pieces[0]
+    return pieces[0], " ".join(pieces[1:])
 
 
-def chunk_document(doc: Document) -> list[Chunk]:
+def chunk_document(doc: Document, max_chunks: int | None = None) -> list[Chunk]:
+    """The paper's chunks, title-and-abstract first; only the first `max_chunks` when given
+    (the ingestion cap, LITLOOP_INGEST__MAX_CHUNKS_PER_PAPER: the loader reports the cut)."""
     paper = doc.paper
     paged = any(b.page is not None for b in doc.blocks)
     # In a paginated source (a PDF) the title and abstract are on page 1.
@@ -84,7 +102,10 @@ def chunk_document(doc: Document) -> list[Chunk]:
     blocks = list(doc.blocks)
     if overflow:
         blocks.insert(0, Block("text", overflow, page=head_locator.page, section="Abstract"))
-    for kind, text, locator in _body_units(blocks):
+    body = _body_units(blocks)
+    if max_chunks is not None:
+        body = itertools.islice(body, max(0, max_chunks - 1))
+    for kind, text, locator in body:
         chunks.append(Chunk(chunk_id(paper.paper_id, len(chunks)), paper.paper_id, kind, text, locator))
     return chunks
 

@@ -8,14 +8,22 @@ venue, year, paper_id). Bad input never stops the rest: each problem is collecte
 
 from __future__ import annotations
 
-import json
+import itertools
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.base import Document, IngestError
-from tools.jsonl import read_lines
+from tools.ingest.records import (
+    PdfMetadata,
+    Unreadable,
+    document,
+    each_record,
+    parse_json,
+    read_json_lines,
+    validate,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +35,7 @@ S2ORC_KEYS = ("pdf_parse", "body_text", "grobid_parse", "latex_parse")
 class LoadResult:
     documents: list[Document] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    already_indexed: list[str] = field(default_factory=list)  # paper ids skipped: not problems
     files: int = 0
 
 
@@ -57,35 +66,45 @@ def _supported(p: Path) -> bool:
 
 
 def parse_file(path: Path) -> Iterator[Document | IngestError]:
+    """A Document per good record of `path`, an IngestError per bad one (or one for the file)."""
     suffix = path.suffix.lower()
     try:
         if suffix == ".pdf":
-            from tools.ingest.pdf import parse_pdf
-
-            yield parse_pdf(path, metadata=_sidecar(path))
+            yield from each_record(path, [(None, path)], lambda pdf, _: _parse_pdf(pdf))
         elif suffix == ".json":
-            from tools.ingest.s2orc import parse_s2orc
+            from tools.ingest.s2orc import read_s2orc
 
-            yield from parse_s2orc(path)
+            yield from read_s2orc(path)
         else:
             yield from _parse_jsonl(path)
-    except IngestError as exc:
-        yield exc
-    except (OSError, UnicodeDecodeError) as exc:
-        yield IngestError(str(path), f"cannot read the file ({exc}); check it is readable UTF-8 text or a PDF")
+    except OSError as exc:
+        yield IngestError(str(path), f"cannot read the file ({exc}); check it is readable")
+
+
+def _parse_pdf(path: Path) -> Document:
+    from tools.ingest.pdf import parse_pdf
+
+    doc = parse_pdf(path, metadata=_sidecar(path))
+    return document(doc.paper, doc.blocks, path, None)
 
 
 def _parse_jsonl(path: Path) -> Iterator[Document | IngestError]:
-    """A JSONL file holds paper records unless its first object looks like S2ORC."""
+    """A JSONL file holds paper records unless its first JSON object looks like S2ORC."""
     from tools.ingest.jsonl import parse_records
+    from tools.ingest.s2orc import read_s2orc
 
-    first = next(read_lines(path), None)
-    if first is not None and isinstance(first.value, dict) and any(k in first.value for k in S2ORC_KEYS):
-        from tools.ingest.s2orc import parse_s2orc
-
-        yield from parse_s2orc(path)
+    lines = read_json_lines(path)
+    head = []
+    for item in lines:  # up to the first line that is a JSON object
+        head.append(item)
+        if not isinstance(item, IngestError) and isinstance(item[1], dict):
+            break
+    items = itertools.chain(head, lines)
+    first = head[-1] if head and not isinstance(head[-1], IngestError) else None
+    if first is not None and isinstance(first[1], dict) and any(k in first[1] for k in S2ORC_KEYS):
+        yield from read_s2orc(path, items)
     else:
-        yield from parse_records(path)
+        yield from parse_records(path, items)
 
 
 def _sidecar(pdf: Path) -> dict | None:
@@ -93,39 +112,62 @@ def _sidecar(pdf: Path) -> dict | None:
     if not meta.exists():
         return None
     try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise IngestError(str(meta), f"metadata file is not valid JSON ({exc.msg}); fix or remove it") from None
-    if not isinstance(data, dict):
-        raise IngestError(str(meta), "metadata file must hold one JSON object")
-    return data
+        data = parse_json(meta.read_bytes().decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise IngestError(str(meta), "metadata file is not UTF-8 text; re-save it as UTF-8") from None
+    except Unreadable as exc:
+        raise IngestError(str(meta), f"metadata file is {exc.reason}; fix or remove it", exc.line) from None
+    return validate(PdfMetadata, data, meta, None).as_metadata()
+
+
+def _too_many_chunks(doc: Document, chunks: int, max_chunks: int) -> str:
+    paper = doc.paper
+    return (
+        f"{paper.source}: paper {paper.paper_id!r} makes {chunks} chunks, more than the limit of "
+        f"{max_chunks} (LITLOOP_INGEST__MAX_CHUNKS_PER_PAPER); only its first {max_chunks} are "
+        "indexed - raise the limit to index it whole"
+    )
 
 
 def load_documents(
     paths: Iterable[Path],
     known_ids: set[str] | None = None,
     on_file: Callable[[Path], None] | None = None,
+    max_chunks: int | None = None,
 ) -> LoadResult:
-    """Parse every supported file; duplicates of `known_ids` or of earlier input are skipped."""
+    """Parse every supported file; papers in `known_ids` (already indexed) and duplicates of
+    earlier input are skipped, the latter as problems. A paper that would make more than
+    `max_chunks` chunks is kept and reported: the chunker keeps its first `max_chunks`."""
+    from tools.ingest.chunker import chunk_document
+
     files, problems = discover(paths)
     result = LoadResult(problems=problems, files=len(files))
-    seen = set(known_ids or ())
+    known = set(known_ids or ())
+    seen: set[str] = set()
     for path in files:
         for item in parse_file(path):
             if isinstance(item, IngestError):
                 result.problems.append(str(item))
                 continue
             pid = item.paper.paper_id
+            if pid in known:
+                result.already_indexed.append(pid)
+                continue
             if pid in seen:
                 result.problems.append(
-                    f"{item.paper.source or path}: duplicate paper_id {pid!r} (already indexed or "
-                    "earlier in the input); skipped - give it a distinct id to keep both"
+                    f"{item.paper.source or path}: duplicate paper_id {pid!r} (earlier in the input); "
+                    "skipped - give it a distinct id to keep both"
                 )
                 continue
             seen.add(pid)
+            if max_chunks is not None and (n := len(chunk_document(item))) > max_chunks:
+                result.problems.append(_too_many_chunks(item, n, max_chunks))
             result.documents.append(item)
         if on_file:
             on_file(path)
     for p in result.problems:
         log.warning("%s", p)
+    if result.already_indexed:
+        log.info("%d papers of the input are already indexed; skipped (--rebuild re-reads them)",
+                 len(result.already_indexed))
     return result

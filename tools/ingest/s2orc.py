@@ -16,22 +16,36 @@ S2ORC has no page numbers, so blocks carry the section only (page=None).
 
 from __future__ import annotations
 
+import codecs
 import html
-import json
 import logging
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tools.base import BibEntry, Block, Document, IngestError, Paper
-from tools.jsonl import read_lines
+from tools.ingest.records import (
+    PARSE_KEYS,
+    BibRecord,
+    Paragraph,
+    Parse,
+    RefEntry,
+    S2orcMetadata,
+    S2orcRecord,
+    Unreadable,
+    document,
+    each_record,
+    paper_id,
+    parse_json,
+    read_json_lines,
+    undecodable,
+    validate,
+)
 
 log = logging.getLogger(__name__)
 
-# The parse to read when a record has several: LaTeX parses are the more exact (S2ORC paper
-# section 2.2), GROBID's are the more common.
-_PARSE_KEYS = ("latex_parse", "grobid_parse", "pdf_parse")
 # "Figure 3", "FIG. 2.", "Fig. 1", "FIGURE 1 |", "Table II", "TABLE 2" at the start of a caption
 # or inside a reference span such as "(Figure 2a".
 _LABEL_RE = re.compile(
@@ -40,106 +54,105 @@ _LABEL_RE = re.compile(
 )
 _MAX_TABLE_CHARS = 1800  # keep a table block under the 2,000-character chunk cap
 
+Items = Iterable[tuple[int | None, Any] | IngestError]
+
 
 def parse_s2orc(path: Path) -> list[Document]:
-    """Parse an S2ORC JSON file (one paper) or JSONL file (one paper per line)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise IngestError(str(path), "file not found; check the path") from exc
-    except UnicodeDecodeError as exc:
-        raise IngestError(
-            str(path), f"not UTF-8 text ({exc.reason}); is this a JSON file?"
-        ) from exc
-    records = _records(path, text)
-    single = len(records) == 1 and records[0][0] is None
-    docs = [_document(path, record, line, single) for line, record in records]
-    if not docs:
-        raise IngestError(str(path), "no records found; the file is empty")
+    """Parse an S2ORC JSON file (one paper, or an array of them) or JSONL file (one paper per
+    line); the first bad record raises its IngestError. The loader, which goes on past bad
+    records, reads with `read_s2orc`."""
+    docs = []
+    for item in read_s2orc(Path(path)):
+        if isinstance(item, IngestError):
+            raise item
+        docs.append(item)
     return docs
+
+
+def read_s2orc(path: Path, items: Items | None = None) -> Iterator[Document | IngestError]:
+    """A Document per good record of `path`, an IngestError per bad one (`items`: its JSONL
+    lines, when the caller has already started reading them)."""
+    path = Path(path)
+    single = False
+    if items is None:
+        items, single = _records(path)
+    yield from each_record(path, items, lambda value, line: _document(path, value, line, single))
 
 
 # --- reading ----------------------------------------------------------------------------
 
 
-def _records(path: Path, text: str) -> list[tuple[int | None, Any]]:
-    """(line number or None, record) for a JSON document or a JSONL file."""
-    if not text.strip():
-        return []
+def _records(path: Path) -> tuple[Items, bool]:
+    """(line number or None, record) for a JSON document or a JSONL file; whether it is one paper."""
+    if path.suffix.lower() == ".jsonl":
+        return read_json_lines(path), False
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":  # a JSONL file fails exactly so on its second line
-            raise IngestError(
-                str(path),
-                f"invalid JSON ({exc.msg}, column {exc.colno}); fix or re-export the file",
-                line=exc.lineno,
-            ) from exc
-    else:
-        return [(None, item) for item in data] if isinstance(data, list) else [(None, data)]
-    records: list[tuple[int | None, Any]] = []
-    for line in read_lines(path):
-        if line.error is not None:
-            raise IngestError(
-                str(path),
-                f"invalid JSON on this line ({line.error.msg}, column {line.error.colno}); each line of a "
-                "JSONL file must be one complete JSON object",
-                line=line.number,
-            ) from line.error
-        records.append((line.number, line.value))
-    return records
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [IngestError(str(path), "file not found; check the path")], False
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    if not data.strip():
+        return [IngestError(str(path), "the file is empty (no records); fill it or leave it out")], False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        at = UnicodeDecodeError(exc.encoding, data[line_start:], exc.start - line_start, exc.end - line_start, exc.reason)
+        return [IngestError(str(path), f"{undecodable(data[line_start:], at)}; is this a JSON file?",
+                            data.count(b"\n", 0, exc.start) + 1)], False
+    try:
+        value = parse_json(text)
+    except Unreadable as exc:
+        if _looks_like_jsonl(text):  # several JSON objects, one a line, in a .json file
+            return read_json_lines(path), False
+        return [IngestError(str(path), f"{exc.reason}; fix or re-export the file", exc.line)], False
+    if isinstance(value, list):
+        return [(None, item) for item in value], False
+    return [(None, value)], True
+
+
+def _looks_like_jsonl(text: str) -> bool:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        return isinstance(parse_json(lines[0]), dict)
+    except Unreadable:
+        return False
 
 
 # --- one record ---------------------------------------------------------------------------
 
 
-def _document(path: Path, record: Any, line: int | None, single: bool) -> Document:
-    if not isinstance(record, dict):
-        raise IngestError(
-            str(path), f"expected a JSON object per paper, found {type(record).__name__}", line=line
-        )
+def _document(path: Path, value: Any, line: int | None, single: bool) -> Document:
+    record = validate(S2orcRecord, value, path, line)
     parse = _parse_of(record)
-    meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    meta = record.metadata or S2orcMetadata()
     paper = Paper(
         paper_id=_paper_id(path, record, parse, line, single),
-        title=_text(record.get("title") or meta.get("title")),
+        title=_text(record.title or meta.title),
         abstract=_abstract(record, meta, parse),
-        authors=_authors(record.get("authors") or meta.get("authors")),
-        venue=_text(meta.get("venue") or meta.get("journal") or record.get("venue")) or None,
-        year=_year(record.get("year")) or _year(meta.get("year")),
+        authors=_authors(record.authors or meta.authors),
+        venue=_text(meta.venue or meta.journal or record.venue) or None,
+        year=record.year or meta.year,
         source=str(path),
-        bibliography=_bibliography(parse.get("bib_entries")),
+        bibliography=_bibliography(parse.bib_entries),
     )
     blocks = _body_blocks(parse) + _object_blocks(parse)
     if not blocks:
         log.warning("%s: paper %s has no body text", path, paper.paper_id)
-    return Document(paper=paper, blocks=tuple(blocks))
+    return document(paper, blocks, path, line)
 
 
-def _parse_of(record: dict[str, Any]) -> dict[str, Any]:
-    """The record's full-text parse: a nested one with body text, else the record itself."""
-    for key in _PARSE_KEYS:
-        parse = record.get(key)
-        if isinstance(parse, dict) and parse.get("body_text"):
-            return parse
-    for key in _PARSE_KEYS:
-        if isinstance(record.get(key), dict):
-            return record[key]
-    return record
+def _parse_of(record: S2orcRecord) -> Parse:
+    """The record's full-text parse: a nested one with body text, else the top level itself."""
+    parses = [p for p in (getattr(record, key) for key in PARSE_KEYS) if p is not None]
+    return next((p for p in parses if p.body_text), parses[0] if parses else record.bare_parse)
 
 
-def _paper_id(
-    path: Path, record: dict[str, Any], parse: dict[str, Any], line: int | None, single: bool
-) -> str:
-    raw = record.get("paper_id") or parse.get("paper_id")
-    if raw in (None, ""):
-        raise IngestError(
-            str(path),
-            "record has no paper_id; add a 'paper_id' field (any unique string) to the record",
-            line=line,
-        )
-    pid = str(raw)
+def _paper_id(path: Path, record: S2orcRecord, parse: Parse, line: int | None, single: bool) -> str:
+    pid = paper_id(record.paper_id or parse.paper_id, path, line)
     # S2ORC exports of ACL papers cut ids at the first dot ('2020' for '2020.acl-main.207');
     # for a one-paper file named after the paper the file name is the better id.
     if single and path.stem != pid and path.stem.startswith(pid + "."):
@@ -148,23 +161,15 @@ def _paper_id(
     return pid
 
 
-def _text(value: Any) -> str:
-    return re.sub(r"\s+", " ", value).strip() if isinstance(value, str) else ""
+def _text(value: str) -> str:
+    return re.sub(r"\s+", " ", value).strip()
 
 
-def _year(value: Any) -> int | None:
-    """2017, '2017', '2011-11' -> int; '', None, garbage -> None."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value if 1000 <= value <= 2100 else None
-    m = re.match(r"\s*(\d{4})", str(value or ""))
-    return int(m.group(1)) if m and 1000 <= int(m.group(1)) <= 2100 else None
-
-
-def _abstract(record: dict[str, Any], meta: dict[str, Any], parse: dict[str, Any]) -> str:
-    for value in (record.get("abstract"), meta.get("abstract")):
-        if isinstance(value, str) and value.strip():
+def _abstract(record: S2orcRecord, meta: S2orcMetadata, parse: Parse) -> str:
+    for value in (record.abstract, meta.abstract):
+        if value.strip():
             return _strip_abstract_label(_text(value))
-    paragraphs = [_text(p.get("text")) for p in _paragraphs(parse.get("abstract"))]
+    paragraphs = [_text(p.text) for p in parse.abstract or record.bare_parse.abstract]
     return _strip_abstract_label(" ".join(p for p in paragraphs if p))
 
 
@@ -173,42 +178,27 @@ def _strip_abstract_label(text: str) -> str:
     return re.sub(r"^Abstract\s*[:.\-–]?\s*(?=[A-Z])", "", text)
 
 
-def _authors(value: Any) -> tuple[str, ...]:
-    names = []
-    for author in value if isinstance(value, list) else []:
-        if isinstance(author, str):
-            name = _text(author)
-        elif isinstance(author, dict):
-            parts = [author.get("first"), *(author.get("middle") or []), author.get("last"),
-                     author.get("suffix")]
-            name = " ".join(_text(p) for p in parts if _text(p))
-        else:
-            continue
-        if len(name) >= 2:  # GROBID leaves single-glyph 'authors' from affiliation marks
-            names.append(name)
-    return tuple(names)
-
-
-def _paragraphs(value: Any) -> list[dict[str, Any]]:
-    return [p for p in value if isinstance(p, dict)] if isinstance(value, list) else []
+def _authors(names: tuple[str, ...]) -> tuple[str, ...]:
+    # GROBID leaves single-glyph 'authors' from affiliation marks
+    return tuple(n for n in names if len(n) >= 2)
 
 
 # --- body -----------------------------------------------------------------------------------
 
 
-def _section_name(paragraph: dict[str, Any]) -> str | None:
+def _section_name(paragraph: Paragraph) -> str | None:
     """'3.1 Results' from sec_num '3.1' and section 'Results'; None when unnamed."""
-    section = _text(paragraph.get("section"))
-    num = _text(paragraph.get("sec_num")).rstrip(".")
+    section = _text(paragraph.section)
+    num = _text(paragraph.sec_num).rstrip(".")
     if num and section and not section.startswith(num):
         return f"{num} {section}"
     return section or num or None
 
 
-def _body_blocks(parse: dict[str, Any]) -> list[Block]:
+def _body_blocks(parse: Parse) -> list[Block]:
     blocks = []
-    for paragraph in _paragraphs(parse.get("body_text")) + _paragraphs(parse.get("back_matter")):
-        text = _text(paragraph.get("text"))
+    for paragraph in parse.body_text + parse.back_matter:
+        text = _text(paragraph.text)
         section = _section_name(paragraph)
         if _is_equation(paragraph, text):
             equation = _equation_text(paragraph, text)
@@ -220,24 +210,23 @@ def _body_blocks(parse: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def _is_equation(paragraph: dict[str, Any], text: str) -> bool:
+def _is_equation(paragraph: Paragraph, text: str) -> bool:
     """GROBID's 'EQUATION' placeholder, or a paragraph its equation spans cover almost fully."""
-    spans = [s for s in paragraph.get("eq_spans") or [] if isinstance(s, dict)]
+    spans = paragraph.eq_spans
     if not spans:
         return False
     if text.upper() == "EQUATION":
         return True
-    covered = sum(max(0, int(s.get("end", 0)) - int(s.get("start", 0))) for s in spans)
+    covered = sum(max(0, (s.end or 0) - (s.start or 0)) for s in spans)
     return covered >= 0.8 * max(len(text), 1)
 
 
-def _equation_text(paragraph: dict[str, Any], text: str) -> str:
+def _equation_text(paragraph: Paragraph, text: str) -> str:
     parts = []
-    for span in paragraph.get("eq_spans") or []:
-        raw = _text(span.get("raw_str") or span.get("latex") or "")
+    for span in paragraph.eq_spans:
+        raw = _text(span.raw_str or span.latex)
         if raw:
-            num = _text(span.get("eq_num"))
-            parts.append(f"{raw} {num}".strip())
+            parts.append(f"{raw} {_text(span.eq_num)}".strip())
     if parts:
         return " ".join(parts)
     return "" if text.upper() == "EQUATION" else text
@@ -246,20 +235,15 @@ def _equation_text(paragraph: dict[str, Any], text: str) -> str:
 # --- figures and tables ---------------------------------------------------------------------
 
 
-def _object_blocks(parse: dict[str, Any]) -> list[Block]:
+def _object_blocks(parse: Parse) -> list[Block]:
     """ref_entries: FIGREF* -> figure blocks, TABREF* -> table blocks (caption + content)."""
-    entries = parse.get("ref_entries")
-    if not isinstance(entries, dict):
-        return []
     mentions, sections = _reference_mentions(parse)
     blocks = []
-    for ref_id, entry in entries.items():
-        if not isinstance(entry, dict):
-            continue
+    for ref_id, entry in parse.ref_entries.items():
         kind = _object_kind(ref_id, entry)
         if kind is None:
             continue
-        caption = _text(entry.get("text"))
+        caption = _text(entry.text)
         body = _table_text(entry) if kind == "table" else ""
         text = "\n".join(p for p in (caption, body) if p)
         if not text:
@@ -277,8 +261,8 @@ def _object_blocks(parse: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def _object_kind(ref_id: str, entry: dict[str, Any]) -> str | None:
-    declared = str(entry.get("type_str") or entry.get("type") or "").lower()
+def _object_kind(ref_id: str, entry: RefEntry) -> str | None:
+    declared = (entry.type_str or entry.type).lower()
     if ref_id.upper().startswith("FIGREF") or declared == "figure":
         return "figure"
     if ref_id.upper().startswith("TABREF") or declared == "table":
@@ -302,11 +286,11 @@ def _label_of(text: str, at_start: bool) -> str | None:
     return f"{kind} {m.group('num').upper()}"
 
 
-def _object_label(ref_id: str, entry: dict[str, Any], caption: str, mentions: Counter[str]) -> str:
+def _object_label(ref_id: str, entry: RefEntry, caption: str, mentions: Counter[str]) -> str:
     """'Figure 2' from the entry's number, its caption, or how the body text refers to it."""
     kind = "Figure" if _object_kind(ref_id, entry) == "figure" else "Table"
-    num = entry.get("num")
-    if num not in (None, "", "None"):
+    num = _text(entry.num)
+    if num not in ("", "None"):
         return f"{kind} {num}"
     from_caption = _label_of(caption, at_start=True)
     if from_caption:
@@ -318,29 +302,25 @@ def _object_label(ref_id: str, entry: dict[str, Any], caption: str, mentions: Co
     return ref_id
 
 
-def _reference_mentions(
-    parse: dict[str, Any],
-) -> tuple[dict[str, Counter[str]], dict[str, str | None]]:
+def _reference_mentions(parse: Parse) -> tuple[dict[str, Counter[str]], dict[str, str | None]]:
     """How the body refers to each ref id ('Figure 2'), and the first section that does."""
     mentions: dict[str, Counter[str]] = {}
     sections: dict[str, str | None] = {}
-    for paragraph in _paragraphs(parse.get("body_text")):
-        for span in paragraph.get("ref_spans") or []:
-            ref_id = span.get("ref_id") if isinstance(span, dict) else None
-            if not ref_id:
+    for paragraph in parse.body_text:
+        for span in paragraph.ref_spans:
+            if not span.ref_id:
                 continue
-            sections.setdefault(ref_id, _section_name(paragraph))
-            label = _label_of(_text(span.get("text")), at_start=False)
+            sections.setdefault(span.ref_id, _section_name(paragraph))
+            label = _label_of(_text(span.text), at_start=False)
             if label:
-                mentions.setdefault(ref_id, Counter())[label] += 1
+                mentions.setdefault(span.ref_id, Counter())[label] += 1
     return mentions, sections
 
 
-def _table_text(entry: dict[str, Any]) -> str:
+def _table_text(entry: RefEntry) -> str:
     """Rows of the table content ('<table><tr><td>..'), or its LaTeX, as plain text."""
-    content = entry.get("content")
-    text = ""
-    if isinstance(content, str) and "<t" in content:
+    content = entry.content
+    if "<t" in content:
         rows = []
         for row in re.findall(r"<tr>(.*?)</tr>", content, re.S):
             cells = [_text(html.unescape(re.sub(r"<[^>]+>", " ", c)))
@@ -348,44 +328,31 @@ def _table_text(entry: dict[str, Any]) -> str:
             if any(cells):
                 rows.append(" | ".join(cells))
         text = "\n".join(rows)
-    elif isinstance(content, str):
-        text = content.strip()
-    elif isinstance(entry.get("latex"), str):
-        text = entry["latex"].strip()
+    else:
+        text = (content or entry.latex).strip()
     return text[:_MAX_TABLE_CHARS]
 
 
 # --- bibliography ---------------------------------------------------------------------------
 
 
-def _bibliography(entries: Any) -> tuple[BibEntry, ...]:
-    if not isinstance(entries, dict):
-        return ()
+def _bibliography(entries: dict[str, BibRecord]) -> tuple[BibEntry, ...]:
     out = []
     for key in sorted(entries, key=_bib_order):
         entry = entries[key]
-        if not isinstance(entry, dict):
-            continue
-        title = _text(entry.get("title"))
-        year = _year(entry.get("year"))
-        raw = _text(entry.get("raw_text")) or _raw_reference(entry, title, year)
-        link = entry.get("link", entry.get("links"))
-        out.append(BibEntry(
-            title=title,
-            year=year,
-            raw=raw,
-            link=str(link) if link not in (None, "", [], {}) else None,
-        ))
+        title = _text(entry.title)
+        raw = _text(entry.raw_text) or _raw_reference(entry, title)
+        out.append(BibEntry(title=title, year=entry.year, raw=raw, link=entry.link or entry.links))
     return tuple(out)
 
 
 def _bib_order(key: str) -> tuple[int, str]:
-    m = re.search(r"(\d+)$", key)
-    return (int(m.group(1)) if m else 1 << 30, key)
+    m = re.search(r"(\d{1,18})$", key)  # BIBREF12 -> 12 (no 5,000-digit int conversions)
+    return (int(m.group(1)) if m else 1 << 62, key)
 
 
-def _raw_reference(entry: dict[str, Any], title: str, year: int | None) -> str:
+def _raw_reference(entry: BibRecord, title: str) -> str:
     """'A. Author, B. Author. 2019. Title. Venue.' from the structured fields."""
-    authors = ", ".join(_authors(entry.get("authors")))
-    parts = [authors, str(year) if year else "", title, _text(entry.get("venue"))]
+    authors = ", ".join(_authors(entry.authors))
+    parts = [authors, str(entry.year) if entry.year else "", title, _text(entry.venue)]
     return ". ".join(p.rstrip(".") for p in parts if p) + ("." if any(parts) else "")

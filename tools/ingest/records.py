@@ -1,0 +1,540 @@
+"""The one validation layer every reader goes through: raw input becomes typed records, or a
+message naming the file, the line and the field.
+
+Readers (jsonl.py, s2orc.py, the PDF sidecar in loader.py) guard no field themselves. A JSON
+value is validated here into a frozen pydantic model; a value of the wrong type refuses the
+record with one `IngestError` such as
+
+    papers.jsonl:7: field 'pdf_parse.body_text[3].eq_spans[0].end': expected a character offset
+    (a whole number), got a string ('x'); fix or remove the field
+
+and the reader goes on with the next record. Missing and null fields take their defaults; only
+values that are present and of the wrong kind are refused: a record is indexed as given or not at
+all, never with a field silently dropped. The one exception is a bibliography entry's year, read
+best-effort ("in press" -> unknown), since GROBID's reference parses are noisy and one odd year
+must not cost a paper.
+
+Also here, because every reader needs them:
+- `read_json_lines`: JSONL decoded line by line, so a bad byte costs its line only; a UTF-8 BOM is
+  accepted, and an empty file is reported;
+- `document`: the Document every reader returns, with the rule that a paper needs a title or an
+  abstract;
+- `each_record`: the per-record loop, where any failure costs that record only.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+    model_validator,
+)
+
+from tools.base import Block, Document, IngestError, Paper
+from tools.jsonl import json_type
+
+log = logging.getLogger(__name__)
+
+# A record's message lists this many field problems, then counts the rest.
+MAX_FIELD_MESSAGES = 3
+# Years outside this range are typing slips (2109, 209), not papers.
+YEAR_RANGE = (1000, 2100)
+# Part of the message of a record that failed for a reason no validator names: a reader bug,
+# which the fuzz tier checks never happens.
+READER_BUG = "this is a bug in litloop's reader"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+# --- how a found value is described ---------------------------------------------------------
+
+
+def found(value: Any) -> str:
+    """'an integer (5)', "a string ('soon')", 'an array': the JSON type, and short scalars."""
+    kind = json_type(value)
+    if value is None:
+        return kind
+    if isinstance(value, int) and abs(value) >= 10**15:  # str() of a 5,000-digit int raises
+        return f"{kind} of about {int(value.bit_length() * 0.30103)} digits"
+    if isinstance(value, (bool, int, float)):
+        return f"{kind} ({value!r})"
+    if isinstance(value, str):
+        return f"{kind} ({value[:40]!r}{'...' if len(value) > 40 else ''})"
+    return kind
+
+
+# --- leaf types -----------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"expected a string, got {found(value)}")
+
+
+def _label(value: Any) -> str:
+    """A section number, equation number or object number: '3.1', 2 -> '2'."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    return _text(value)
+
+
+def _id(value: Any) -> str:
+    """A paper id: a non-empty string, or a whole number as many corpora give them."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a paper id (a string), got {found(value)}")
+    if not value.strip():
+        raise ValueError("is empty; give every paper a unique id (any string)")
+    return value.strip()
+
+
+def _optional_id(value: Any) -> str | None:
+    return None if value in (None, "") else _id(value)
+
+
+def _ref_id(value: Any) -> str | None:
+    """A span's or a bibliography entry's link to an id ('FIGREF0', '25540194'); null when none."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"expected an id (a string), got {found(value)}")
+
+
+def _whole(value: Any) -> int | None:
+    """A whole number, or None; 12.0 counts, 12.5, inf and '12' do not."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _offset(value: Any) -> int | None:
+    if value is None:
+        return None
+    n = _whole(value)
+    if n is None:
+        raise ValueError(f"expected a character offset (a whole number), got {found(value)}")
+    return n
+
+
+def _year(value: Any) -> int | None:
+    """2019, 2019.0, '2019', '2011-11' -> the year; null or '' -> unknown; anything else refused."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    year = _whole(value)
+    if year is None and isinstance(value, str):
+        m = re.match(r"\s*(\d{4})(?!\d)", value)
+        year = int(m.group(1)) if m else None
+    if year is None:
+        raise ValueError(f"expected a year such as 2019, got {found(value)}")
+    if not YEAR_RANGE[0] <= year <= YEAR_RANGE[1]:
+        raise ValueError(f"expected a year between {YEAR_RANGE[0]} and {YEAR_RANGE[1]}, got {found(value)}")
+    return year
+
+
+def _loose_year(value: Any) -> int | None:
+    """A bibliography entry's year, best effort: whatever is not a year is unknown."""
+    try:
+        return _year(value)
+    except ValueError:
+        return None
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """Authors: a list of names or of {first, middle, last, suffix} / {name} objects, or one
+    string of names separated by ';' (or else by ',' and 'and')."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        sep = r"\s*;\s*" if ";" in value else r"\s*,\s*|\s+and\s+"
+        return tuple(n for n in (" ".join(p.split()) for p in re.split(sep, value)) if n)
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of author names or one string of names, got {found(value)}")
+    names = []
+    for n, author in enumerate(value, start=1):
+        if isinstance(author, dict):
+            try:
+                name = AuthorRecord.model_validate(author).full_name
+            except ValidationError as exc:
+                raise ValueError(f"item {n}: {_field_messages(exc)[0]}") from None
+        elif isinstance(author, str):
+            name = " ".join(author.split())
+        else:
+            raise ValueError(f"item {n} is {found(author)}, expected a name or an author object")
+        if name:
+            names.append(name)
+    return tuple(names)
+
+
+def _none_is_empty(empty: Callable[[], Any]) -> BeforeValidator:
+    return BeforeValidator(lambda v: empty() if v is None else v)
+
+
+Text = Annotated[str, PlainValidator(_text)]
+Label = Annotated[str, PlainValidator(_label)]
+Id = Annotated[str, PlainValidator(_id)]
+OptionalId = Annotated[str | None, PlainValidator(_optional_id)]
+RefId = Annotated[str | None, PlainValidator(_ref_id)]
+Offset = Annotated[int | None, PlainValidator(_offset)]
+Year = Annotated[int | None, PlainValidator(_year)]
+LooseYear = Annotated[int | None, PlainValidator(_loose_year)]
+Names = Annotated[tuple[str, ...], PlainValidator(_names)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class AuthorRecord(_Record):
+    first: Text = ""
+    middle: Annotated[tuple[Text, ...], BeforeValidator(lambda v: [v] if isinstance(v, str) else v),
+                      _none_is_empty(tuple)] = ()
+    last: Text = ""
+    suffix: Text = ""
+    name: Text = ""
+
+    @property
+    def full_name(self) -> str:
+        parts = (self.first, *self.middle, self.last, self.suffix)
+        return " ".join(" ".join(p.split()) for p in parts if p.strip()) or " ".join(self.name.split())
+
+
+# --- the normalised JSONL paper record (tools/ingest/jsonl.py) -------------------------------
+
+
+class PaperRecord(_Record):
+    paper_id: OptionalId = None  # required: `paper_id` says so with one message for every reader
+    title: Text = ""
+    abstract: Text = ""
+    authors: Names = ()
+    venue: Text = ""
+    year: Year = None
+    references: Annotated[tuple[Id, ...], _none_is_empty(tuple)] = ()
+    field: Text = ""
+
+
+# --- S2ORC / GROBID JSON (tools/ingest/s2orc.py) ---------------------------------------------
+
+
+class Span(_Record):
+    """A cite, reference or equation span of a paragraph."""
+
+    start: Offset = None
+    end: Offset = None
+    text: Text = ""
+    ref_id: RefId = None
+    raw_str: Text = ""
+    latex: Text = ""
+    eq_num: Label = ""
+
+
+Spans = Annotated[tuple[Span, ...], _none_is_empty(tuple)]
+
+
+class Paragraph(_Record):
+    text: Text = ""
+    section: Text = ""
+    sec_num: Label = ""
+    cite_spans: Spans = ()
+    ref_spans: Spans = ()
+    eq_spans: Spans = ()
+
+
+Paragraphs = Annotated[tuple[Paragraph, ...], _none_is_empty(tuple)]
+
+
+class RefEntry(_Record):
+    """A figure or table of `ref_entries`."""
+
+    text: Text = ""
+    type_str: Text = ""
+    type: Text = ""
+    num: Label = ""
+    content: Text = ""
+    latex: Text = ""
+
+
+class BibRecord(_Record):
+    title: Text = ""
+    year: LooseYear = None
+    raw_text: Text = ""
+    authors: Names = ()
+    venue: Text = ""
+    link: RefId = None
+    links: RefId = None
+
+
+class Parse(_Record):
+    """One full-text parse (`pdf_parse`, `grobid_parse`, `latex_parse`, or a bare top level)."""
+
+    paper_id: OptionalId = None
+    abstract: Paragraphs = ()
+    body_text: Paragraphs = ()
+    back_matter: Paragraphs = ()
+    bib_entries: Annotated[dict[str, BibRecord], _none_is_empty(dict)] = Field(default_factory=dict)
+    ref_entries: Annotated[dict[str, RefEntry], _none_is_empty(dict)] = Field(default_factory=dict)
+
+
+class S2orcMetadata(_Record):
+    title: Text = ""
+    abstract: Text = ""
+    authors: Names = ()
+    year: Year = None
+    venue: Text = ""
+    journal: Text = ""
+
+
+# The top-level keys of a bare parse; the field that holds them has no name of its own in messages.
+_BARE = "bare_parse"
+_BARE_KEYS = tuple(k for k in Parse.model_fields if k not in ("paper_id", "abstract"))
+
+
+def _abstract_text(value: Any) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    raise ValueError(f"expected a string or an array of paragraph objects, got {found(value)}")
+
+
+class S2orcRecord(_Record):
+    """Any S2ORC shape: the 2020 release, doc2json's metadata + parse, or a bare parse."""
+
+    paper_id: OptionalId = None
+    title: Text = ""
+    abstract: Annotated[str, PlainValidator(_abstract_text)] = ""
+    authors: Names = ()
+    year: Year = None
+    venue: Text = ""
+    metadata: S2orcMetadata | None = None
+    latex_parse: Parse | None = None
+    grobid_parse: Parse | None = None
+    pdf_parse: Parse | None = None
+    bare_parse: Parse = Field(default_factory=Parse)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_bare_parse(cls, data: Any) -> Any:
+        """The top level's parse fields, read as a Parse; a paragraph-list abstract goes there."""
+        if not isinstance(data, dict):
+            return data
+        bare = {k: data[k] for k in _BARE_KEYS if k in data}
+        rest = dict(data)
+        if isinstance(data.get("abstract"), list):
+            bare["abstract"] = rest.pop("abstract")
+        rest[_BARE] = bare
+        return rest
+
+
+# The paper's parse keys in the order they are preferred: LaTeX parses are the more exact (S2ORC
+# paper section 2.2), GROBID's the more common.
+PARSE_KEYS = ("latex_parse", "grobid_parse", "pdf_parse")
+
+
+# --- the PDF sidecar (<name>.meta.json) -------------------------------------------------------
+
+
+class PdfMetadata(_Record):
+    paper_id: OptionalId = None
+    title: Text = ""
+    abstract: Text = ""
+    authors: Names = ()
+    venue: Text = ""
+    year: Year = None
+
+    def as_metadata(self) -> dict[str, Any]:
+        """The fields given, as `parse_pdf(metadata=...)` takes them."""
+        return {k: v for k, v in self.model_dump().items() if v not in (None, "", ())}
+
+
+# --- validation and its messages --------------------------------------------------------------
+
+
+def validate(model: type[M], value: Any, path: Path | str, line: int | None) -> M:
+    """`value` as a `model`, or an IngestError listing the fields to fix (and the paper, when
+    its id is readable)."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        messages = _field_messages(exc)
+        more = len(messages) - MAX_FIELD_MESSAGES
+        text = "; ".join(messages[:MAX_FIELD_MESSAGES])
+        if more > 0:
+            text += f"; and {more} more problem{'s' if more > 1 else ''} in this record"
+        pid = value.get("paper_id") if isinstance(value, dict) else None
+        paper = f"paper {pid.strip()[:80]!r}: " if isinstance(pid, str) and pid.strip() else ""
+        advice = "fix or remove the field" if text.startswith("field") else "each record must be one JSON object"
+        raise IngestError(str(path), f"{paper}{text}; {advice}", line) from None
+
+
+def _field_messages(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = _location(err["loc"])
+        reason = _reason(err)
+        if not loc:
+            out.append(reason)
+        elif err["type"] == "missing":
+            out.append(f"field '{loc}' is missing")
+        elif reason.startswith("is "):
+            out.append(f"field '{loc}' {reason}")
+        else:
+            out.append(f"field '{loc}': {reason}")
+    return out
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    """('pdf_parse', 'body_text', 3, 'eq_spans') -> 'pdf_parse.body_text[3].eq_spans'."""
+    out = ""
+    for part in loc:
+        if part == _BARE:
+            continue
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][\w-]*", str(part)):
+            out += f".{part}" if out else str(part)
+        else:
+            out += f"[{str(part)[:40]!r}]"
+    return out
+
+
+def _reason(err: Any) -> str:
+    kind, value = err["type"], err.get("input")
+    if kind == "value_error":
+        return str(err["ctx"]["error"])
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        what = "a JSON object" if not err["loc"] else "an object"
+        return f"expected {what}, got {found(value)}"
+    if kind in ("list_type", "tuple_type"):
+        return f"expected an array, got {found(value)}"
+    return err["msg"]
+
+
+# --- reading JSONL bytes line by line ---------------------------------------------------------
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | IngestError]:
+    """(line number, value) for every non-blank line, or an IngestError for a line that cannot be
+    read; an IngestError for a file without records.
+
+    Each line is decoded on its own, so one bad byte costs its line. Lines end at b'\\n' only (the
+    file's own line ends, never the Unicode line separators a JSON string may hold), and a BOM
+    at the start of a line (of the file, or of files joined with `cat`) is dropped.
+    """
+    empty = True
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            raw = raw.rstrip(b"\r\n")
+            if raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+            if not raw.strip():
+                continue
+            empty = False
+            yield _line_value(path, number, raw)
+    if empty:
+        yield IngestError(str(path), "the file is empty (no records); fill it or leave it out")
+
+
+def _line_value(path: Path, number: int, raw: bytes) -> tuple[int, Any] | IngestError:
+    try:
+        return number, parse_json(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return IngestError(str(path), f"{undecodable(raw, exc)}; this line is skipped", number)
+    except Unreadable as exc:
+        return IngestError(str(path), f"{exc.reason}; fix or remove the line", number)
+
+
+def undecodable(data: bytes, exc: UnicodeDecodeError) -> str:
+    return (f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start + 1} of the line); "
+            "re-save the file as UTF-8")
+
+
+class Unreadable(ValueError):
+    """Text that json.loads cannot turn into a value: the reason, and the line within the text."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+def parse_json(text: str) -> Any:
+    """json.loads, with every way it fails (bad syntax, nesting past the recursion limit, a number
+    too long to convert) as `Unreadable`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Unreadable(f"not valid JSON ({exc.msg} at column {exc.colno})", exc.lineno) from None
+    except RecursionError:
+        raise Unreadable("not valid JSON for litloop: arrays or objects nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer longer than Python converts (4,300 digits)
+        raise Unreadable(f"not valid JSON for litloop ({exc})") from None
+
+
+# --- one Document per record ------------------------------------------------------------------
+
+
+def paper_id(pid: str | None, path: Path | str, line: int | None) -> str:
+    """The record's paper id; a record without one is refused."""
+    if pid is None:
+        raise IngestError(str(path), "record has no 'paper_id'; give every paper a unique id (any string)", line)
+    return pid
+
+
+def document(paper: Paper, blocks: Iterable[Block], path: Path | str, line: int | None) -> Document:
+    """The Document of a paper, refused when it has neither title nor abstract.
+
+    Every paper is listed, embedded and cited through its title-and-abstract chunk (the paper
+    embedding, the verifier's list, Relate's seeds); without either there is no such chunk, so
+    the record is refused with what to add rather than indexed as a nameless paper.
+    """
+    blocks = tuple(blocks)
+    if not paper.title.strip() and not paper.abstract.strip():
+        body = f" (its {len(blocks)} body blocks are not indexed)" if blocks else ""
+        raise IngestError(
+            str(path),
+            f"paper {paper.paper_id!r} has neither a title nor an abstract{body}; add a 'title' "
+            "(or an 'abstract') to the record: every paper is indexed under its title and abstract",
+            line,
+        )
+    return Document(paper=paper, blocks=blocks)
+
+
+def each_record(
+    path: Path, items: Iterable[tuple[int | None, Any] | IngestError],
+    build: Callable[[Any, int | None], Document],
+) -> Iterator[Document | IngestError]:
+    """`build` every (line, value); whatever goes wrong costs that record alone."""
+    for item in items:
+        if isinstance(item, IngestError):
+            yield item
+            continue
+        line, value = item
+        try:
+            yield build(value, line)
+        except IngestError as exc:
+            yield exc
+        except Exception as exc:  # noqa: BLE001 - a reader bug must cost one record, not the build
+            log.exception("%s:%s: unexpected failure reading a record", path, line)
+            yield IngestError(str(path), f"could not read this record ({type(exc).__name__}: {exc}); "
+                              f"{READER_BUG}: please report it with this record", line)
