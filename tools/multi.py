@@ -1,7 +1,7 @@
 """Several corpora as one index: `MultiIndex` offers the interface the pipeline and the agent's
 nodes use from `tools.index.Index`, over several indexes whose ids it namespaces.
 
-Decision (issue 7): multi-corpus search is a view at the index level, not a second pipeline.
+Decision: multi-corpus search is a view at the index level, not a second pipeline.
 Each retriever (chunk BM25, paper BM25, dense) is asked per corpus and its per-corpus rankings
 are fused by equal-weight reciprocal rank fusion; everything above that (the three-index RRF,
 PRF, reranking, the pool, Relate, reading, citations) runs unchanged on the fused view. So
