@@ -219,6 +219,7 @@ class BuildReport:
     chunks_added: int = 0
     windows_embedded: int = 0
     references_resolved: int = 0
+    already_indexed: int = 0  # papers of the input the index already holds: skipped, not problems
     problems: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     totals: dict[str, Any] = field(default_factory=dict)
@@ -230,6 +231,7 @@ class BuildReport:
             "chunks_added": self.chunks_added,
             "windows_embedded": self.windows_embedded,
             "references_resolved": self.references_resolved,
+            "already_indexed": self.already_indexed,
             "problems": self.problems,
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "totals": self.totals,
@@ -244,16 +246,29 @@ class BuildFailed(RuntimeError):
 
 @contextmanager
 def _build_lock(root: Path):
+    """Hold the index's build lock. A build that fails in a folder it made leaves no folder
+    behind: an empty index folder holding a `.lock` would look like an index to the next command."""
+    made = [p for p in (root, *root.parents) if not p.exists()]  # deepest first
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IndexProblem(f"{root}: another build is writing this index; wait for it to finish") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    try:
+        with open(root / ".lock", "w") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise IndexProblem(f"{root}: another build is writing this index; wait for it to finish") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+    except BaseException:
+        if made:
+            (root / ".lock").unlink(missing_ok=True)
+            for p in made:
+                try:
+                    p.rmdir()  # only while empty: never anything another process put there
+                except OSError:
+                    break
+        raise
 
 
 def build_index(
@@ -268,7 +283,9 @@ def build_index(
     """Index the papers under `inputs` into `root`, adding to what is there unless `rebuild`.
 
     Already-indexed papers are not re-embedded: the new version starts as a copy of the live one
-    (Chroma included) and only new chunks are embedded.
+    (Chroma included) and only new chunks are embedded. Input papers the index already holds are
+    counted in `already_indexed`, not as problems, so `strict` (fail on any problem, writing
+    nothing) holds for rerunning the same input.
     """
     from tools.ingest.loader import load_documents
 
@@ -279,8 +296,10 @@ def build_index(
         old = None if rebuild or not (root / "CURRENT").exists() else open_index(root, settings)
         t0 = time.perf_counter()
         with _progress(progress, "reading", unit="file") as bar:
-            loaded = load_documents(inputs, set(old.papers) if old else None, on_file=lambda _: bar.update(1))
+            loaded = load_documents(inputs, set(old.papers) if old else None, on_file=lambda _: bar.update(1),
+                                    max_chunks=settings.ingest.max_chunks_per_paper)
         report.problems = loaded.problems
+        report.already_indexed = len(loaded.already_indexed)
         report.seconds["parse"] = time.perf_counter() - t0
         if strict and loaded.problems:
             raise BuildFailed(f"{len(loaded.problems)} input problem(s) and --strict given; nothing written", loaded.problems)
@@ -317,7 +336,7 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
     # a paper that only arrives now.
     papers, report.references_resolved = resolve_references(old_papers + new_papers)
     t = time.perf_counter()
-    new_chunks = [c for d in docs for c in chunk_document(d)]
+    new_chunks = [c for d in docs for c in chunk_document(d, settings.ingest.max_chunks_per_paper)]
     all_chunks = (old.chunks if old else []) + new_chunks
     report.seconds["chunk"] = time.perf_counter() - t
     write_jsonl(stage / "papers.jsonl", (p.to_dict() for p in papers))

@@ -1,6 +1,7 @@
-"""The settings `tools/` and `graph_store/` need: indexes, the embedder, retrieval, Relate, the
-reranker. One pydantic-settings tree, environment prefix `LITLOOP_`; `agent.settings.Settings`
-extends it with the chat models and tracing, so every setting still has one name and one place.
+"""The settings `tools/` and `graph_store/` need: indexes, the embedder, ingestion limits,
+retrieval, Relate, the reranker. One pydantic-settings tree, environment prefix `LITLOOP_`;
+`agent.settings.Settings` extends it with the chat models and tracing, so every setting still has
+one name and one place.
 
 Precedence, highest first: a value given for this run (a CLI flag, a keyword argument), then the
 environment (`LITLOOP_...`, nested fields with `__`, e.g. `LITLOOP_RETRIEVAL__RRF_K=30`), then a
@@ -43,6 +44,19 @@ class EmbedderSettings(BaseModel):
         ge=200,
         description="Longest text window embedded for the dense index; longer chunks are embedded "
         "as several overlapping windows that map back to the chunk (MiniLM reads 256 tokens).",
+    )
+
+
+class IngestSettings(BaseModel):
+    """Limits on what one input record may cost a build (`litloop index build`)."""
+
+    max_chunks_per_paper: int = Field(
+        # a 20-page paper makes about 100 chunks (the demo PDFs: 65-103), so 2,000 is some 400
+        # pages of full text; beyond it a record is a runaway export, not a paper
+        2000,
+        ge=1,
+        description="Most chunks one paper may make; a paper whose text would make more is indexed "
+        "with its first this many chunks and reported (a problem under `--strict`).",
     )
 
 
@@ -184,6 +198,7 @@ class ToolSettings(BaseSettings):
         "auto", description="Device for the embedder and reranker; `auto` uses CUDA when torch sees it."
     )
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     relate: RelateSettings = Field(default_factory=RelateSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
