@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -77,6 +78,22 @@ def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> l
     return []
 
 
+_TASK_NOTE = re.compile(r"During task with name '([^']+)'")
+
+
+def aborted_state(state: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """The state of a run that an endpoint error stopped (a wrong key, an unknown model: errors
+    that `structured_call` raises): what the run had so far, a failed answer, the error."""
+    from agent.models import describe_error
+    from agent.nodes.synthesize import failed_answer
+
+    notes = " ".join(getattr(exc, "__notes__", []))
+    node = m.group(1) if (m := _TASK_NOTE.search(notes)) else "graph"
+    error = {"node": node, "error": describe_error(exc), "kind": "call", "raw": ""}
+    reason = f"the run stopped in {node}: {error['error']}"
+    return {**state, "answer": failed_answer(reason), "errors": [*state.get("errors", []), error]}
+
+
 def ask(
     question: str,
     *,
@@ -97,6 +114,7 @@ def ask(
     usage. `on_event` receives progress events as nodes finish. `durability` is LangGraph's, for
     a graph with a checkpointer (None: its default, a checkpoint after every step)."""
     from agent.graph import graph as default_graph
+    from agent.models import endpoint_watch, is_endpoint_error
 
     if not question or not question.strip():
         raise ValueError("the question is empty")
@@ -118,21 +136,32 @@ def ask(
     state: dict[str, Any] = dict(inputs)
     rounds = 0
     started = time.perf_counter()
-    for mode, chunk in graph.stream(inputs, config=run_config, context=ctx, stream_mode=["updates", "values"],
-                                    durability=durability):
-        if mode == "values":
-            state = chunk
-            continue
-        for node, update in chunk.items():
-            rounds += node == "decompose"
-            if on_event and isinstance(update, dict):
-                for ev in events_of(node, update, rounds, ctx):
-                    on_event(ev)
+    with endpoint_watch():
+        try:
+            for mode, chunk in graph.stream(inputs, config=run_config, context=ctx,
+                                            stream_mode=["updates", "values"], durability=durability):
+                if mode == "values":
+                    state = chunk
+                    continue
+                for node, update in chunk.items():
+                    rounds += node == "decompose"
+                    if on_event and isinstance(update, dict):
+                        for ev in events_of(node, update, rounds, ctx):
+                            on_event(ev)
+        except Exception as exc:
+            if not is_endpoint_error(exc):
+                raise
+            state = aborted_state(state, exc)
+            if on_event:
+                on_event({"node": "synthesize", "answer": state["answer"]})
     answer = state.get("answer") or {}
+    errors = state.get("errors", [])
     return {
         "query_id": qid,
         "question": question,
         "preset": ctx.preset,
+        # ok | partial | failed (agent.nodes.synthesize.answer_status); `errors` says what failed
+        "status": answer.get("status") or ("partial" if errors else "ok"),
         "answer": answer,
         "submission": submission_record(qid, answer, inputs["answer_types"]),
         "subqueries": state.get("subqueries", []),
@@ -144,7 +173,7 @@ def ask(
         "ranking": state.get("ranking", []),
         "verdict": state.get("verdict", {}),
         "readings": state.get("readings", []),
-        "errors": state.get("errors", []),
+        "errors": errors,
         "usage": {**state.get("usage", {}), "seconds_total": time.perf_counter() - started},
         "thread_id": run_config["configurable"]["thread_id"],
         "trace_id": tracer.trace_id if tracer is not None else None,

@@ -337,8 +337,30 @@ def print_answer(result: dict) -> None:
     err.print(f"[dim]{result['rounds']} round(s), {int(u.get('llm_calls', 0))} LLM calls, "
               f"{int(u.get('input_tokens', 0))}+{int(u.get('output_tokens', 0))} tokens, "
               f"{u.get('seconds_total', 0):.1f} s, preset {result['preset']}[/]")
-    for e in result.get("errors", []):
-        err.print(f"[red]error in {e.get('node')}:[/] {escape(str(e.get('error')))}")
+
+
+def report_status(result: dict) -> None:
+    """A failed or partial answer on stderr: what failed, grouped, and the trace to look into;
+    a failed one ends the command with exit status 1."""
+    from agent.chat.render import error_lines, short_id, status_line
+
+    status = result.get("status", "ok")
+    line = status_line(status, result.get("answer") or {}, result.get("errors", []))
+    if line is None:
+        return
+    for e in error_lines(result.get("errors", [])):
+        err.print(f"[red]failed call in[/] {escape(e)}")
+    trace = result.get("trace_id")
+    where = f" (trace {short_id(trace)}: `litloop trace show {short_id(trace)}` shows where)" if trace else ""
+    if status == "failed":
+        raise _fail(line + where)
+    err.print(f"[yellow]warning:[/] {escape(line + where)}")
+
+
+def json_errors(errors: list[dict]) -> list[dict]:
+    """`errors` as `--json` carries them: node, kind, message, and the start of the raw reply."""
+    return [{"node": e.get("node"), "kind": e.get("kind"), "error": e.get("error"), "raw": (e.get("raw") or "")[:300]}
+            for e in errors]
 
 
 @app.command()
@@ -349,7 +371,9 @@ def ask(
     preset: Annotated[Optional[str], typer.Option("--preset", "-p", help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; with the embedded model local-fast below 8 CPU threads, else local)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer a question with cited evidence (decompose, search, verify, relate, read, synthesize)."""
+    """Answer a question with cited evidence (decompose, search, verify, relate, read, synthesize).
+    Exit status 1 when there is no answer (the model endpoint failed: the errors and the trace id
+    go to stderr); a partial answer (some calls failed) is printed with a warning."""
     from agent.api import ask as run_ask
     from agent.context import preset_names
 
@@ -369,10 +393,11 @@ def ask(
         raise
     if as_json:
         record = dict(result["submission"])
-        record["trace_id"] = result.get("trace_id")
+        record.update(trace_id=result.get("trace_id"), status=result["status"], errors=json_errors(result["errors"]))
         out.print_json(json.dumps(record))
-        return
-    print_answer(result)
+    elif result["status"] != "failed":
+        print_answer(result)
+    report_status(result)  # a failed answer: its errors on stderr, exit status 1
 
 
 @app.command()
@@ -385,7 +410,7 @@ def run(
 ) -> None:
     """Batch mode: one submission line per input question, even when a question fails (the
     error is recorded in OUT.runs.jsonl); rerunning skips the questions done and retries the
-    failed ones."""
+    failed ones. Exit status 1 when a question got no answer."""
     from agent.batch import run_batch
 
     corpora = check_names(corpus, index)
@@ -394,7 +419,12 @@ def run(
                             corpora=corpora, progress=_progress())
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    err.print(f"{summary['written']} answered, {summary['skipped']} already done, {summary['failed']} failed -> {out_path}")
+    partial = f" ({summary['partial']} partial)" if summary.get("partial") else ""
+    err.print(f"{summary['written']} answered{partial}, {summary['skipped']} already done, "
+              f"{summary['failed']} failed -> {out_path}")
+    if summary["failed"]:
+        raise _fail(f"{summary['failed']} question(s) got no answer (see {out_path}.runs.jsonl); "
+                    "run the same command again to retry them")
 
 
 prompt_app = typer.Typer(help="Inspect the prompts.", no_args_is_help=True)

@@ -74,7 +74,8 @@ def eval_cmd(
     judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="Model name for the judge role (default: the configured model, else the local one).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a benchmark end to end: submission.jsonl, candidates.jsonl, metrics.json, report.md."""
+    """Run a benchmark end to end: submission.jsonl, candidates.jsonl, metrics.json, report.md.
+    Exit status 1 when a question got no answer (it scores 0 until a rerun retries it)."""
     from evals.run import EvalRequest, run_compare, run_eval
     from evals.scoring import format_table
 
@@ -97,14 +98,17 @@ def eval_cmd(
             out.print((out_dir / "compare.md").read_text(encoding="utf-8"), markup=False)
             err.print(f"[dim]runs in {escape(str(out_dir))}/<name>/; table in compare.md and compare.json[/]")
         return
+    run = doc["run"]
     if as_json:
         _print_json(doc)
-        return
-    if doc["metrics"]:
-        out.print(escape(format_table(doc)))
-    run = doc["run"]
-    err.print(f"[dim]{run['answered']}/{run['questions']} answered ({run['failed']} failed); "
-              f"report: {escape(str(out_dir / 'report.md'))}[/]")
+    else:
+        if doc["metrics"]:
+            out.print(escape(format_table(doc)))
+        err.print(f"[dim]{run['answered']}/{run['questions']} answered ({run.get('partial', 0)} partial, "
+                  f"{run['failed']} failed); report: {escape(str(out_dir / 'report.md'))}[/]")
+    if run["failed"]:  # scored as missing predictions until a rerun answers them
+        raise _fail(f"{run['failed']} question(s) got no answer (see {out_dir / 'failures.jsonl'}); "
+                    "run the same command again to retry them")
 
 
 def register(app: typer.Typer) -> None:

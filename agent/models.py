@@ -12,6 +12,10 @@ record what went wrong and carry on with the other papers.
 Retries of rate limits and timeouts are not done here: `max_retries` goes to the OpenAI client,
 which retries 408/409/429/5xx, timeouts and connection errors with exponential backoff (0.5 s
 doubling up to 8 s, 25% jitter, `Retry-After` honoured). Retrying again here would multiply.
+Within one run (`endpoint_watch`, which `agent.api.ask` opens), an endpoint whose last
+`ENDPOINT_FAILURES_TO_STOP` calls all failed after those retries gets no more calls: the rest
+fail at once (kind `not_sent`), so a dead or hanging endpoint costs a run three failed calls,
+not one per paper.
 """
 
 from __future__ import annotations
@@ -20,7 +24,11 @@ import json
 import logging
 import os
 import re
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
@@ -37,7 +45,12 @@ log = logging.getLogger(__name__)
 Role = Literal["decompose", "verify", "read", "synthesize", "judge"]
 ROLES: tuple[str, ...] = get_args(Role)
 StructuredMethod = Literal["json_schema", "json_mode", "function_calling"]
-ErrorKind = Literal["invalid_json", "invalid_schema", "truncated", "call"]
+# invalid_json / invalid_schema / truncated: the model's output (a repair turn follows); call: the
+# request failed after the client's retries (connection, timeout, rate limit, 5xx); reply: the
+# endpoint answered with something that is not a chat completion (an HTML page, a body that is
+# not JSON); not_sent: not sent, the endpoint had already failed in this run (`endpoint_watch`).
+ErrorKind = Literal["invalid_json", "invalid_schema", "truncated", "call", "reply", "not_sent"]
+ENDPOINT_KINDS: tuple[str, ...] = ("call", "reply", "not_sent")  # failures of the endpoint, not of the output
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -242,6 +255,79 @@ class StructuredResult(Generic[T]):
 
 
 # ---------------------------------------------------------------------------------------------
+# One run's endpoint health
+
+# Endpoint failures in a row (no reply in between) after which a run sends no more calls. Each
+# failure already had the client's retries, so one more call to a dead, hanging or rate-limited
+# endpoint only adds timeout_s x (max_retries + 1) seconds before the same error (hours for 50
+# papers at the defaults). Three in a row, and any reply starts the count again: a few unlucky
+# requests of a working endpoint (a long prompt that timed out) must not end a run.
+ENDPOINT_FAILURES_TO_STOP = 3
+
+
+@dataclass
+class EndpointHealth:
+    """The endpoint failures in a row (kinds `call`, `reply`) of one run, shared by its threads."""
+
+    failures: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, attempt: Attempt) -> None:
+        """One attempt's outcome: a failure of the endpoint counts, any reply (even output that
+        is not valid) shows it answers and starts the count again."""
+        with self._lock:
+            self.failures = self.failures + 1 if attempt.error_kind in ("call", "reply") else 0
+
+    @property
+    def down(self) -> bool:
+        return self.failures >= ENDPOINT_FAILURES_TO_STOP
+
+    def not_sent(self) -> Attempt:
+        return Attempt(None, f"not sent: the endpoint failed the run's last {self.failures} calls", "not_sent")
+
+
+# the run's health; LangGraph and ContextThreadPoolExecutor copy contextvars into their threads
+_run_health: ContextVar[EndpointHealth | None] = ContextVar("litloop_endpoint_health", default=None)
+
+
+@contextmanager
+def endpoint_watch() -> Iterator[EndpointHealth]:
+    """Count the endpoint failures of the calls made inside (one run); once there are
+    `ENDPOINT_FAILURES_TO_STOP`, `structured_call` stops sending and fails at once."""
+    health = EndpointHealth()
+    token = _run_health.set(health)
+    try:
+        yield health
+    finally:
+        _run_health.reset(token)
+
+
+def is_endpoint_error(exc: BaseException) -> bool:
+    """An error of the OpenAI-compatible endpoint that `structured_call` raises rather than
+    records (a wrong key, an unknown model, a refused request): the run fails, and says so."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - langchain-openai depends on it
+        return False
+    return isinstance(exc, openai.OpenAIError)
+
+
+def describe_error(exc: BaseException) -> str:
+    """`Type: message`, with the root cause when it says more (the client's "Connection error."
+    hides `ConnectError: [Errno 111] Connection refused`)."""
+    text = f"{type(exc).__name__}: {exc}"
+    root, seen = exc, {id(exc)}
+    while (nxt := root.__cause__ or root.__context__) is not None and id(nxt) not in seen:
+        seen.add(id(nxt))
+        root = nxt
+    cause = str(root).splitlines()[0] if str(root) else ""
+    # a status error's root (httpx's HTTPStatusError) only repeats the status with a link
+    if root is not exc and cause and cause not in text and type(root).__name__ != "HTTPStatusError":
+        text += f" ({type(root).__name__}: {cause})"
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
 # Structured calls
 
 
@@ -318,8 +404,9 @@ def structured_call(
 
     The repair turn replays the conversation with the model's bad reply and a user message built
     from `repair_prompt` (placeholders `{error}`, `{schema}`). Transient transport errors left
-    after the client's own retries (rate limit, timeout, connection, 5xx) also become a failure
-    value; anything else (a wrong key, a bad request) is a configuration error and raises.
+    after the client's own retries (rate limit, timeout, connection, 5xx) and a reply that is not
+    a chat completion (an HTML page, a body that is not JSON) also become a failure value;
+    anything else (a wrong key, a bad request) is a configuration error and raises.
     """
     method = method or method_of(model)
     # The schema goes as a plain JSON schema, not the class: given a class, the OpenAI client
@@ -332,10 +419,16 @@ def structured_call(
     messages = build_messages(schema, system, user, method=method, schema_in_prompt=schema_in_prompt)
     attempts: list[Attempt] = []
     value: T | None = None
+    health = _run_health.get()
     for turn in range(2):
+        if health is not None and health.down:
+            attempts.append(health.not_sent())
+            break
         value, attempt = _attempt(runnable, messages, schema)
         attempts.append(attempt)
-        if value is not None or attempt.error_kind == "call" or turn == 1:
+        if health is not None:
+            health.record(attempt)
+        if value is not None or attempt.error_kind in ENDPOINT_KINDS or turn == 1:
             break
         log.info("%s output invalid (%s); asking for a repair", schema.__name__, attempt.error)
         messages = [
@@ -344,8 +437,9 @@ def structured_call(
             HumanMessage(content=render_repair(repair_prompt, attempt.error or "", schema)),
         ]
     result = StructuredResult(schema_name=schema.__name__, value=value, attempts=tuple(attempts))
-    if not result.ok:
-        log.warning("%s failed after %d call(s): %s", schema.__name__, result.calls, result.error)
+    if not result.ok:  # a call not sent repeats an endpoint failure already logged
+        log.log(logging.INFO if result.error_kind == "not_sent" else logging.WARNING,
+                "%s failed after %d call(s): %s", schema.__name__, result.calls, result.error)
     return result
 
 
@@ -359,7 +453,10 @@ def _attempt(runnable: Any, messages: list[BaseMessage], schema: type[T]) -> tup
         if truncated is not None:
             return None, truncated
         if _is_transient(exc):
-            return None, Attempt(None, f"{type(exc).__name__}: {exc}", "call", seconds=elapsed)
+            return None, Attempt(None, describe_error(exc), "call", seconds=elapsed)
+        bad_reply = _bad_reply(exc)
+        if bad_reply is not None:
+            return None, Attempt(None, bad_reply, "reply", seconds=elapsed)
         raise
     elapsed = time.perf_counter() - started
     raw_message = out["raw"] if isinstance(out, dict) else out
@@ -429,6 +526,36 @@ def _truncated_attempt(exc: Exception, elapsed: float) -> Attempt | None:
         output_tokens=getattr(usage, "completion_tokens", 0) or 0,
         seconds=elapsed,
     )
+
+
+_CLIENT_PACKAGES = ("openai", "langchain_openai", "httpx", "httpx2")  # where the client parses a reply
+_NOT_AN_API = "is the base URL an OpenAI-compatible API (usually ending in /v1)?"
+
+
+def _bad_reply(exc: Exception) -> str | None:
+    """What is wrong when the endpoint answered 2xx with something that is not a chat completion.
+
+    The OpenAI client hands a body that is not JSON (an HTML page, a proxy's text) on as a str,
+    and langchain-openai then fails on it with AttributeError; a JSON content type with a body
+    that does not parse raises JSONDecodeError. Only these raised inside the client libraries
+    count: the same errors from anywhere else are bugs and propagate.
+    """
+    if not isinstance(exc, (AttributeError, json.JSONDecodeError)) or _raised_in(exc) not in _CLIENT_PACKAGES:
+        return None
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the endpoint's reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): {_NOT_AN_API}"
+    return f"the endpoint's reply is not a chat completion (a text or HTML page, not JSON): {_NOT_AN_API}"
+
+
+def _raised_in(exc: BaseException) -> str:
+    """The top-level package of the innermost frame that raised `exc`, past the json module."""
+    package, tb = "", exc.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if module != "json" and not module.startswith("json."):
+            package = module.split(".")[0]
+        tb = tb.tb_next
+    return package
 
 
 def _is_transient(exc: Exception) -> bool:

@@ -118,6 +118,10 @@ class RetrievalAnswerer:
         self.index.close()
 
 
+class AnswerFailed(RuntimeError):
+    """The agent's run gave no answer (its status is `failed`): recorded as a failed question."""
+
+
 class AgentAnswerer:
     """Each question through ``agent.api.ask`` with a preset."""
 
@@ -138,6 +142,9 @@ class AgentAnswerer:
         from agent.graph import graph
 
         result = ask(q.question, preset=self.preset, index=str(self.index_path), graph=graph, **q.ask_arguments())
+        if result["status"] == "failed":  # no answer (the endpoint failed): a failed question, retried later
+            failure = (result["answer"] or {}).get("failure") or "the run failed"
+            raise AnswerFailed(f"no answer: {failure} (trace {result.get('trace_id')})")
         # the agent's own fused A/B ranking (kadr: the papers of its top chunks)
         candidates = list(result["ranking"] or result["candidates"])
         answer = result["answer"]
@@ -145,7 +152,8 @@ class AgentAnswerer:
                      for c in answer.get("citations", [])]
         extra = {"rounds": result["rounds"], "subqueries": result["subqueries"],
                  "insufficient_evidence": bool(answer.get("insufficient_evidence")),
-                 "reader_candidates": list(result["candidates"]), "trace_id": result.get("trace_id")}
+                 "reader_candidates": list(result["candidates"]), "trace_id": result.get("trace_id"),
+                 "status": result["status"]}
         return Outcome(result["submission"], candidates[:CANDIDATES_KEPT], answer.get("text", ""), citations,
                        dict(result["usage"]), list(result["errors"]), extra)
 

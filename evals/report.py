@@ -161,7 +161,8 @@ def judge_section(out: Path, run: Mapping[str, Any]) -> list[str]:
 
 def cost_lines(run: Mapping[str, Any]) -> list[str]:
     return [
-        f"- questions: {run['questions']} ({run['answered']} answered, {run['failed']} failed)",
+        f"- questions: {run['questions']} ({run['answered']} answered, {run.get('partial', 0)} of them partial, "
+        f"{run['failed']} failed)",
         f"- latency per question: p50 {fmt(run['latency_p50_s'], 2)} s, p95 {fmt(run['latency_p95_s'], 2)} s",
         f"- LLM calls: {fmt(run['llm_calls'], 0)} ({fmt(run['llm_calls_per_question'], 1)} per question); "
         f"tokens in/out: {fmt(run['input_tokens'], 0)} / {fmt(run['output_tokens'], 0)}",

@@ -180,6 +180,9 @@ def run_summary(questions: Sequence[Question], out: Path) -> dict[str, Any]:
     verdicts = [r for r in Ledger(out / JUDGEMENTS).records() if r["query_id"] in ids]
     return {
         "questions": len(questions), "answered": len(answered), "failed": len(failures),
+        # answered, but some LLM calls of the run failed (the agent's answer status)
+        "partial": sum(r.get("status") == "partial" for r in {r["query_id"]: r for r in results}.values()
+                       if r["query_id"] in answered),
         "latency_p50_s": percentile(seconds, 50), "latency_p95_s": percentile(seconds, 95),
         "latency_mean_s": sum(seconds) / len(seconds) if seconds else None,
         "llm_calls": total("llm_calls"), "llm_calls_per_question": total("llm_calls") / n,

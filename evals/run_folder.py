@@ -8,8 +8,10 @@ A run folder holds (DESIGN.md section 11 for ``metrics.json``):
   dropped and its question runs again;
 - ``candidates.jsonl``: the top 50 ranked papers per question (``query_id`` +
   ``candidate_papers``), scored with ``candidate_recall@k``;
-- ``results.jsonl``: per question, the latency, LLM usage, answer text and cited chunks;
-- ``failures.jsonl``: questions that raised, with their error. The ledger's failure rule: a
+- ``results.jsonl``: per question, the latency, LLM usage, answer text and cited chunks, and
+  for the agent the answer's ``status`` (``ok`` or ``partial``: some LLM calls failed) and errors;
+- ``failures.jsonl``: questions that raised or got no answer (status ``failed``: the model
+  endpoint failed), with their error. The ledger's failure rule: a
   failed question is not done, so it is not in the submission and a rerun retries it; until
   then it scores 0 as a missing prediction;
 - ``judgements.jsonl`` (with ``--judge``): the LLM judge's verdicts, one per answer (also when
@@ -79,7 +81,7 @@ def answer_questions(answerer, questions: Sequence[Question], out: Path, *, prog
     for name in (CANDIDATES, RESULTS):
         Ledger(out / name).keep_only(done)
     pending = [q for q in questions if q.query_id not in done]
-    summary = {"answered": 0, "skipped": len(questions) - len(pending), "failed": 0}
+    summary = {"answered": 0, "partial": 0, "skipped": len(questions) - len(pending), "failed": 0}
     fatal = _fatal_errors()
     with (Ledger(out / CANDIDATES).open() as cand, Ledger(out / RESULTS).open() as res,
           Ledger(out / FAILURES).open() as fail, ledger.open() as sub):
@@ -103,6 +105,7 @@ def answer_questions(answerer, questions: Sequence[Question], out: Path, *, prog
                               "errors": outcome.errors, **outcome.extra})
             append_line(sub, outcome.submission)  # last: the ledger line says the question is done
             summary["answered"] += 1
+            summary["partial"] += outcome.extra.get("status") == "partial"
     return summary
 
 

@@ -5,12 +5,20 @@ the structured-output schema the request names (decompose, verify, read, synthes
 
 Usage: `with OpenAIStub(reply) as stub: env["LITLOOP_LLM__BASE_URL"] = stub.base_url`; `reply`
 gets (role, request body, prompt text) and returns a dict (sent as the JSON content).
+
+Endpoint faults, for every call (`faults={"*": "html"}`) or a role's (`faults={"read": "hang"}`):
+`429` (with `Retry-After: retry_after`), `401`, `hang` (no reply until the client gives up or the
+stub stops), `reset` (the connection reset), `html` (200 text/html), `invalid_json` (200
+application/json that does not parse), `prose` (a well-formed completion whose content is prose,
+not JSON). `refused_url()` is a base URL where nothing listens.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +31,17 @@ Reply = Callable[[str, dict[str, Any], str], dict[str, Any]]
 _ROLE_BY_FIELD = (("subqueries", "decompose"), ("evidence_papers", "verify"), ("relevant", "read"),
                   ("answer", "synthesize"))
 CHUNK_ID = re.compile(r"CHUNK (\S+#c\d+)")
+FAULTS = ("429", "401", "hang", "reset", "html", "invalid_json", "prose")
+PROSE = "Sure! Conditional random fields are a popular model for sequence labelling."
+HTML = b"<!doctype html><html><head><title>Welcome</title></head><body>It works!</body></html>"
+
+
+def refused_url() -> str:
+    """A loopback base URL where nothing listens (a port just bound and released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 def role_of(body: dict[str, Any], prompt: str) -> str:
@@ -69,11 +88,19 @@ def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, 
 
 class OpenAIStub:
     def __init__(self, reply: Reply = literature_reply, model: str = "stub-model",
-                 delays: dict[str, float] | None = None) -> None:
+                 delays: dict[str, float] | None = None, faults: dict[str, str] | None = None,
+                 retry_after: str = "1", hang_s: float = 30.0) -> None:
         self.reply = reply
         self.model = model
         self.delays = delays or {}  # seconds to wait before answering a role (to watch live progress)
-        self.requests: list[dict[str, Any]] = []
+        self.faults = faults or {}  # role (or "*") -> one of FAULTS
+        unknown = set(self.faults.values()) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown faults {sorted(unknown)}; choose from {FAULTS}")
+        self.retry_after = retry_after
+        self.hang_s = hang_s
+        self.requests: list[dict[str, Any]] = []  # role, body, at (time.monotonic())
+        self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -105,9 +132,13 @@ class OpenAIStub:
                 messages = body.get("messages") or []
                 prompt = "\n".join(str(m.get("content") or "") for m in messages)
                 role = role_of(body, prompt)
-                stub.requests.append({"role": role, "body": body})
+                stub.requests.append({"role": role, "body": body, "at": time.monotonic()})
+                fault = stub.faults.get(role) or stub.faults.get("*")
+                if fault and fault != "prose":
+                    self._fault(fault)
+                    return
                 time.sleep(stub.delays.get(role, 0.0))
-                content = json.dumps(stub.reply(role, body, prompt))
+                content = PROSE if fault == "prose" else json.dumps(stub.reply(role, body, prompt))
                 prompt_tokens, completion_tokens = len(prompt.split()), len(content.split())
                 message: dict[str, Any] = {"role": "assistant", "content": content}
                 if body.get("tools"):  # function_calling: answer as the forced tool call
@@ -122,20 +153,47 @@ class OpenAIStub:
                               "total_tokens": prompt_tokens + completion_tokens},
                 })
 
-            def _send(self, code: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, code: int, payload: dict[str, Any] | bytes, content_type: str = "application/json",
+                      headers: dict[str, str] | None = None) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            def _fault(self, fault: str) -> None:
+                if fault == "429":
+                    self._send(429, {"error": {"message": "Rate limit reached, slow down", "type": "requests"}},
+                               headers={"Retry-After": stub.retry_after})
+                elif fault == "401":
+                    self._send(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})
+                elif fault == "html":
+                    self._send(200, HTML, "text/html; charset=utf-8")
+                elif fault == "invalid_json":
+                    self._send(200, b'{"id": "chatcmpl-1", "choices": [', "application/json")
+                elif fault == "hang":
+                    stub._stopping.wait(stub.hang_s)  # the client times out first; stop() ends the wait
+                    self.close_connection = True
+                elif fault == "reset":  # SO_LINGER 0: close() sends RST, not FIN
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:  # a client gone mid-reply
+                pass
+
+        self._stopping.clear()
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

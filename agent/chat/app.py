@@ -227,22 +227,36 @@ def show_trace(trace_id: str | None) -> None:
 
 def error_text(error: str) -> str:
     if any(k in error for k in ("APIConnectionError", "APITimeoutError", "ConnectError", "NotFoundError",
-                                "AuthenticationError")):
+                                "AuthenticationError", "ConnectionError", "TimeoutError", "RateLimitError",
+                                "reply is not")):
         return f"The model endpoint did not answer: {error}. {ENDPOINT_HINT}"
     return error
 
 
+def show_status(turn: Turn, status: str | None) -> None:
+    """A failed answer as an error, a partial one as a warning, each with its failed calls."""
+    errors = turn.totals.get("errors") or []
+    line = render.status_line(status, {"failure": turn.totals.get("failure"), **(turn.answer or {})}, errors)
+    if line is None:
+        return
+    text = "\n".join([md(error_text(line)), *(f"- {md(e)}" for e in render.error_lines(errors))])
+    (st.error if status == "failed" else st.warning)(text)
+
+
 def show_turn(turn: Turn) -> None:
+    status = turn.totals.get("status") or (turn.answer or {}).get("status")
     with st.chat_message("user"):
         st.markdown(md(turn.question))
         if turn.asked != turn.question:
             st.caption("Asked as a follow-up, with the conversation so far.")
     with st.chat_message("assistant"):
-        show_timeline(turn.events, failed=bool(turn.error))
+        show_timeline(turn.events, failed=bool(turn.error) or status == "failed")
         if turn.error:
             st.error(md(error_text(turn.error)))
         else:
-            show_answer(turn.answer)
+            show_status(turn, status)
+            if status != "failed":
+                show_answer(turn.answer)
         st.caption(render.totals_line(turn.totals, turn.trace_id))
         show_trace(turn.trace_id)
 

@@ -61,8 +61,13 @@ class Timeline:
                 read.done = True
             return read
         if node == "synthesize":
-            ans = self._new("answer", "Answer written")
             answer = ev.get("answer") or {}
+            if answer.get("status") == "failed":
+                ans = self._new("answer", "No answer: the run failed")
+                ans.lines.append(answer.get("failure") or "the run failed")
+                ans.failed = ans.done = True
+                return ans
+            ans = self._new("answer", "Answer written" + (" (partial)" if answer.get("status") == "partial" else ""))
             n = len(answer.get("citations") or [])
             ans.lines.append("No supporting evidence found" if answer.get("insufficient_evidence")
                              else f"{n} citation{'s' if n != 1 else ''}")
@@ -125,6 +130,27 @@ def citation_label(c: dict[str, Any]) -> str:
     """`[1] Title — ACL 2005 · p. 3, § Results, Table 2`"""
     meta = venue_year(c)
     return f"[{c['n']}] {c.get('title') or c.get('paper_id')}" + (f" — {meta}" if meta else "") + f" · {where(c)}"
+
+
+def error_lines(errors: list[dict[str, Any]], limit: int = 6) -> list[str]:
+    """The run's failed LLM calls grouped by step and message, e.g.
+    `read (6 calls): OpenAIConnectionError: Connection error. (...)`; at most `limit` lines."""
+    groups: dict[tuple[str, str], int] = {}
+    for e in errors:
+        key = (str(e.get("node") or "?"), str(e.get("error") or e.get("kind") or "failed"))
+        groups[key] = groups.get(key, 0) + 1
+    lines = [f"{node}{f' ({n} calls)' if n > 1 else ''}: {error}" for (node, error), n in groups.items()]
+    return lines if len(lines) <= limit else [*lines[:limit], f"… and {len(lines) - limit} more"]
+
+
+def status_line(status: str | None, answer: dict[str, Any], errors: list[dict[str, Any]]) -> str | None:
+    """What a failed or partial answer says above its errors (None for an ok one)."""
+    if status == "failed":
+        return "No answer: " + (answer.get("failure") or "the run failed")
+    if status == "partial":
+        n = len(errors)
+        return f"Partial answer: {n} LLM call{'s' if n != 1 else ''} of the run failed; the run went on without them"
+    return None
 
 
 def totals_line(totals: dict[str, Any], trace_id: str | None = None) -> str:

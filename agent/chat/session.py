@@ -66,7 +66,7 @@ class Turn:
     graph_thread: str
     trace_id: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
-    totals: dict[str, Any] = field(default_factory=dict)  # usage, rounds, preset, errors
+    totals: dict[str, Any] = field(default_factory=dict)  # usage, rounds, preset, errors, status, failure
     error: str | None = None
     created: float = 0.0
     answer: dict[str, Any] = field(default_factory=dict)  # from the checkpoint
@@ -234,8 +234,15 @@ def contextualise(question: str, history: list[Turn], max_turns: int = FOLLOW_UP
 
 
 def _storable(ev: dict[str, Any]) -> dict[str, Any]:
-    """A progress event as kept for replay (the answer itself lives in the checkpoint)."""
-    return {k: v for k, v in ev.items() if k != "answer"}
+    """A progress event as kept for replay: the answer itself lives in the checkpoint, so only
+    what the timeline shows of it is kept (its status, why it failed, its citations' ids)."""
+    out = {k: v for k, v in ev.items() if k != "answer"}
+    if isinstance(ev.get("answer"), dict):
+        answer = ev["answer"]
+        out["answer"] = {"status": answer.get("status"), "failure": answer.get("failure"),
+                         "insufficient_evidence": answer.get("insufficient_evidence"),
+                         "citations": [c.get("chunk_id") for c in answer.get("citations") or []]}
+    return out
 
 
 def totals_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -243,7 +250,8 @@ def totals_of(result: dict[str, Any]) -> dict[str, Any]:
     return {"rounds": result.get("rounds", 0), "preset": result.get("preset"),
             "llm_calls": int(usage.get("llm_calls", 0)), "input_tokens": int(usage.get("input_tokens", 0)),
             "output_tokens": int(usage.get("output_tokens", 0)), "seconds": round(usage.get("seconds_total", 0.0), 2),
-            "errors": result.get("errors", [])}
+            "errors": result.get("errors", []), "status": result.get("status", "ok"),
+            "failure": (result.get("answer") or {}).get("failure")}
 
 
 def ask_turn(

@@ -127,9 +127,15 @@ class TerminalChat:
         c = self.console
         ans = turn.answer or {}
         c.print()
+        status = turn.totals.get("status") or ans.get("status")
+        problem = render.status_line(status, {"failure": turn.totals.get("failure"), **ans}, turn.totals.get("errors") or [])
         if turn.error:
             c.print(f"[bold red]failed:[/] {escape(turn.error)}")
+        elif status == "failed":
+            c.print(f"[bold red]{escape(problem or 'No answer')}[/]")
         else:
+            if problem:
+                c.print(f"[yellow]{escape(problem)}[/]")
             if ans.get("choice"):
                 c.print(f"[bold]Answer:[/] {escape(ans['choice'])}")
             c.print(escape(ans.get("text") or "(no answer)"))
@@ -143,6 +149,9 @@ class TerminalChat:
                         f"[dim]({escape(cit['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
                         f"{cit.get('kind')} · {escape(render.where(cit))}")
                 c.print(f"    [dim]\"{escape(cit.get('quote') or '')}\"[/]")
+        if problem and not turn.error:
+            for line in render.error_lines(turn.totals.get("errors") or []):
+                c.print(f"  [red]failed call in[/] {escape(line)}")
         c.print(f"[dim]{escape(render.totals_line(turn.totals, turn.trace_id))}[/]")
 
     def show_history(self) -> None:

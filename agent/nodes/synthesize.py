@@ -1,10 +1,14 @@
 """synthesize: one answer across the accepted papers, in the form asked (free text, a
 multiple-choice option, a table), citing only chunk ids that exist in the index; with no
-supporting evidence it says so instead of guessing. SEE: DESIGN.md section 5."""
+supporting evidence it says so instead of guessing. SEE: DESIGN.md section 5.
+
+The answer carries its `status` (`answer_status`): a failed step is a failure, never an
+answer, and a reading that failed is unknown, not "not relevant"."""
 
 from __future__ import annotations
 
 import re
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
@@ -16,6 +20,10 @@ from agent.schemas import Synthesis
 from agent.state import State
 
 NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
+# no evidence, but some readings failed: what was not read is not known to lack evidence
+NO_EVIDENCE_READ = ("No evidence that answers this question was found in the papers that could be read "
+                    "({failed} of {total} readings failed, so this says nothing about those papers).")
+Status = Literal["ok", "partial", "failed"]
 _CITE = re.compile(r"\[([^\[\]]+?#c\d+)\]")
 
 
@@ -59,19 +67,63 @@ def synthesize_prompt(state: State, runtime, chunks: list[dict] | None = None) -
 def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
+    readings = state.get("readings", [])
     chunks = evidence_chunks(state, idx, ctx.synthesize_chunks)
     if not chunks:
-        return {"answer": build_answer(state, idx, None, [])}
+        status = answer_status(readings, state.get("errors", []))
+        if status == "failed":
+            return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
+        return {"answer": {**build_answer(state, idx, None, [], failed_readings(readings)), "status": status}}
     value, usage, errors = llm("synthesize", Synthesis, synthesize_prompt(state, runtime, chunks), runtime)
-    return {"answer": build_answer(state, idx, value, chunks), "usage": usage, "errors": errors}
+    if value is None:
+        return {"answer": failed_answer(f"the synthesis failed: {errors[0]['error'] if errors else 'no reply'}"),
+                "usage": usage, "errors": errors}
+    status = answer_status(readings, [*state.get("errors", []), *errors])
+    return {"answer": {**build_answer(state, idx, value, chunks), "status": status}, "usage": usage, "errors": errors}
 
 
-def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict]) -> dict:
+def answer_status(readings: list[dict[str, Any]], errors: list[dict[str, Any]]) -> Status:
+    """The status of an answer written from these readings (a failed synthesis call is `failed`
+    before this is asked): `failed` when every paper read failed (none was judged, so "no
+    evidence" would be a guess); `partial` when some LLM call of the run failed (a
+    decomposition, a verdict, some readings: `errors` says which); `ok` when none did."""
+    if readings and all(r.get("failed") for r in readings):
+        return "failed"
+    return "partial" if errors else "ok"
+
+
+def failed_readings(readings: list[dict[str, Any]]) -> tuple[int, int]:
+    """(failed, total) readings."""
+    return sum(bool(r.get("failed")) for r in readings), len(readings)
+
+
+def failure_reason(readings: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
+    """One line on why there is no answer, for a run whose every reading failed: the first
+    failure of the endpoint itself when there was one (what the calls not sent after it repeat),
+    else the last reading's error."""
+    failed, total = failed_readings(readings)
+    endpoint = next((e for e in errors if e.get("kind") in ("call", "reply")), None)
+    cause = endpoint or next((e for e in reversed(errors) if e.get("node") == "read"), None)
+    because = f"; {cause['node']}: {cause['error']}" if cause and cause.get("error") else ""
+    return f"every paper read failed ({failed} of {total}){because}"
+
+
+def failed_answer(reason: str) -> dict[str, Any]:
+    """The answer record of a run that produced no answer: empty, with `status` failed and
+    `failure` saying why (never the no-evidence sentence, which is a finding)."""
+    return {"text": "", "insufficient_evidence": False, "choice": "", "table_rows": [], "citations": [], "facts": [],
+            "papers": [], "invalid_citations": [], "status": "failed", "failure": reason}
+
+
+def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict],
+                 unread: tuple[int, int] = (0, 0)) -> dict:
     """The answer record with validated citations: ids the model cited that were not shown
-    (or do not exist) are dropped and reported."""
+    (or do not exist) are dropped and reported. `value` None: no evidence was found, and
+    `unread` (failed, total readings) says how many papers could not be judged."""
     shown_ids = [c["chunk_id"] for c in shown]
     if value is None or value.insufficient_evidence:
-        text = NO_EVIDENCE if value is None or not value.answer.strip() else value.answer.strip()
+        none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
+        text = none_found if value is None or not value.answer.strip() else value.answer.strip()
         return {"text": text, "insufficient_evidence": True, "choice": "", "table_rows": [], "citations": [],
                 "facts": [], "papers": [], "invalid_citations": []}
     cited = _CITE.findall(value.answer) + [f.chunk_id for f in value.facts]

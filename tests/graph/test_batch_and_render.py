@@ -37,7 +37,7 @@ def test_batch_writes_one_line_per_input_and_resumes(scripted, tmp_path):
     inp, out = _inputs(tmp_path), tmp_path / "sub.jsonl"
     # a first run answered q0; then a crash tore the line of q1
     summary = run_batch(_inputs(tmp_path, 1, "first.jsonl"), out, ask_fn=_ask_small)
-    assert summary == {"written": 1, "skipped": 0, "failed": 0}
+    assert summary == {"written": 1, "partial": 0, "skipped": 0, "failed": 0}
     with out.open("a") as fh:
         fh.write('{"query_id": "q1", "gold_pap')  # torn line
     calls = []
@@ -50,7 +50,7 @@ def test_batch_writes_one_line_per_input_and_resumes(scripted, tmp_path):
 
     summary = run_batch(inp, out, ask_fn=flaky)
     assert calls == ["q1", "q2"]
-    assert summary == {"written": 1, "skipped": 1, "failed": 1}
+    assert summary == {"written": 1, "partial": 0, "skipped": 1, "failed": 1}
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["query_id"] for r in lines] == ["q0", "q1", "q2"]
     assert lines[0]["answer"]["multiple_choice"] == {"gold": "B"}
@@ -74,12 +74,12 @@ def test_batch_retries_a_failed_question_and_keeps_input_order(scripted, tmp_pat
             return _ask_small(question, **kw)
         return ask_fn
 
-    assert run_batch(inp, out, ask_fn=down_for({"q1"})) == {"written": 2, "skipped": 0, "failed": 1}
+    assert run_batch(inp, out, ask_fn=down_for({"q1"})) == {"written": 2, "partial": 0, "skipped": 0, "failed": 1}
     placeholder = json.loads(out.read_text().splitlines()[1])
     assert placeholder["query_id"] == "q1" and placeholder["gold_papers"] == []
     # the failure is recorded, not counted as done: the next run retries q1 (and only q1)
     calls.clear()
-    assert run_batch(inp, out, ask_fn=down_for(set())) == {"written": 1, "skipped": 2, "failed": 0}
+    assert run_batch(inp, out, ask_fn=down_for(set())) == {"written": 1, "partial": 0, "skipped": 2, "failed": 0}
     assert calls == ["q1"]
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["query_id"] for r in lines] == ["q0", "q1", "q2"]  # one line each, input order

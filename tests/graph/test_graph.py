@@ -72,8 +72,11 @@ def test_invalid_twice_is_a_recorded_failure(scripted):
              synthesize=["garbage", "still garbage"])
     out = ask("What F1 do CRFs reach?", **SMALL)
     assert [e["node"] for e in out["errors"]] == ["synthesize"]
-    assert out["answer"]["insufficient_evidence"] is True
-    assert out["answer"]["citations"] == []
+    # a failed synthesis is no answer, not a finding that there is no evidence
+    assert out["status"] == out["answer"]["status"] == "failed"
+    assert out["answer"]["insufficient_evidence"] is False and out["answer"]["text"] == ""
+    assert out["answer"]["failure"].startswith("the synthesis failed: invalid JSON")
+    assert out["answer"]["citations"] == [] and out["submission"]["answer"]["freeform"]["text"] == ""
 
 
 def test_citations_only_to_existing_shown_chunks(scripted):
