@@ -46,12 +46,14 @@ def score(
 ) -> None:
     """Validate a submission and score it with the official LitTraceQA metric definitions."""
     from evals.run import score_paths
-    from evals.scoring import format_table
+    from evals.scoring import coverage_warnings, format_table
 
     try:
         result = score_paths(gold, submission, candidates, strict=strict)
     except (ValueError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from None
+    for warning in coverage_warnings(result, gold, submission, candidates):  # counted, and said
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
     if as_json:
         _print_json(result)
         return

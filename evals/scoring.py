@@ -388,10 +388,40 @@ def format_table(result: Mapping[str, Any]) -> str:
         if index == 1:
             lines.append("  ".join("-" * width for width in widths))
     counts = result["details"]["counts"]
+    missing, extra = counts["missing_predictions"], counts["extra_predictions"]
     lines.append("")
     lines.append(
-        f"missing predictions: {counts['missing_prediction_count']}  "
-        f"extra predictions: {counts['extra_prediction_count']}  "
+        f"missing predictions: {counts['missing_prediction_count']}{f' ({some_ids(missing)})' if missing else ''}  "
+        f"extra predictions: {counts['extra_prediction_count']}{f' ({some_ids(extra)})' if extra else ''}  "
         f"table cells correct: {counts['table_cell_correct']}/{counts['table_cell_total']}"
     )
     return "\n".join(lines)
+
+
+_SHOWN_IDS = 5  # query ids a message lists before "... and N more"
+
+
+def some_ids(ids: Sequence[str]) -> str:
+    """The first few query ids of a list, and how many more there are."""
+    shown = ", ".join(ids[:_SHOWN_IDS])
+    return shown + (f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else "")
+
+
+def coverage_warnings(result: Mapping[str, Any], gold: str | Path, submission: str | Path,
+                      candidates: str | Path | None = None) -> list[str]:
+    """The query ids the files do not share, each kind as one message with its count and a few
+    ids: gold questions without a submission line (each scores 0), submission lines outside the
+    gold (not scored), gold questions without a candidate list (candidate recall 0)."""
+    counts = result["details"]["counts"]
+    missing, extra = counts["missing_predictions"], counts["extra_predictions"]
+    out = []
+    if missing:
+        out.append(f"{len(missing)} of {counts['total']} gold questions have no line in {submission} "
+                   f"({some_ids(missing)}): each scores 0")
+    if extra:
+        out.append(f"{len(extra)} query id(s) in {submission} are not in {gold} ({some_ids(extra)}): not scored")
+    if counts.get("missing_candidates"):
+        gone = counts["missing_candidates"]
+        out.append(f"{len(gone)} of {counts['total']} gold questions have no line in {candidates} "
+                   f"({some_ids(gone)}): candidate recall 0")
+    return out

@@ -1,7 +1,9 @@
 """JSON Lines: the one reader and the one writer every JSONL file of litloop goes through.
 
 Reading numbers the lines as the file has them (blank lines are skipped but counted), so every
-problem names the file and the line:
+problem names the file and the line. Each line is decoded on its own: a byte that is not UTF-8
+or a value nested too deeply for the parser costs that line only (a problem of the line, never
+an exception from the middle of the file), and a UTF-8 BOM at the start of a line is dropped.
 
 - `read_lines(path)`: every non-blank line with its number, its text and its parsed value, or
   the decoder's error for a line that is not JSON. Readers of user input with their own wording
@@ -17,8 +19,10 @@ written; `write_jsonl` writes a whole file. Only the standard library is importe
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,15 +41,19 @@ class JsonlError(ValueError):
 
 @dataclass(frozen=True)
 class Line:
-    """One non-blank line: its number in the file, its text, and its value or why it has none."""
+    """One non-blank line: its number in the file, its text, and its value or why it has none
+    (`error`, the decoder's; `reason`, a line that is not UTF-8 or is nested too deeply)."""
 
     number: int
     text: str
     value: Any = None
     error: json.JSONDecodeError | None = None
+    reason: str | None = None
 
     def problem(self) -> str | None:
         """Why this line is not a record (a JSON object), or None when it is one."""
+        if self.reason is not None:
+            return self.reason
         if self.error is not None:
             return f"invalid JSON ({self.error.msg} at column {self.error.colno})"
         if not isinstance(self.value, dict):
@@ -81,15 +89,31 @@ def read_lines(path: str | Path) -> Iterator[Line]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            text = raw.rstrip("\r\n")
-            if not text.strip():
+            raw = raw.rstrip(b"\r\n")
+            if raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+            if not raw.strip():
                 continue
-            try:
-                yield Line(number, text, json.loads(text))
-            except json.JSONDecodeError as error:
-                yield Line(number, text, error=error)
+            yield parse_line(number, raw)
+
+
+def parse_line(number: int, raw: bytes) -> Line:
+    """One line's bytes decoded and parsed; what went wrong is the line's `problem()`."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Line(number, raw.decode("utf-8", "replace"),
+                    reason=f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line); "
+                           "re-save the file as UTF-8")
+    try:
+        return Line(number, text, json.loads(text))
+    except json.JSONDecodeError as error:
+        return Line(number, text, error=error)
+    except RecursionError:  # the C parser recurses once per level: '[' * 100_000 ends here
+        return Line(number, text, reason=f"invalid JSON (nested more than about {sys.getrecursionlimit()} levels "
+                                         "deep, more than the parser allows)")
 
 
 def iter_jsonl(path: str | Path, *, skip_bad: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
