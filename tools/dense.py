@@ -4,6 +4,11 @@ Chroma's default embedding function downloads a model, so the collection is crea
 `embedding_function=None` and every add and query passes vectors explicitly. A chunk longer
 than the embedder reads is stored as several windows (`<chunk_id>@w<n>`) whose hits map back to
 the chunk by their best similarity.
+
+Only a build creates a store (`create=True`). A reader opening a folder that holds none gets
+`DenseStoreMissing`, never a fresh empty store: Chroma's `PersistentClient` creates whatever
+folder it is pointed at, so a reader of a removed version would otherwise search an empty
+collection and find nothing, silently.
 """
 
 from __future__ import annotations
@@ -17,14 +22,31 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 COLLECTION = "chunks"
+CHROMA_FILE = "chroma.sqlite3"  # the file every persistent Chroma store holds
 
 
 def window_id(chunk_id: str, n: int) -> str:
     return f"{chunk_id}@w{n}"
 
 
+class DenseStoreMissing(RuntimeError):
+    """A dense store that a reader expected and that is not there."""
+
+    def __init__(self, path: Path, what: str):
+        super().__init__(
+            f"{path}: {what}; this index version is incomplete or was removed while open. Open the "
+            "index again, or rebuild it with `litloop index build PATH... --index DIR --rebuild`"
+        )
+        self.path = path
+
+
 class DenseIndex:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, create: bool = False):
+        """Open the store in `path`; only `create` (a build) makes one where there is none."""
+        path = Path(path)
+        if not create and not (path / CHROMA_FILE).is_file():
+            # checked before Chroma sees the path: PersistentClient would create it
+            raise DenseStoreMissing(path, f"no dense store here (no {CHROMA_FILE})")
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -32,9 +54,18 @@ class DenseIndex:
         self._client = chromadb.PersistentClient(
             path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
         )
-        self._col = self._client.get_or_create_collection(
-            COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
-        )
+        if create:
+            self._col = self._client.get_or_create_collection(
+                COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
+            )
+            return
+        from chromadb.errors import NotFoundError
+
+        try:
+            self._col = self._client.get_collection(COLLECTION, embedding_function=None)
+        except (NotFoundError, ValueError):  # ValueError: what Chroma before 0.6 raised
+            self.close()
+            raise DenseStoreMissing(path, f"the dense store holds no {COLLECTION!r} collection") from None
 
     def count(self) -> int:
         return self._col.count()

@@ -13,10 +13,19 @@ Layout of an index directory DIR:
         paper_emb.npy       paper embeddings, rows in papers.jsonl order
         graph.json          citation graph (node-link JSON, no pickle)
         chroma/             persistent Chroma collection of chunk windows
+        .readers            the readers' lease: each open `Index` holds a shared flock on it
     DIR/.building-<stamp>/  a build in progress (removed when the next build starts)
+    DIR/.removing-<name>/   a superseded version being deleted
 
 A build writes a whole new version folder and only then points CURRENT at it, so a crash at any
 moment leaves the previous version usable. SEE: DESIGN.md section 2.
+
+A reader keeps the version it opened: the heavy parts (BM25, Chroma) load lazily, so a version
+deleted under an open `Index` would be read half from the old files and half from nothing.
+A superseded version is therefore removed only by whoever gets an exclusive flock on its
+`.readers` (the build right after its switch, or any later build or `open_index`); a version
+some reader holds stays until a later one finds it free. Removal renames the folder away while
+holding that lock, so a reader that read CURRENT just before sees it gone and reads CURRENT again.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import logging
 import os
 import shutil
 import time
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
@@ -49,6 +59,8 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 BM25_K1, BM25_B = 1.5, 0.75  # SEE: DESIGN.md section 2 (paper values)
+LEASE = ".readers"
+LEASE_ATTEMPTS = 5  # CURRENT moving this often during one open means builds are looping
 
 
 class IndexProblem(RuntimeError):
@@ -103,7 +115,9 @@ class Index(PaperTable):
     def __init__(self, root: Path, settings: ToolSettings, check: bool = True):
         self.root = root
         self.settings = settings
-        self.version_dir = current_version(root)
+        self._lease = lease_current_version(root)
+        self.version_dir = self._lease.version
+        remove_superseded(root)
         self.manifest: dict[str, Any] = json.loads((self.version_dir / "manifest.json").read_text())
         if check:
             check_manifest(self.manifest, settings, root)
@@ -135,9 +149,12 @@ class Index(PaperTable):
 
     @cached_property
     def dense(self):
-        from tools.dense import DenseIndex
+        from tools.dense import DenseIndex, DenseStoreMissing
 
-        return DenseIndex(self.version_dir / "chroma")
+        try:
+            return DenseIndex(self.version_dir / "chroma")
+        except DenseStoreMissing as exc:
+            raise IndexProblem(str(exc)) from None
 
     @cached_property
     def embedder(self):
@@ -161,11 +178,20 @@ class Index(PaperTable):
         ]
 
     def close(self) -> None:
+        """Release Chroma and the version's lease; the version may be removed after this."""
         if "dense" in self.__dict__:
             self.dense.close()
+        self._lease.release()
 
 
 def current_version(root: Path) -> Path:
+    version = _pointed_version(root)
+    if not (version / "manifest.json").exists():
+        raise IndexProblem(f"{version}: index version is incomplete (no manifest.json); rebuild the index")
+    return version
+
+
+def _pointed_version(root: Path) -> Path:
     pointer = root / "CURRENT"
     if not root.exists():
         raise IndexProblem(f"{root}: no index here; build one with `litloop index build PATH --index {root}`")
@@ -174,10 +200,111 @@ def current_version(root: Path) -> Path:
             f"{root}: not a litloop index (no CURRENT file); build one with "
             f"`litloop index build PATH --index {root}` or point --index at an index folder"
         )
-    version = root / pointer.read_text().strip()
-    if not (version / "manifest.json").exists():
-        raise IndexProblem(f"{version}: index version is incomplete (no manifest.json); rebuild the index")
-    return version
+    return root / pointer.read_text().strip()
+
+
+class VersionLease:
+    """A shared flock on one version's `.readers`: while held, no cleanup removes the version."""
+
+    def __init__(self, version: Path, fd: int | None):
+        self.version = version
+        self._release = weakref.finalize(self, os.close, fd) if fd is not None else None
+
+    @classmethod
+    def take(cls, version: Path, create: bool = False) -> VersionLease | None:
+        """The lease of `version`, or None when the version is gone (removed meanwhile)."""
+        path = version / LEASE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if create else os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            if create or not version.is_dir():
+                return None
+            return cls.take(version, create=True)  # a version built before leases existed
+        except OSError:  # EACCES, EROFS
+            log.warning("%s: cannot take a reader lease (read-only index?); a build may remove it "
+                        "while it is open", version)
+            return cls(version, None)
+        # Blocks only while a cleanup holds the exclusive lock, i.e. is renaming the version away.
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            here = os.stat(path)
+        except FileNotFoundError:
+            here = None
+        mine = os.fstat(fd)
+        if here is None or (here.st_dev, here.st_ino) != (mine.st_dev, mine.st_ino):
+            os.close(fd)
+            return None
+        return cls(version, fd)
+
+    def release(self) -> None:
+        if self._release is not None:
+            self._release()
+
+
+def lease_current_version(root: Path) -> VersionLease:
+    """Lease the version CURRENT names; read CURRENT again if a cleanup removed it meanwhile."""
+    for _ in range(LEASE_ATTEMPTS):
+        version = _pointed_version(root)
+        lease = VersionLease.take(version)
+        if lease is None:
+            if _current_name(root) == version.name:  # not removed meanwhile: never there
+                raise IndexProblem(f"{version}: CURRENT names a version folder that is not there; rebuild the index")
+            continue
+        if not (version / "manifest.json").exists():
+            lease.release()
+            raise IndexProblem(f"{version}: index version is incomplete (no manifest.json); rebuild the index")
+        return lease
+    raise IndexProblem(
+        f"{root}: the live version changed {LEASE_ATTEMPTS} times while opening it (builds in a "
+        "loop?); try again when the builds are done"
+    )
+
+
+def remove_superseded(root: Path) -> list[str]:
+    """Remove every version CURRENT no longer names and no reader holds; return their names.
+
+    Best effort: a version some reader holds, or one this process may not delete (a read-only
+    index), stays for a later build or `open_index`."""
+    for p in root.glob(".removing-*"):
+        shutil.rmtree(p, ignore_errors=True)
+    removed = []
+    for p in sorted(root.glob("v-*")):
+        if p.name != _current_name(root) and _remove_if_free(root, p):
+            removed.append(p.name)
+    return removed
+
+
+def _current_name(root: Path) -> str | None:
+    try:
+        return (root / "CURRENT").read_text().strip()
+    except FileNotFoundError:
+        return None
+
+
+def _remove_if_free(root: Path, version: Path) -> bool:
+    try:
+        fd = os.open(version / LEASE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("keeping %s: a reader holds it", version)
+            return False
+        # Under the exclusive lock no build can be between switching to this version and
+        # releasing its own lease on it, so CURRENT read now is final for this version.
+        if _current_name(root) == version.name:
+            return False
+        doomed = root / f".removing-{version.name}"
+        try:
+            os.rename(version, doomed)
+        except OSError:
+            return False
+    finally:
+        os.close(fd)
+    shutil.rmtree(doomed, ignore_errors=True)
+    return True
 
 
 def check_manifest(manifest: dict[str, Any], settings: ToolSettings, root: Path) -> None:
@@ -309,6 +436,10 @@ def build_index(
         if not loaded.documents:
             raise BuildFailed("no papers could be read from the input; nothing written", loaded.problems)
         stage = root / f".building-{_stamp()}"
+        stage.mkdir(parents=True)
+        # The build leases its own version until CURRENT names it, so that no `open_index`
+        # elsewhere takes it for a leftover between the rename and the switch.
+        own = VersionLease.take(stage, create=True)
         try:
             _write_version(stage, old, loaded.documents, settings, report, progress)
             final = root / stage.name.replace(".building-", "v-")
@@ -318,9 +449,11 @@ def build_index(
             shutil.rmtree(stage, ignore_errors=True)
             raise
         finally:
+            if own is not None:
+                own.release()
             if old is not None:
                 old.close()
-        _remove_old_versions(root, keep=final.name)
+        remove_superseded(root)
     return report
 
 
@@ -329,7 +462,6 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
     from tools.ingest.chunker import chunk_document
     from tools.ingest.resolve import resolve_references
 
-    stage.mkdir(parents=True)
     old_papers = list(old.papers.values()) if old else []
     new_papers = [d.paper for d in docs]
     # Re-resolve every bibliography against the grown corpus: an old full-text paper may cite
@@ -400,7 +532,7 @@ def _write_dense(stage, old, new_chunks, new_papers, settings, report, progress)
         old.dense.close()
         shutil.copytree(old.version_dir / "chroma", stage / "chroma")
     emb = get_embedder(settings.embedder.model, settings.device, settings.embedder.batch_size)
-    dense = DenseIndex(stage / "chroma")
+    dense = DenseIndex(stage / "chroma", create=True)
     try:
         have = dense.chunk_ids() if old else set()
         todo = [(c.chunk_id, c.paper_id, c.text) for c in new_chunks if c.chunk_id not in have]
@@ -483,15 +615,12 @@ def _fsync_tree(path: Path) -> None:
 
 
 def _remove_leftovers(root: Path) -> None:
+    """What interrupted builds left (only a build, holding the build lock, may remove these),
+    and the superseded versions their readers have let go of since the last build."""
     for p in root.glob(".building-*"):
         log.info("removing an interrupted build: %s", p)
         shutil.rmtree(p, ignore_errors=True)
-
-
-def _remove_old_versions(root: Path, keep: str) -> None:
-    for p in root.glob("v-*"):
-        if p.name != keep:
-            shutil.rmtree(p, ignore_errors=True)
+    remove_superseded(root)
 
 
 @contextmanager
@@ -514,9 +643,14 @@ def dir_size(path: Path) -> int:
 
 def index_info(root: Path, settings: ToolSettings) -> dict[str, Any]:
     """What `litloop index info` shows; reads the manifest only (fast)."""
-    version = current_version(Path(root).expanduser())
-    manifest = json.loads((version / "manifest.json").read_text())
-    sizes = {p.name: dir_size(p) if p.is_dir() else p.stat().st_size for p in sorted(version.iterdir())}
+    lease = lease_current_version(Path(root).expanduser())
+    try:
+        version = lease.version
+        manifest = json.loads((version / "manifest.json").read_text())
+        sizes = {p.name: dir_size(p) if p.is_dir() else p.stat().st_size
+                 for p in sorted(version.iterdir()) if p.name != LEASE}
+    finally:
+        lease.release()
     try:
         check_manifest(manifest, settings, Path(root))
         compatible, problem = True, None

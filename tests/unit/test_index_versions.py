@@ -1,0 +1,109 @@
+"""Version leases and cleanup of an index folder (`tools/index.py`), on hand-made version
+folders; and a reader's dense store that is not there (`tools/dense.py`).
+
+The whole race, with a real build in a subprocess and a real reader, is
+tests/integration/test_index_readers.py.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+import pytest
+
+import tools.index as index_mod
+from tools.dense import DenseIndex, DenseStoreMissing
+from tools.index import IndexProblem, VersionLease, lease_current_version, remove_superseded
+
+pytestmark = pytest.mark.unit
+
+
+def _versions(root, *names, current):
+    root.mkdir()
+    for name in names:
+        (root / name).mkdir()
+        (root / name / "manifest.json").write_text("{}")
+    (root / "CURRENT").write_text(current + "\n")
+    return [root / n for n in names]
+
+
+def test_a_held_version_stays_until_its_reader_lets_go(tmp_path):
+    root = tmp_path / "idx"
+    old, new = _versions(root, "v-1", "v-2", current="v-1")
+    lease = lease_current_version(root)
+    assert lease.version == old
+    (root / "CURRENT").write_text("v-2\n")  # a build switched
+    assert remove_superseded(root) == []
+    assert old.is_dir(), "a version a reader holds must stay"
+    lease.release()
+    assert remove_superseded(root) == ["v-1"]
+    assert not old.exists() and new.is_dir()
+    assert not list(root.glob(".removing-*"))
+
+
+def test_cleanup_never_removes_the_live_version_and_clears_interrupted_removals(tmp_path):
+    root = tmp_path / "idx"
+    _versions(root, "v-1", current="v-1")
+    (root / ".removing-v-0" / "chroma").mkdir(parents=True)  # a cleanup killed mid-way
+    assert remove_superseded(root) == []
+    assert (root / "v-1" / "manifest.json").is_file()
+    assert not (root / ".removing-v-0").exists()
+
+
+def test_a_version_without_a_lease_file_is_leased_and_removed_like_any(tmp_path):
+    # versions built before leases existed have no `.readers`
+    root = tmp_path / "idx"
+    old, _ = _versions(root, "v-1", "v-2", current="v-1")
+    lease = lease_current_version(root)
+    (root / "CURRENT").write_text("v-2\n")
+    assert remove_superseded(root) == [] and old.is_dir()
+    lease.release()
+    assert remove_superseded(root) == ["v-1"]
+
+
+def test_a_reader_that_loses_the_race_to_a_cleanup_reads_current_again(tmp_path, monkeypatch):
+    root = tmp_path / "idx"
+    old, new = _versions(root, "v-1", "v-2", current="v-2")
+    real_flock, raced = fcntl.flock, []
+
+    def cleanup_first(fd, op):
+        # between the reader's open of v-1/.readers and its shared lock, a cleanup takes v-1 away
+        if op == fcntl.LOCK_SH and not raced:
+            raced.append(True)
+            os.rename(old, root / ".removing-v-1")
+        real_flock(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", cleanup_first)
+    assert VersionLease.take(old) is None
+    assert raced
+
+    # the same race inside lease_current_version: the stale CURRENT named v-1, the next read v-2
+    pointed = iter([root / "v-0", new])
+    monkeypatch.setattr(index_mod, "_pointed_version", lambda _root: next(pointed))
+    lease = lease_current_version(root)
+    assert lease.version == new
+    lease.release()
+
+
+def test_current_naming_a_missing_folder_is_a_clear_error(tmp_path):
+    root = tmp_path / "idx"
+    _versions(root, "v-1", current="v-9")
+    with pytest.raises(IndexProblem, match="v-9: CURRENT names a version folder that is not there; rebuild"):
+        lease_current_version(root)
+
+
+def test_opening_a_missing_dense_store_raises_and_creates_nothing(tmp_path):
+    gone = tmp_path / "v-1" / "chroma"
+    with pytest.raises(DenseStoreMissing) as err:
+        DenseIndex(gone)
+    message = str(err.value)
+    assert str(gone) in message
+    assert "Open the index again" in message and "--rebuild" in message
+    assert not gone.exists() and not gone.parent.exists()
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DenseStoreMissing, match="no chroma.sqlite3"):
+        DenseIndex(empty)
+    assert list(empty.iterdir()) == []
