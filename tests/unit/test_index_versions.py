@@ -14,7 +14,12 @@ import pytest
 
 import tools.index as index_mod
 from tools.dense import DenseIndex, DenseStoreMissing
-from tools.index import IndexProblem, VersionLease, lease_current_version, remove_superseded
+from tools.index import (
+    IndexProblem,
+    VersionLease,
+    lease_current_version,
+    remove_superseded,
+)
 
 pytestmark = pytest.mark.unit
 
