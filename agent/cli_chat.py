@@ -49,34 +49,91 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 def streamlit_command(port: int, host: str, corpora: list[str] | None = None) -> list[str]:
     """`streamlit run` for the chat app: loopback by default, no browser, no usage statistics
     (nothing leaves the machine), no file watcher. Corpora go to the app as its own arguments
-    (after `--`) and are preselected in its sidebar."""
+    (after `--`) and are preselected in its sidebar.
+
+    Pinned against a user's ~/.streamlit/config.toml: CORS and XSRF protection on; the Host
+    allow-list of the bound address at the WebSocket handshake and the agent API off, where this
+    Streamlit has those options; Streamlit's own welcome banner off, since its URL lacks the
+    token (`litloop ui` prints the one to open)."""
+    from agent.chat.access import allowed_hosts
+
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
            "--server.address", host, "--server.port", str(port), "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           "--global.developmentMode", "false", "--client.toolbarMode", "minimal"]
+           "--global.developmentMode", "false", "--client.toolbarMode", "minimal",
+           "--server.enableCORS", "true", "--server.enableXsrfProtection", "true",
+           "--logger.hideWelcomeMessage", "true"]
+    known = streamlit_options()
+    hosts = allowed_hosts(host)
+    if hosts and "server.allowedHosts" in known:
+        cmd += [a for name in hosts for a in ("--server.allowedHosts", name)]
+    if "server.enableAgentApi" in known:
+        cmd += ["--server.enableAgentApi", "false"]
     if corpora:
         cmd += ["--", *(a for name in corpora for a in ("--corpus", name))]
     return cmd
+
+
+def streamlit_options() -> set[str]:
+    """The config options the installed Streamlit knows (`streamlit run` refuses unknown ones)."""
+    from streamlit import config
+
+    return set(config.get_config_options())
+
+
+def remote_host_problem(host: str, port: int, allow_remote: bool) -> str | None:
+    """Why `--host` is refused: a non-loopback address without `--allow-remote`; None otherwise."""
+    from agent.chat.access import is_loopback
+
+    if is_loopback(host) or allow_remote:
+        return None
+    return (f"--host {host} is not a loopback address: anyone who can reach this machine on port {port} could "
+            "reach the chat, which reads your index and asks your model endpoint with its key. Only the "
+            "token in the printed URL would stop them, and it travels unencrypted over plain HTTP. Keep "
+            "the default 127.0.0.1 (and use an SSH tunnel from elsewhere), or add --allow-remote to do it anyway.")
 
 
 def ui(
     index: IndexOpt = None,
     corpus: CorpusOpt = None,
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to serve on.")] = 8501,
-    host: Annotated[str, typer.Option("--host", help="Address to bind; 127.0.0.1 keeps the chat on this machine.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option("--host", help="Address to bind; 127.0.0.1 keeps the chat on this machine. "
+                                      "Any other needs --allow-remote.")] = "127.0.0.1",
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Confirm a non-loopback --host: other "
+                                               "machines can then reach the chat (the token in the URL is its only lock).")] = False,
 ) -> None:
-    """The web chat (Streamlit) on http://127.0.0.1:PORT: live steps, cited answers, threads, traces."""
+    """The web chat (Streamlit) on http://127.0.0.1:PORT/?token=...: live steps, cited answers,
+    threads, traces. The token is new at every start (or LITLOOP_UI_TOKEN); the chat refuses a
+    browser without it."""
     import importlib.util
 
+    from agent.chat.access import (
+        TOKEN_ENV,
+        browse_url,
+        is_loopback,
+        new_token,
+        token_problem,
+    )
+
+    problem = remote_host_problem(host, port, allow_remote)
+    if problem:
+        raise _fail(problem, 2)
     if importlib.util.find_spec("streamlit") is None:
         raise _fail("streamlit is not installed: pip install streamlit (it is a litloop dependency)")
     env = dict(os.environ)
+    token = env.get(TOKEN_ENV) or new_token()
+    if token_problem(token):
+        raise _fail(token_problem(token), 2)
+    env[TOKEN_ENV] = token
     corpora = check_names(corpus, index)
     if index is not None:
         if not (index / "CURRENT").exists():
             raise _fail(f"no litloop index at {index}: build one with `litloop index build FILES --index {index}`")
         env["LITLOOP_INDEX"] = str(index.resolve())
-    err.print(f"litloop web chat on [bold]http://{host}:{port}[/] (Ctrl-C stops it)")
+    if not is_loopback(host):  # allowed by --allow-remote, said once more
+        err.print(f"[bold yellow]warning:[/] serving on {escape(host)}: other machines can reach the chat; the token "
+                  "is its only lock and plain HTTP does not encrypt it")
+    err.print(f"litloop web chat on [bold]{escape(browse_url(host, port, token))}[/] (Ctrl-C stops it)")
     raise typer.Exit(serve_until_stopped(streamlit_command(port, host, corpora), env))
 
 

@@ -4,6 +4,9 @@ Each question runs the agent through `agent.chat.session.ask_turn`: a live step 
 `ask()`'s progress events while it works, then the answer with numbered citations that open the
 evidence, totals, and the run tree from the local trace. Conversations live in
 `data_dir/chat/chats.sqlite` (LangGraph's SQLite checkpointer plus a table of turns).
+
+Nothing runs for a session before `access_granted` (agent/chat/access.py): the URL's token and
+the handshake's Host and Origin.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import streamlit as st
 
-from agent.chat import render
+from agent.chat import access, render
 from agent.chat.session import (
     ChatStore,
     Turn,
@@ -51,20 +54,47 @@ def md(text: str) -> str:
 # ----------------------------------------------------------------------------- sidebar
 
 
-def apply_endpoint(base_url: str, model: str) -> None:
-    """The sidebar's endpoint for this UI process (environment, read by every next model build)."""
+def apply_endpoint(base_url: str, model: str, api_key: str = "") -> None:
+    """The sidebar's endpoint for this UI process (environment, read by every next model build).
+    A typed base URL gets `api_key` (or none), never the configured key: see
+    `access.endpoint_environment`."""
     from agent.settings import default_settings
 
     changed = False
-    for var, value in (("LITLOOP_LLM__BASE_URL", base_url.strip()), ("LITLOOP_LLM__MODEL", model.strip())):
-        if (os.environ.get(var) or "") != value:
-            if value:
-                os.environ[var] = value
-            else:
+    for var, value in access.endpoint_environment(base_url, model, api_key, access.configured_endpoint()).items():
+        if os.environ.get(var) != value:
+            if value is None:
                 os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
             changed = True
     if changed:
         default_settings.cache_clear()
+
+
+def endpoint_inputs() -> tuple[str, str, str]:
+    """The sidebar's base URL, model and, for a typed base URL only, its own API key."""
+    configured = access.configured_endpoint()
+    base_url = st.text_input("Base URL", value=configured.base_url or "", key="base_url",
+                             placeholder="empty: the embedded local model")
+    model = st.text_input("Model", value=configured.model or "", key="model", placeholder="e.g. gpt-4o-mini")
+    api_key = ""
+    if access.typed_endpoint(base_url, configured):
+        api_key = st.text_input("API key for this endpoint", type="password", key="api_key",
+                                placeholder="empty: none (a keyless local server)",
+                                help="A base URL typed here never gets the configured API key; it gets only "
+                                     "the key typed here.")
+    return base_url, model, api_key
+
+
+def endpoint_caption(base_url: str, model: str, api_key: str) -> str:
+    if not base_url:
+        return "Model: the embedded local model"
+    if not access.typed_endpoint(base_url, access.configured_endpoint()):
+        key = "the configured key"
+    else:
+        key = "the key typed here" if api_key.strip() else "no key"
+    return f"Model: {model or 'default'} at {base_url} ({key})"
 
 
 def sidebar(store: ChatStore) -> dict[str, Any]:
@@ -111,15 +141,13 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
                               help="auto: `paper` with an endpoint; with the embedded model `local-fast` below 8 CPU threads, else `local` (docs/benchmarks.md).")
 
         st.subheader("Model endpoint")
-        base_url = st.text_input("Base URL", value=s.llm.base_url or "", key="base_url",
-                                 placeholder="empty: the embedded local model")
-        model = st.text_input("Model", value=s.llm.model or "", key="model", placeholder="e.g. gpt-4o-mini")
-        apply_endpoint(base_url, model)
+        base_url, model, api_key = endpoint_inputs()
+        apply_endpoint(base_url, model, api_key)
         model_msg = model_problem()
         if model_msg:
             st.error(model_msg)
         else:
-            st.caption(f"Model: {model or 'default'} at {base_url}" if base_url else "Model: the embedded local model")
+            st.caption(endpoint_caption(base_url, model, api_key))
 
         if st.button("Start the demo", icon=":material/play_arrow:", width="stretch",
                      help="Build the demo index if needed and start the embedded model."):
@@ -282,8 +310,33 @@ def ask_live(store: ChatStore, question: str, options: dict[str, Any]) -> None:
 # ----------------------------------------------------------------------------- page
 
 
+def access_granted() -> bool:
+    """Whether this session may use the chat: a Host and Origin of the bound address, and once
+    per session the token `litloop ui` printed in the URL (then kept in the session state, so
+    the URL stays as it was and a reload works)."""
+    problem = access.host_problem(st.context.headers, access.allowed_hosts(st.get_option("server.address")))
+    if problem:
+        st.error(problem)
+        return False
+    if st.session_state.get("access_granted"):
+        return True
+    expected = os.environ.get(access.TOKEN_ENV)
+    if not expected:
+        st.error("This chat was started without an access token: start it with `litloop ui`, which prints "
+                 "the URL to open.")
+        return False
+    if not access.token_matches(st.query_params.get("token"), expected):
+        st.error("This chat needs the URL that `litloop ui` printed when it started (it ends in "
+                 "`/?token=…`). Open that URL; it is also in the terminal that runs the chat.")
+        return False
+    st.session_state.access_granted = True
+    return True
+
+
 def main() -> None:
     st.set_page_config(page_title="litloop", page_icon=":material/menu_book:", layout="wide")
+    if not access_granted():
+        st.stop()
     store = store_at(str(default_store_path(settings())))
     options = sidebar(store)
     st.title("litloop")

@@ -45,6 +45,36 @@ def scripted(graph_index, monkeypatch):
     resources.reset()
 
 
+UI_TOKEN = "graph-tier-ui-token-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def ui_access(monkeypatch):
+    """The web chat answers only a session whose URL carries the token `litloop ui` printed
+    (agent/chat/access.py). Every AppTest of this tier is the user who has it, unless the test
+    takes it away (`at.query_params.pop("token")`); the endpoint the sidebar starts from is taken
+    afresh for each test."""
+    monkeypatch.setenv("LITLOOP_UI_TOKEN", UI_TOKEN)
+    try:
+        from streamlit.testing.v1 import AppTest
+    except ImportError:  # the tests that need it skip themselves
+        yield
+        return
+    from agent.chat.access import configured_endpoint
+
+    real = AppTest.from_file.__func__
+
+    def from_file(cls, *args, **kwargs):
+        at = real(cls, *args, **kwargs)
+        at.query_params["token"] = UI_TOKEN
+        return at
+
+    monkeypatch.setattr(AppTest, "from_file", classmethod(from_file))
+    configured_endpoint.cache_clear()
+    yield
+    configured_endpoint.cache_clear()
+
+
 CHUNK_ID = re.compile(r"CHUNK (\S+#c\d+)")
 
 

@@ -3,11 +3,14 @@ small index: asking shows the step timeline and a cited answer; threads and foll
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from .conftest import SATISFIED, cite_first_chunk
+from .conftest import SATISFIED, UI_TOKEN, cite_first_chunk
 
 pytestmark = pytest.mark.graph
 
@@ -108,3 +111,113 @@ def test_failed_run_shows_the_error_and_keeps_the_turn(chat_env):
     ask(at, "What F1 do CRFs reach?")
     assert any("endpoint exploded" in e.value for e in at.error)
     assert any(e.label.startswith("Trace ") for e in at.expander)
+
+
+# ----------------------------------------------------------------------------- access
+
+
+def test_the_chat_refuses_a_session_without_the_token(chat_env, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    def opened(token):
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        if token is None:
+            at.query_params.pop("token")
+        else:
+            at.query_params["token"] = token
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    for token in (None, "", "not-the-token-0123456789"):
+        at = opened(token)
+        assert any("needs the URL that `litloop ui` printed" in e.value for e in at.error)
+        assert not at.chat_input and not at.sidebar.text_input and not at.button  # nothing else runs
+
+    at = opened(UI_TOKEN)
+    assert at.chat_input and not at.error
+    at.query_params.pop("token")  # kept in the session once given: the app's own reruns need no URL
+    at.run()
+    assert at.chat_input and not at.error
+
+    monkeypatch.delenv("LITLOOP_UI_TOKEN")  # not started by `litloop ui`: no token can be right
+    at = opened(UI_TOKEN)
+    assert any("started without an access token" in e.value for e in at.error) and not at.chat_input
+
+
+class KeyRecorder:
+    """An endpoint on 127.0.0.1 that records the Authorization header of every call and refuses
+    it (401), so the run fails fast after the model was asked."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        seen = self.authorizations = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                seen.append(self.headers.get("Authorization"))
+                body = json.dumps({"error": {"message": "bad key", "type": "invalid_request_error"}}).encode()
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> KeyRecorder:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_base_url_typed_in_the_sidebar_never_gets_the_configured_key(graph_index, monkeypatch, tmp_path):
+    pytest.importorskip("streamlit")
+    from agent import resources
+    from agent.settings import default_settings
+
+    configured = "http://127.0.0.1:9/v1"
+    for var, value in (("LITLOOP_INDEX", str(graph_index)), ("LITLOOP_DATA_DIR", str(tmp_path / "data")),
+                       ("LITLOOP_LLM__BASE_URL", configured), ("LITLOOP_LLM__MODEL", "m"),
+                       ("LITLOOP_LLM__API_KEY", "sk-configured-secret"), ("LITLOOP_LLM__MAX_RETRIES", "0"),
+                       ("OPENAI_API_KEY", "sk-openai-env-secret")):
+        monkeypatch.setenv(var, value)
+    default_settings.cache_clear()
+    try:
+        with KeyRecorder() as typed:
+            at = app()
+            assert "api_key" not in _keys(at)  # the configured endpoint: no key box
+            at.sidebar.text_input(key="base_url").set_value(typed.url).run()
+            assert "api_key" in _keys(at), "a typed endpoint asks for its own key"
+            assert any("(no key)" in c.value for c in at.sidebar.caption)
+            ask(at, "What F1 do CRFs reach?")
+            assert typed.authorizations and set(typed.authorizations) == {"Bearer not-needed"}
+
+            typed.authorizations.clear()
+            at.sidebar.text_input(key="api_key").set_value("sk-typed-here").run()
+            ask(at, "What F1 do CRFs reach?")
+            assert typed.authorizations and set(typed.authorizations) == {"Bearer sk-typed-here"}
+
+            # back on the configured endpoint: its own key again, and no key box
+            at.sidebar.text_input(key="base_url").set_value(configured).run()
+            assert os.environ["LITLOOP_LLM__API_KEY"] == "sk-configured-secret"
+            assert default_settings().llm.api_key.get_secret_value() == "sk-configured-secret"
+            assert "api_key" not in _keys(at)
+            assert any("(the configured key)" in c.value for c in at.sidebar.caption)
+    finally:
+        default_settings.cache_clear()
+        resources.reset()
+
+
+def _keys(at) -> set[str]:
+    return {t.key for t in at.sidebar.text_input}

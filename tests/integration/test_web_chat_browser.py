@@ -7,6 +7,7 @@ it also refreshes the README's docs/img/web-chat.png (so a plain test run leaves
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -50,6 +51,13 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 120) -> None
     raise AssertionError(f"litloop ui did not answer on {url} within {timeout:.0f} s")
 
 
+def printed_url(log: Path, port: int) -> str:
+    """The URL `litloop ui` printed, with the session token the chat asks for."""
+    found = re.search(rf"http://127\.0\.0\.1:{port}/\?token=[\w-]+", log.read_text())
+    assert found, f"litloop ui printed no URL with a token: {log.read_text()[-2000:]}"
+    return found.group(0)
+
+
 @pytest.fixture(scope="module")
 def browser_prereqs():
     if not Path(CHROMIUM).exists():
@@ -82,7 +90,7 @@ def running_ui(browser_prereqs, small_index, tmp_path):
         url = f"http://127.0.0.1:{port}"
         try:
             wait_healthy(url, proc)
-            yield url, stub, tmp_path
+            yield printed_url(tmp_path / "ui.log", port), stub, tmp_path
         finally:
             proc.terminate()
             try:
@@ -100,6 +108,9 @@ def test_ask_in_the_browser_shows_cited_answer(running_ui):
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            page.goto(url.split("?")[0], wait_until="domcontentloaded")  # without the token: refused
+            expect(page.get_by_text("needs the URL that", exact=False).first).to_be_visible(timeout=60_000)
+            assert page.get_by_placeholder("Ask about the literature…").count() == 0
             page.goto(url, wait_until="domcontentloaded")
             box = page.get_by_placeholder("Ask about the literature…")
             expect(box).to_be_visible(timeout=60_000)
