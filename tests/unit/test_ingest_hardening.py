@@ -301,3 +301,14 @@ def test_already_indexed_papers_are_not_problems(tmp_path):
     assert res.already_indexed == ["good"]
     [problem] = res.problems  # a duplicate inside the input is still a problem
     assert "duplicate paper_id 'new'" in problem
+
+
+def test_a_bad_byte_in_a_json_file_names_its_line(tmp_path):
+    lines = _jsonl(tmp_path / "lines.json", [{"paper_id": "a", "title": "A", "body_text": []},
+                                             b'{"paper_id": "\xff"}', {"paper_id": "b", "title": "B"}])
+    res = load_documents([lines])
+    assert _ids(res) == ["a", "b"] and "not UTF-8 text" in _one_problem(res, lines, 2)
+    pretty = tmp_path / "pretty.json"
+    pretty.write_bytes(b'{\n  "paper_id": "p",\n  "title": "caf\xe9"\n}\n')
+    [problem] = load_documents([pretty]).problems
+    assert problem.startswith(f"{pretty}:3: not UTF-8 text (byte 0xe9 at byte 16 of the line)")

@@ -5,8 +5,8 @@ Readers (jsonl.py, s2orc.py, the PDF sidecar in loader.py) guard no field themse
 value is validated here into a frozen pydantic model; a value of the wrong type refuses the
 record with one `IngestError` such as
 
-    papers.jsonl:7: field 'pdf_parse.body_text[3].eq_spans[0].end': expected a character offset
-    (a whole number), got a string ('x'); fix or remove the field
+    papers.jsonl:7: paper 'p7': field 'pdf_parse.body_text[3].eq_spans[0].end': expected a
+    character offset (a whole number), got a string ('x'); fix or remove the field
 
 and the reader goes on with the next record. Missing and null fields take their defaults; only
 values that are present and of the wrong kind are refused: a record is indexed as given or not at
@@ -382,8 +382,11 @@ def validate(model: type[M], value: Any, path: Path | str, line: int | None) -> 
         text = "; ".join(messages[:MAX_FIELD_MESSAGES])
         if more > 0:
             text += f"; and {more} more problem{'s' if more > 1 else ''} in this record"
-        pid = value.get("paper_id") if isinstance(value, dict) else None
-        paper = f"paper {pid.strip()[:80]!r}: " if isinstance(pid, str) and pid.strip() else ""
+        try:
+            pid = _id(value.get("paper_id")) if isinstance(value, dict) else None
+        except ValueError:
+            pid = None
+        paper = f"paper {pid[:80]!r}: " if pid else ""
         advice = "fix or remove the field" if text.startswith("field") else "each record must be one JSON object"
         raise IngestError(str(path), f"{paper}{text}; {advice}", line) from None
 
@@ -460,14 +463,14 @@ def _line_value(path: Path, number: int, raw: bytes) -> tuple[int, Any] | Ingest
     try:
         return number, parse_json(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        return IngestError(str(path), f"{undecodable(raw, exc)}; this line is skipped", number)
+        return IngestError(str(path), f"{undecodable(raw[exc.start], exc.start)}; this line is skipped", number)
     except Unreadable as exc:
         return IngestError(str(path), f"{exc.reason}; fix or remove the line", number)
 
 
-def undecodable(data: bytes, exc: UnicodeDecodeError) -> str:
-    return (f"not UTF-8 text (byte 0x{data[exc.start]:02x} at byte {exc.start + 1} of the line); "
-            "re-save the file as UTF-8")
+def undecodable(byte: int, offset: int) -> str:
+    """Why a line is not text: its first bad `byte`, `offset` bytes into the line."""
+    return f"not UTF-8 text (byte 0x{byte:02x} at byte {offset + 1} of the line); re-save the file as UTF-8"
 
 
 class Unreadable(ValueError):

@@ -11,7 +11,9 @@ S2ORC comes in several shapes, all accepted here:
 - a bare parse at top level (paper_id, abstract, body_text, ...), often without a title;
 - any of these one per line in a JSONL file.
 
-S2ORC has no page numbers, so blocks carry the section only (page=None).
+S2ORC has no page numbers, so blocks carry the section only (page=None). Each record is
+validated as a `records.S2orcRecord` first (tools/ingest/records.py): the code below reads typed
+fields and guards none, and a record with a field of the wrong type costs that record only.
 """
 
 from __future__ import annotations
@@ -94,31 +96,28 @@ def _records(path: Path) -> tuple[Items, bool]:
         data = data[len(codecs.BOM_UTF8):]
     if not data.strip():
         return [IngestError(str(path), "the file is empty (no records); fill it or leave it out")], False
+    first, _, rest = data.lstrip().partition(b"\n")
+    if rest.strip() and _is_object(first):  # JSONL in a .json file: read it line by line
+        return read_json_lines(path), False
     try:
-        text = data.decode("utf-8")
+        value = parse_json(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         line_start = data.rfind(b"\n", 0, exc.start) + 1
-        at = UnicodeDecodeError(exc.encoding, data[line_start:], exc.start - line_start, exc.end - line_start, exc.reason)
-        return [IngestError(str(path), f"{undecodable(data[line_start:], at)}; is this a JSON file?",
+        return [IngestError(str(path), f"{undecodable(data[exc.start], exc.start - line_start)}; is this a JSON file?",
                             data.count(b"\n", 0, exc.start) + 1)], False
-    try:
-        value = parse_json(text)
     except Unreadable as exc:
-        if _looks_like_jsonl(text):  # several JSON objects, one a line, in a .json file
-            return read_json_lines(path), False
         return [IngestError(str(path), f"{exc.reason}; fix or re-export the file", exc.line)], False
+    if value == []:
+        return [IngestError(str(path), "the file holds an empty array (no records); fill it or leave it out")], False
     if isinstance(value, list):
         return [(None, item) for item in value], False
     return [(None, value)], True
 
 
-def _looks_like_jsonl(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 2:
-        return False
+def _is_object(line: bytes) -> bool:
     try:
-        return isinstance(parse_json(lines[0]), dict)
-    except Unreadable:
+        return isinstance(parse_json(line.decode("utf-8")), dict)
+    except (UnicodeDecodeError, Unreadable):
         return False
 
 
