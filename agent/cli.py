@@ -142,6 +142,8 @@ def index_build(
         f"{report.windows_embedded} embedded windows, {report.references_resolved} references resolved) "
         f"into {index}"
     )
+    if report.already_indexed:
+        out.print(f"{report.already_indexed} papers of the input were already in the index (skipped).")
     if t:
         out.print(f"Index now holds {t['papers']} papers, {t['chunks']} chunks, {t['citation_edges']} citation edges.")
 

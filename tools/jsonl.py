@@ -114,6 +114,8 @@ def parse_line(number: int, raw: bytes) -> Line:
     except RecursionError:  # the C parser recurses once per level: '[' * 100_000 ends here
         return Line(number, text, reason=f"invalid JSON (nested more than about {sys.getrecursionlimit()} levels "
                                          "deep, more than the parser allows)")
+    except ValueError as exc:  # an integer of more digits than Python converts (about 4,300)
+        return Line(number, text, reason=f"a value the JSON parser refuses ({exc})")
 
 
 def iter_jsonl(path: str | Path, *, skip_bad: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:

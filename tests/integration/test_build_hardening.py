@@ -118,6 +118,8 @@ def test_strict_rerun_of_the_same_input_succeeds(tmp_path):
     again = json.loads(r.stdout)
     assert again["papers_added"] == 0 and again["already_indexed"] == 2 and again["problems"] == []
     assert (root / "CURRENT").read_text() == version  # nothing to add: the live version stays
+    r = CliRunner().invoke(app, ["index", "build", str(papers), "--index", str(root), "--strict"])
+    assert r.exit_code == 0 and "2 papers of the input were already in the index (skipped)" in r.output
     # a new bad record still fails --strict, and the index that was there is untouched
     _lines(papers, [_paper("a"), _paper("c", authors=5)])
     r = CliRunner().invoke(app, ["index", "build", str(papers), "--index", str(root), "--strict"])

@@ -32,6 +32,14 @@ def test_a_line_nested_too_deeply_is_that_line_problem(tmp_path):
         list(iter_jsonl(path))
 
 
+def test_an_integer_too_long_to_convert_is_that_line_problem(tmp_path):
+    path = tmp_path / "long.jsonl"
+    path.write_text('{"query_id": "a"}\n{"query_id": ' + "9" * 5000 + '}\n{"query_id": "b"}\n')
+    assert [r["query_id"] for _, r in iter_jsonl(path, skip_bad=True)] == ["a", "b"]
+    with pytest.raises(JsonlError, match=r"long.jsonl line 2: a value the JSON parser refuses"):
+        list(iter_jsonl(path))
+
+
 def test_a_byte_that_is_not_utf8_costs_its_line_only(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"query_id": "a"}\n{"query_id": "\xff"}\n{"query_id": "b"}\n')
