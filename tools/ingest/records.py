@@ -24,7 +24,6 @@ Also here, because every reader needs them:
 
 from __future__ import annotations
 
-import codecs
 import json
 import logging
 import math
@@ -44,7 +43,7 @@ from pydantic import (
 )
 
 from tools.base import Block, Document, IngestError, Paper
-from tools.jsonl import json_type
+from tools.jsonl import json_type, read_lines
 
 log = logging.getLogger(__name__)
 
@@ -441,31 +440,30 @@ def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | IngestError]:
     """(line number, value) for every non-blank line, or an IngestError for a line that cannot be
     read; an IngestError for a file without records.
 
-    Each line is decoded on its own, so one bad byte costs its line. Lines end at b'\\n' only (the
-    file's own line ends, never the Unicode line separators a JSON string may hold), and a BOM
-    at the start of a line (of the file, or of files joined with `cat`) is dropped.
+    The lines come from the one JSONL reader, `tools.jsonl.read_lines`: each is decoded on its
+    own, so one bad byte costs its line; lines end at b'\\n' only, and a BOM at the start of a
+    line is dropped. Here a bad line gets the ingesters' wording (what to fix, that it is skipped).
     """
     empty = True
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            raw = raw.rstrip(b"\r\n")
-            if raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8):]
-            if not raw.strip():
-                continue
-            empty = False
-            yield _line_value(path, number, raw)
+    for line in read_lines(path):
+        empty = False
+        if line.error is None and line.reason is None:  # any JSON value: the reader validates it
+            yield line.number, line.value
+        elif line.reason and line.reason.startswith("not UTF-8"):
+            yield IngestError(str(path), f"{line.reason}; this line is skipped", line.number)
+        else:
+            yield _unreadable(path, line.number, line.text)
     if empty:
         yield IngestError(str(path), "the file is empty (no records); fill it or leave it out")
 
 
-def _line_value(path: Path, number: int, raw: bytes) -> tuple[int, Any] | IngestError:
+def _unreadable(path: Path, number: int, text: str) -> IngestError:
+    """The ingesters' message for a line the JSONL reader could not parse."""
     try:
-        return number, parse_json(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        return IngestError(str(path), f"{undecodable(raw[exc.start], exc.start)}; this line is skipped", number)
+        parse_json(text)
     except Unreadable as exc:
         return IngestError(str(path), f"{exc.reason}; fix or remove the line", number)
+    return IngestError(str(path), "the line is not a JSON value; fix or remove the line", number)
 
 
 def undecodable(byte: int, offset: int) -> str:
