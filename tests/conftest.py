@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import errno
+import ipaddress
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -126,3 +129,106 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("timeout") is None and (seconds := tier_timeout(item)) is not None:
             item.add_marker(pytest.mark.timeout(seconds))
+
+
+# ----------------------------------------------------------------------------- socket audit
+#
+# The suite reaches nothing but loopback (the stub endpoint, the web chat, the embedded model's
+# server). Every in-process socket connect goes through `_guarded_connect`: one to another address
+# is refused before it leaves (the library that tried sees ECONNREFUSED, as offline) and fails the
+# test during which it happened, also from a background thread or a session fixture's setup.
+# Subprocesses (a `litloop ui` server, chromium) are outside it: they get loopback URLs only.
+
+_remote_attempts: list[str] = []  # "family address" of each refused connect, in order
+_checked = 0  # attempts already reported
+_allow_remote = False
+
+
+def is_loopback(family: int, address) -> bool:
+    """Whether a socket address stays on this machine (Unix sockets do; host names other than
+    localhost do not, whatever they resolve to)."""
+    if family not in (socket.AF_INET, socket.AF_INET6):
+        return True
+    host = str(address[0]).split("%")[0]
+    if host == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or bool(mapped and mapped.is_loopback)
+
+
+def _refused(sock: socket.socket, address) -> bool:
+    if _allow_remote or is_loopback(sock.family, address):
+        return False
+    _remote_attempts.append(f"{socket.AddressFamily(sock.family).name} {address!r}")
+    return True
+
+
+_real_connect, _real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+
+def _guarded_connect(self, address):
+    if _refused(self, address):
+        raise ConnectionRefusedError(errno.ECONNREFUSED, f"the test suite connects to loopback only, not {address!r}")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):
+    return errno.ECONNREFUSED if _refused(self, address) else _real_connect_ex(self, address)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    socket.socket.connect, socket.socket.connect_ex = _real_connect, _real_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only():
+    """Fail the test if a non-loopback connection was tried since the last test was checked."""
+    global _checked
+    yield
+    new, _checked = _remote_attempts[_checked:], len(_remote_attempts)
+    if new:
+        pytest.fail(f"tried to connect beyond loopback ({len(new)}x): {'; '.join(dict.fromkeys(new))}", pytrace=False)
+
+
+@pytest.fixture
+def remote_network():
+    """Lift the socket audit for one test (a test of a real remote model; none in CI)."""
+    global _allow_remote
+    _allow_remote = True
+    yield
+    _allow_remote = False
+
+
+class Connections(list):
+    """(family, address) of every socket connect a test made, loopback ones included."""
+
+    def remote(self) -> list:
+        return [address for family, address in self if not is_loopback(family, address)]
+
+
+@pytest.fixture
+def connections(monkeypatch) -> Connections:
+    """Every socket.connect / connect_ex of the test, recorded; the audit above still applies."""
+    seen = Connections()
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def recording_connect(self, address):
+        seen.append((self.family, address))
+        return connect(self, address)
+
+    def recording_connect_ex(self, address):
+        seen.append((self.family, address))
+        return connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", recording_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", recording_connect_ex)
+    return seen

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
@@ -11,7 +10,14 @@ from agent.api import ask
 from agent.chat.trace_view import tree_rows, tree_text
 from agent.tracing.store import list_traces, load_trace, summary_of
 
-from .conftest import ANSWER, NOT_SATISFIED, SATISFIED, SMALL, cite_first_chunk, numbered
+from .conftest import (
+    ANSWER,
+    NOT_SATISFIED,
+    SATISFIED,
+    SMALL,
+    cite_first_chunk,
+    numbered,
+)
 
 pytestmark = pytest.mark.graph
 
@@ -169,33 +175,13 @@ def test_tracing_off(scripted, traces, monkeypatch):
     assert out["trace_id"] is None and not traces.exists()
 
 
-@pytest.fixture
-def connections(monkeypatch):
-    """Every socket.connect of the test, as (family, address); the connections still happen."""
-    seen = []
-    real_connect = socket.socket.connect
-
-    def recording_connect(self, address):
-        seen.append((self.family, address))
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", recording_connect)
-    return seen
-
-
-def remote(seen):
-    """The internet addresses among recorded connections that are not loopback."""
-    return [a for fam, a in seen if fam in (socket.AF_INET, socket.AF_INET6)
-            and not (str(a[0]).startswith("127.") or a[0] in ("::1", "localhost"))]
-
-
-def test_traced_run_opens_no_network_socket(scripted, traces, connections, monkeypatch):
-    """With LANGSMITH_TRACING unset nothing tries the network: only loopback or local sockets."""
-    monkeypatch.setattr(socket.socket, "connect_ex", lambda self, a: connections.append((self.family, a)) or 111)
+def test_traced_run_opens_no_network_socket(scripted, traces, connections):
+    """With LANGSMITH_TRACING unset nothing tries the network: only loopback or local sockets
+    (`connections` and the suite's socket audit: tests/conftest.py)."""
     scripted(decompose=numbered("crf"), verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
     out = ask("What F1 do CRFs reach?", **SMALL)
     assert (traces / f"{out['trace_id']}.jsonl").exists()
-    assert remote(connections) == []
+    assert connections.remote() == []
 
 
 def test_tree_rows_hide_plumbing(scripted, traces):
@@ -243,4 +229,4 @@ def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_s
     root = records[0]
     assert root["metadata"]["cost_estimate_usd"] == pytest.approx(sum(r["metadata"]["cost_estimate_usd"] for r in llm_runs))
     assert "sk-test-abcdefghijklmnop1234" not in (traces / f"{out['trace_id']}.jsonl").read_text()
-    assert connections and remote(connections) == []  # the stub was called over loopback, nothing else
+    assert connections and connections.remote() == []  # the stub was called over loopback, nothing else
