@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         u = r["usage"]
         rows.append({"question": q, "seconds": u["seconds_total"], "llm_calls": u.get("llm_calls", 0),
                      "input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
-                     "citations": len(r["answer"].get("citations", [])), "errors": len(r["errors"]),
+                     "citations": len(r["answer"].get("citations", [])), "errors": len(r["errors"]), "status": r["status"],
                      "rounds": r["rounds"], "preset": r["preset"],
                      "nodes": {k.removeprefix("seconds_"): v for k, v in u.items() if k.startswith("seconds_") and k != "seconds_total"}})
         print(f"{rows[-1]['seconds']:6.1f} s  {rows[-1]['llm_calls']:3.0f} calls  "
