@@ -50,7 +50,7 @@ from evals.run_folder import (
 
 log = logging.getLogger(__name__)
 
-# The ablation rows of issue 5, in the order a reader expects them.
+# The ablation rows, in the order a reader expects them.
 LABELS = {
     "bm25": "BM25 only",
     "paper-bm25": "paper BM25 only",

@@ -7,7 +7,14 @@ import pytest
 from agent.api import ask
 from agent.graph import graph
 
-from .conftest import ANSWER, NOT_SATISFIED, SATISFIED, SMALL, cite_first_chunk, numbered
+from .conftest import (
+    ANSWER,
+    NOT_SATISFIED,
+    SATISFIED,
+    SMALL,
+    cite_first_chunk,
+    numbered,
+)
 
 pytestmark = pytest.mark.graph
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from agent.api import ask
-from agent.resources import index_for
 from agent.context import make_context
+from agent.resources import index_for
 from tools.pipeline import run_retrieval
 
 from .conftest import ANSWER, SATISFIED, cite_first_chunk

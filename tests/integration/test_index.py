@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from agent.settings import get_settings
-from tools.index import BuildFailed, IndexProblem, build_index, index_info, open_index
 from tests.conftest import CITESEER
+from tools.index import BuildFailed, IndexProblem, build_index, index_info, open_index
 from tools.search import search
 
 from .conftest import CRF_ID
