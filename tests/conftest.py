@@ -30,7 +30,7 @@ TIER_TIMEOUTS = {"unit": 60, "graph": 180, "integration": 600, "browser": 600, "
 def shared_data_dir() -> Path:
     """The shared data folder, read when called: LITLOOP_SHARED_DATA, else ../shared/data beside
     the repository. Only data that does not ship is read from it (LitTraceQA, CC BY-NC; the
-    citerec and PubMedQA benchmark questions; the S2ORC/GROBID JSON fixtures)."""
+    citerec and PubMedQA benchmark questions)."""
     return Path(os.environ.get("LITLOOP_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 

@@ -1,6 +1,6 @@
 """PDF and S2ORC ingestion on the real ACL papers: the four PDFs ship in the demo corpus
-(tools/corpora/demo_data/pdfs); the S2ORC/GROBID JSON fixtures do not, and are read from the
-shared data folder's fulltext/ (tests skip with the reason where it is absent).
+(tools/corpora/demo_data/pdfs); the S2ORC/GROBID JSON fixtures ship with the tests
+(tests/data/s2orc/).
 
 Every expected value here was read off the PDFs (page images) and the JSON files by hand:
 pages are the PDF's 1-based page numbers, not the proceedings' printed ones.
@@ -14,27 +14,28 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEMO_PDFS, shared_params, shared_path
+from tests.conftest import DEMO_PDFS
 from tools.base import MAX_CHUNK_CHARS, Document, IngestError
 from tools.ingest.pdf import parse_pdf
 from tools.ingest.s2orc import parse_s2orc
 
 pytestmark = pytest.mark.integration
 
-S2ORC_JSON = "the S2ORC/GROBID JSON fixtures"
 PDF_PAGES = {
     "N18-3011": 8,
     "2020.acl-main.207": 13,
     "2020.acl-main.447": 15,
     "2023.eacl-main.121": 20,
 }
-S2ORC_SHAPES = shared_params("fulltext/s2orc_json", "*.json", S2ORC_JSON)
+# the S2ORC/GROBID JSON fixtures ship with the tests (Apache-2.0; tests/data/s2orc/README.md)
+S2ORC_DATA = Path(__file__).resolve().parents[1] / "data" / "s2orc"
+S2ORC_SHAPES = sorted((S2ORC_DATA / "s2orc_json").glob("*.json"))
 
 
 @pytest.fixture(scope="module")
 def fulltext() -> Path:
-    """The shared fulltext/ folder, for its S2ORC JSON files (the PDFs come from DEMO_PDFS)."""
-    return shared_path("fulltext", S2ORC_JSON)
+    """The S2ORC JSON fixtures (the PDFs come from DEMO_PDFS)."""
+    return S2ORC_DATA
 
 
 @pytest.fixture(scope="module")
