@@ -8,7 +8,8 @@ into `data_dir/models/` (checked by size and sha256) and served by the prebuilt 
 talks to OpenAI, vLLM or Ollama (see agent/models.py).
 
 The server runs in a child process rather than in ours: llama.cpp writes a great deal to file
-descriptor 2, which a child can send to a log file (`data_dir/logs/local-llm.log`) without
+descriptor 2, which a child can send to a log file of its own (`data_dir/logs/local-llm-<pid>.log`,
+one per litloop process, so a chat and a batch running at once never overwrite each other) without
 touching our own stderr; stopping is then just ending the process, which also frees the port for
 certain; and the child exits by itself when its stdin closes, so it never outlives us even when we
 are killed.
@@ -353,8 +354,41 @@ class LocalServer:
         log.info("local model server stopped")
 
 
-def log_path_for(settings: Settings) -> Path:
-    return settings.data_dir / "logs" / "local-llm.log"
+LOGS_KEPT = 10  # logs of finished processes kept beside the live ones (the newest)
+
+
+def log_path_for(settings: Settings, pid: int | None = None) -> Path:
+    """This process's server log, `data_dir/logs/local-llm-<pid>.log`: one file per litloop
+    process, so two runs at once (a chat and a batch, two users of one data folder) never
+    truncate each other's log. Older logs of finished processes beyond the newest `LOGS_KEPT`
+    are removed."""
+    folder = settings.data_dir / "logs"
+    prune_logs(folder)
+    return folder / f"local-llm-{os.getpid() if pid is None else pid}.log"
+
+
+def prune_logs(folder: Path, keep: int = LOGS_KEPT) -> None:
+    """Remove server logs of processes that no longer run, all but the newest `keep`."""
+    logs = []
+    for path in folder.glob("local-llm-*.log"):
+        pid = path.stem.removeprefix("local-llm-")
+        if pid.isdigit() and not _alive(int(pid)):
+            try:
+                logs.append((path.stat().st_mtime, path))
+            except OSError:
+                continue  # removed by another process meanwhile
+    for _, path in sorted(logs, reverse=True)[keep:]:
+        path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
 
 
 @contextmanager

@@ -7,6 +7,7 @@ once into the repository's ignored `.litloop/models/` so later runs skip the 1.1
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 from pathlib import Path
 from urllib.parse import urlparse
@@ -80,7 +81,7 @@ def test_local_server_answers_a_structured_call_and_stops(model_path, tmp_path, 
         stop_shared_servers()
     assert not server.running and not _accepts(address)
     # llama.cpp's logging went to the log file, not to our terminal
-    log_file = tmp_path / "logs" / "local-llm.log"
+    log_file = tmp_path / "logs" / f"local-llm-{os.getpid()}.log"  # one log per litloop process
     assert log_file.is_file() and "srv" in log_file.read_text(errors="replace")
     assert "srv " not in capfd.readouterr().err
 

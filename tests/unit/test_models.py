@@ -380,3 +380,29 @@ def test_an_answer_cut_off_mid_sentence_ends_at_its_last_whole_sentence():
     assert whole_sentences("No sentence end at all") == "No sentence end at all"  # nothing better to keep
     assert whole_sentences("A") == "A"  # a multiple-choice label stays
     assert whole_sentences("F1 is 95.7 on chunking") == "F1 is 95.7 on chunking"  # a decimal point is no end
+
+
+def test_each_process_has_its_own_server_log_and_old_ones_are_pruned(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from agent.local_model import LOGS_KEPT, log_path_for
+
+    settings = get_settings(data_dir=tmp_path)
+    mine = log_path_for(settings)
+    assert mine == tmp_path / "logs" / f"local-llm-{os.getpid()}.log"
+    other = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert log_path_for(settings, int(other.stdout)) != mine  # two runs at once never share a log
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    dead = [int(other.stdout) + 100_000 + i for i in range(LOGS_KEPT + 3)]  # no such processes
+    for i, pid in enumerate(dead):
+        path = logs / f"local-llm-{pid}.log"
+        path.write_text("old")
+        os.utime(path, (1_000 + i, 1_000 + i))
+    mine.write_text("live")
+    log_path_for(settings)
+    left = sorted(p.name for p in logs.glob("local-llm-*.log"))
+    assert mine.name in left  # a live process's log stays
+    assert sorted(f"local-llm-{pid}.log" for pid in dead[-LOGS_KEPT:]) == sorted(n for n in left if n != mine.name)
