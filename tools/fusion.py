@@ -113,6 +113,18 @@ def merge_pool(pool: Mapping[str, Hit] | None, new: Iterable[Hit] | Mapping[str,
     return out
 
 
+def rerank_order(scores: Sequence[float]) -> list[int]:
+    """Indices by descending score; ties keep the earlier (better retrieved) index first.
+
+    A NaN (a broken model output) sorts last instead of scrambling the order.
+    """
+    def key(i: int) -> tuple[float, int]:
+        s = float(scores[i])
+        return (math.inf if math.isnan(s) else -s, i)
+
+    return sorted(range(len(scores)), key=key)
+
+
 def reranks(reranker) -> bool:
     """Whether `reranker` changes an order at all (None and the `none` backend do not)."""
     return reranker is not None and getattr(reranker, "name", "none") != "none"
@@ -125,8 +137,7 @@ def reranked(reranker, query: str, items: Sequence[T], text: Callable[[T], str],
     n = len(items) if budget is None else min(len(items), budget)
     if not reranks(reranker) or n == 0:
         return list(items)
-    scores = [float(s) for s in reranker.score(query, [text(i) for i in items[:n]])]
-    head = sorted(range(n), key=lambda i: (math.inf if math.isnan(scores[i]) else -scores[i], i))
+    head = rerank_order(reranker.score(query, [text(i) for i in items[:n]]))
     return [items[i] for i in head] + list(items[n:])
 
 

@@ -9,10 +9,11 @@ precision per device, local paths, the passage cut (offline loading is `tools.em
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from tools.fusion import rerank_order  # noqa: F401  (the order of scores lives with the method's arithmetic)
 
 Precision = Literal["float16", "float32"]
 
@@ -24,18 +25,6 @@ class Reranker(Protocol):
     name: str
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]: ...
-
-
-def rerank_order(scores: Sequence[float]) -> list[int]:
-    """Indices by descending score; ties keep the earlier (better retrieved) index first.
-
-    A NaN (a broken model output) sorts last instead of scrambling the order.
-    """
-    def key(i: int) -> tuple[float, int]:
-        s = float(scores[i])
-        return (math.inf if math.isnan(s) else -s, i)
-
-    return sorted(range(len(scores)), key=key)
 
 
 class NoReranker:
