@@ -53,6 +53,11 @@ def by_paper(hits: Iterable[Hit]) -> dict[str, list[Hit]]:
     return {pid: groups[pid] for pid in sorted(groups, key=lambda pid: (-groups[pid][0]["score"], pid))}
 
 
+def paper_hits(pool: Mapping[str, Hit], paper_id: str) -> list[Hit]:
+    """One paper's hits in the pool, best first (ties by chunk id)."""
+    return by_paper(h for h in pool.values() if h["paper_id"] == paper_id).get(paper_id, [])
+
+
 def papers_by_best_chunk(hits: Iterable[Hit]) -> list[str]:
     """A chunk ranking turned into a paper ranking: each paper ranks by its best chunk."""
     return list(by_paper(hits))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.base import Hit
-from tools.fusion import by_paper
+from tools.fusion import by_paper, paper_hits
 from tools.relate import fuse_a_b, ranking_b, select_seeds
 from tools.retrieve import SubqueryResult, ranking_a, retrieve_question
 from tools.settings import ToolSettings
@@ -35,7 +35,7 @@ class RetrievalRun:
 
     def evidence(self, paper_id: str, n: int = 3) -> list[Hit]:
         """The pooled chunks of a paper, best first: the chunks that put it in ranking A."""
-        return by_paper(h for h in self.pool.values() if h["paper_id"] == paper_id).get(paper_id, [])[:n]
+        return paper_hits(self.pool, paper_id)[:n]
 
     def best_scores(self) -> dict[str, float]:
         return {pid: hits[0]["score"] for pid, hits in by_paper(self.pool.values()).items()}

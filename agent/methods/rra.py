@@ -19,7 +19,7 @@ from agent.schemas import PaperReading, Verification
 from agent.state import State
 from agent.tracing import trace_step
 from tools.base import Hit
-from tools.fusion import by_paper, merge_pool
+from tools.fusion import by_paper, merge_pool, paper_hits
 from tools.relate import fuse_a_b, ranking_b, select_seeds
 from tools.retrieve import ranking_a, rerank_budget, rerank_pin_pool, search_subquery
 from tools.text import tokenize
@@ -132,7 +132,7 @@ def chunks_to_read(state: State, idx, paper_id: str, n: int, all_scores=None) ->
     """The paper's pooled chunks (best first), then its best chunks for the question by BM25,
     then its title and abstract; n in all. `all_scores`: question_chunk_scores, when the caller
     already has them."""
-    pooled = by_paper(h for h in state.get("pool", {}).values() if h["paper_id"] == paper_id).get(paper_id, [])
+    pooled = paper_hits(state.get("pool", {}), paper_id)
     rows = idx.chunks_of[paper_id]
     if len(rows) > 1:
         scores = (all_scores if all_scores is not None else question_chunk_scores(state, idx))[rows]
