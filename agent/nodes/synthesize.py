@@ -14,10 +14,11 @@ from langgraph.runtime import Runtime
 
 from agent import prompts
 from agent.context import Context
-from agent.methods.common import chunk_block, llm
+from agent.methods.common import chunk_block, chunk_dict, llm
 from agent.resources import index_for
 from agent.schemas import Synthesis
 from agent.state import State
+from tools.retrieve import chunk_of
 
 NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
 # no evidence, but some readings failed: what was not read is not known to lack evidence
@@ -50,7 +51,7 @@ def evidence_chunks(state: State, idx, limit: int) -> list[dict]:
         for cid in r.get("evidence_chunk_ids", []):
             if cid in idx.chunk_row and cid not in seen:
                 seen.add(cid)
-                out.append(idx.chunks[idx.chunk_row[cid]].to_dict())
+                out.append(chunk_dict(idx, cid))
     return out[:limit]
 
 
@@ -177,7 +178,7 @@ def choice_from_text(answer: str, options: dict[str, str]) -> str:
 
 
 def citation(idx, chunk_id: str, n: int) -> dict:
-    chunk = idx.chunks[idx.chunk_row[chunk_id]]
+    chunk = chunk_of(idx, chunk_id)
     paper = idx.papers[chunk.paper_id]
     quote = " ".join(chunk.text.split())
     return {"n": n, "chunk_id": chunk_id, "paper_id": chunk.paper_id, "title": paper.title, "venue": paper.venue,
