@@ -48,6 +48,19 @@ def scripted(graph_index, monkeypatch):
 UI_TOKEN = "graph-tier-ui-token-0123456789"
 
 
+@pytest.fixture
+def chat_env(scripted, monkeypatch, tmp_path):
+    """An endpoint is named (the scripted factory answers instead), data in a fresh folder."""
+    pytest.importorskip("streamlit")
+    monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LITLOOP_LLM__BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("LITLOOP_LLM__MODEL", "scripted")
+    from agent.settings import default_settings
+
+    default_settings.cache_clear()
+    return scripted
+
+
 @pytest.fixture(autouse=True)
 def ui_access(monkeypatch):
     """The web chat answers only a session whose URL carries the token `litloop ui` printed

@@ -103,19 +103,12 @@ def test_terminal_chat_shows_a_failed_and_a_partial_answer(scripted, monkeypatch
     assert "TimeoutError: read timed out" in r.output
 
 
-def test_web_chat_shows_a_failed_answer_as_an_error(scripted, monkeypatch, tmp_path):
-    pytest.importorskip("streamlit")
+def test_web_chat_shows_a_failed_answer_as_an_error(chat_env):
     from streamlit.testing.v1 import AppTest
-
-    from agent.settings import default_settings
 
     from .test_chat_app import APP
 
-    monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LITLOOP_LLM__BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("LITLOOP_LLM__MODEL", "scripted")
-    default_settings.cache_clear()
-    scripted(decompose=(CRF,), verify=(SATISFIED,), read=read_failing_unless(None), synthesize=[])
+    chat_env(decompose=(CRF,), verify=(SATISFIED,), read=read_failing_unless(None), synthesize=[])
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()
     at.chat_input[0].set_value("What F1 do CRFs reach?").run()

@@ -20,19 +20,6 @@ ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id
           "reasoning": "", "answer": "CRFs reach 95.7 F1 on chunking [crf#c0].", "choice": "", "table_rows": []}
 
 
-@pytest.fixture
-def chat_env(scripted, monkeypatch, tmp_path):
-    """An endpoint is named (the scripted factory answers instead), data in a fresh folder."""
-    pytest.importorskip("streamlit")
-    monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LITLOOP_LLM__BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("LITLOOP_LLM__MODEL", "scripted")
-    from agent.settings import default_settings
-
-    default_settings.cache_clear()
-    return scripted
-
-
 def app():
     from streamlit.testing.v1 import AppTest
 
