@@ -32,10 +32,16 @@ class Context:
     verify_chunks_per_paper: int = 2  # paper: 2
     verify_chunk_chars: int = 1800  # paper: 1,800
     read_papers: int = 50  # candidate papers read (paper: 50)
-    read_chunks_per_paper: int = 6  # chunks shown per paper to the reader
-    read_chunk_chars: int = 1800
+    read_chunks_per_paper: int = 6  # chunks whose sentences the reader may be shown, per paper
+    read_chunk_chars: int = 1800  # characters of a chunk shown to the verifier's listing and KADR
+    # the reader sees the sentences of its chunks that best match the question, up to this many
+    # characters per paper (about 4 characters a token), and selects at most this many
+    read_sentence_chars: int = 6000
+    read_evidence_sentences: int = 5
     read_concurrency: int = 4
-    synthesize_chunks: int = 30  # evidence chunks given to the synthesis
+    synthesize_chunks: int = 30  # chunks the synthesis's sentences may come from
+    synthesize_sentences: int = 40  # sentences shown to the synthesis (the readers' selections)
+    synthesize_claims: int = 8  # most claims an answer may make
     reranker: str | None = None  # none | cross-encoder | llm; None: settings
     max_rerank: int | None = None  # cap on chunks scored by the reranker per subquery
     decompose_model: str | None = None

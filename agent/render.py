@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 from agent import prompts
 from agent.api import make_run_context
-from agent.schemas import Decomposition, PaperReading, Synthesis, Verification
+from agent.schemas import Verification, decomposition_model, reading_model
+from tools.sentences import sentence_ids
 
 NODES = ("system", "decompose", "verify", "read_paper", "synthesize", "repair")
 
@@ -42,7 +43,8 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
     if node == "decompose":
         from agent.nodes.decompose import decompose_prompt
 
-        schema, user = Decomposition, decompose_prompt({"question": question}, ctx.subqueries_per_round)
+        schema, user = decomposition_model(ctx.subqueries_per_round), decompose_prompt({"question": question},
+                                                                                     ctx.subqueries_per_round)
     else:
         state, idx = _state_after_retrieval(question, ctx)
         if node == "verify":
@@ -50,14 +52,22 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
 
             schema, user = Verification, verify_prompt(state, runtime)
         elif node == "read_paper":
-            from agent.methods.rra import read_prompt
+            from agent.methods.rra import read_prompt, sentences_to_read
 
-            schema, user = PaperReading, read_prompt(state, runtime, state["candidates"][0])
+            shown = sentences_to_read(state, runtime, state["candidates"][0])
+            schema = reading_model(sentence_ids(len(shown)), ctx.read_evidence_sentences)
+            user = read_prompt(state, runtime, state["candidates"][0], shown)
         else:
-            from agent.nodes.synthesize import synthesize_prompt
+            from agent.nodes.synthesize import (
+                evidence_sentences,
+                synthesis_schema,
+                synthesize_prompt,
+            )
 
             readings = [{"paper_id": pid, "relevant": True,
                          "evidence_chunk_ids": [idx.title_abstract(pid).chunk_id]} for pid in state["candidates"][:3]]
-            schema, user = Synthesis, synthesize_prompt({**state, "readings": readings}, runtime)
+            state = {**state, "readings": readings}
+            shown = evidence_sentences(state, idx, ctx)
+            schema, user = synthesis_schema(state, ctx, shown), synthesize_prompt(state, runtime, shown)
     messages = build_messages(schema, prompts.render("system"), user, method=method)
     return "\n\n".join(f"=== {m.type} ===\n{m.content}" for m in messages) + f"\n\n=== output schema ===\n{schema.__name__}"

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+from pydantic.json_schema import SkipJsonSchema
+
+SUBQUERY_CHARS = 120  # longest subquery the schema allows (a search query, not a paragraph)
 
 
 class Decomposition(BaseModel):
-    subqueries: list[str] = Field(
+    subqueries: list[Annotated[str, Field(json_schema_extra={"maxLength": SUBQUERY_CHARS})]] = Field(
         description="Short search queries, each targeting one piece of information the question needs. "
         "Empty when nothing new is worth searching."
+    )
+
+
+def decomposition_model(max_subqueries: int) -> type[Decomposition]:
+    """Decomposition with its list bounded in the schema (`maxItems`, and `maxLength` per
+    subquery), so a grammar-constrained model cannot repeat a list until its token cap. The
+    bounds are schema hints, not validation: an endpoint that writes more is cut, not refused."""
+    return create_model(
+        "Decomposition", __base__=Decomposition,
+        subqueries=(list[Annotated[str, Field(json_schema_extra={"maxLength": SUBQUERY_CHARS})]],
+                    Field(description=Decomposition.model_fields["subqueries"].description,
+                          json_schema_extra={"maxItems": max(1, max_subqueries)})),
     )
 
 
@@ -23,33 +41,80 @@ class Verification(BaseModel):
 
 
 class PaperReading(BaseModel):
-    relevant: bool = Field(description="Does this paper address the question?")
-    sufficient: bool = Field(description="Does this paper alone hold enough evidence for its part of the answer?")
-    evidence_chunk_ids: list[str] = Field(
+    """What a reader returns for one paper: the ids of the shown sentences that answer the
+    question (never text of its own as evidence), its relevance verdict, an optional finding."""
+
+    sentences: list[str] = Field(
         default_factory=list,
-        description="Ids of the chunks (exactly as listed, e.g. 'P3#c12') that support the answer.",
+        description="Ids (S1, S2, ...) of the sentences that state what answers the question; empty when none does.",
     )
-    finding: str = Field(default="", description="One or two sentences: what the paper says that answers the question, with any numbers.")
+    relevant: bool = Field(description="Does this paper answer the question, or part of it?")
+    finding: str = Field(default="", description="One sentence: what the selected sentences say that answers "
+                         "the question, with numbers and names exactly as written there.")
 
 
-class Fact(BaseModel):
-    value: str = Field(description="The value or statement, e.g. '91.2' or 'uses a CRF layer'.")
-    unit: str = Field(default="", description="Unit of the value, if any (e.g. 'F1', '%', 'ms').")
-    paper_id: str = Field(description="Id of the paper that reports it.")
-    chunk_id: str = Field(description="Id of the chunk that supports it, exactly as listed.")
+def _ids(ids: Sequence[str]) -> Any:
+    """A string that the schema restricts to the shown ids (an enum: a grammar-constrained model
+    cannot write another id). Validation accepts any string, so the caller drops an unknown id
+    and records it instead of failing the whole reply."""
+    return Annotated[str, Field(json_schema_extra={"enum": list(ids)})]
+
+
+def reading_model(ids: Sequence[str], max_sentences: int) -> type[PaperReading]:
+    """PaperReading whose `sentences` are the shown ids, at most `max_sentences` (schema hints)."""
+    return create_model(
+        "PaperReading", __base__=PaperReading,
+        sentences=(list[_ids(ids)],
+                   Field(default_factory=list, description=PaperReading.model_fields["sentences"].description,
+                         json_schema_extra={"maxItems": max(1, max_sentences)})),
+    )
+
+
+class Claim(BaseModel):
+    text: str = Field(description="One statement of the answer, with numbers, units and names exactly as the "
+                      "cited sentences give them; no citation markers.")
+    sentences: list[str] = Field(description="Ids of the sentences (S1, S2, ...) that state this claim.")
 
 
 class Synthesis(BaseModel):
-    facts: list[Fact] = Field(default_factory=list, description="The facts the answer rests on, one per supporting chunk.")
-    reasoning: str = Field(default="", description="Any arithmetic or comparison, done step by step.")
-    answer: str = Field(description="The answer in prose, citing chunk ids in square brackets, e.g. [P3#c12].")
-    choice: str = Field(default="", description="For multiple choice: the single option label, e.g. 'B'; else empty.")
+    """The answer as claims, each resting on shown sentence ids; the prose is rendered from
+    them. `choice` and `table_rows` exist only in the schema of a question that asks for them."""
+
+    claims: list[Claim] = Field(default_factory=list, description="The answer, one claim per statement, "
+                                "in the order a reader should read them.")
+    choice: str = Field(default="", description="For multiple choice: the option label the claims support.")
     table_rows: list[dict[str, str]] = Field(
         default_factory=list, description="For table answers: one object per row with exactly the requested columns."
     )
     insufficient_evidence: bool = Field(
-        default=False, description="True when the evidence does not support an answer."
+        default=False, description="True when the sentences do not answer the question."
     )
+
+
+def synthesis_model(ids: Sequence[str], max_claims: int, options: Sequence[str] = (),
+                    table: bool = False) -> type[Synthesis]:
+    """Synthesis for one question: claims cite the shown ids (1-3 each, at most `max_claims`
+    claims); `choice` one of the option labels when there are options (required in the schema,
+    so the model must choose); no `table_rows` unless a table is asked for."""
+    claim = create_model(
+        "Claim", __base__=Claim,
+        sentences=(list[_ids(ids)], Field(description=Claim.model_fields["sentences"].description,
+                                          json_schema_extra={"minItems": 1, "maxItems": 3})),
+    )
+    fields: dict[str, Any] = {
+        "claims": (list[claim], Field(default_factory=list, description=Synthesis.model_fields["claims"].description,
+                                      json_schema_extra={"maxItems": max(1, max_claims)})),
+    }
+    if options:
+        fields["choice"] = (str, Field(description=Synthesis.model_fields["choice"].description,
+                                       json_schema_extra={"enum": list(options)}))
+    if not table:
+        fields["table_rows"] = (SkipJsonSchema[list[dict[str, str]]], Field(default_factory=list))
+    return create_model("Synthesis", __base__=Synthesis, **fields)
+
+
+class SupportJudgement(BaseModel):
+    supported: Literal["yes", "no"] = Field(description="Do the sentences state the claim?")
 
 
 class KnowledgeDeclaration(BaseModel):

@@ -29,8 +29,13 @@ Reply = Callable[[str, dict[str, Any], str], dict[str, Any]]
 
 # Which node asks: the properties of the JSON schema in response_format (or tool) it sends.
 _ROLE_BY_FIELD = (("subqueries", "decompose"), ("evidence_papers", "verify"), ("relevant", "read"),
-                  ("answer", "synthesize"))
-CHUNK_ID = re.compile(r"CHUNK (\S+#c\d+)")
+                  ("claims", "synthesize"))
+SENTENCE = re.compile(r"^(S\d+) (.*)$", re.MULTILINE)
+
+
+def ids_with(prompt: str, fragment: str) -> list[str]:
+    """The numbered sentences (S1, S2, ...) of the prompt whose text contains `fragment`."""
+    return [sid for sid, text in SENTENCE.findall(prompt) if fragment in text]
 FAULTS = ("429", "401", "hang", "reset", "html", "invalid_json", "prose")
 PROSE = "Sure! Conditional random fields are a popular model for sequence labelling."
 HTML = b"<!doctype html><html><head><title>Welcome</title></head><body>It works!</body></html>"
@@ -66,23 +71,16 @@ def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, 
         papers = re.findall(r"PAPER (\S+):", prompt)
         return {"evidence_papers": [p for p in papers if p in ("crf", "lstm")], "sufficient": True, "missing": ""}
     if role == "read":
-        ids = CHUNK_ID.findall(prompt)
         paper = re.search(r"PAPER (\S+):", prompt)
         relevant = bool(paper) and paper.group(1) in ("crf", "lstm")
-        finding = {"crf": "CRFs reach 95.7 F1 on chunking.", "lstm": "A BiLSTM-CRF reaches 90.9 F1 on CoNLL-2003 NER."}
-        return {"relevant": relevant, "sufficient": relevant, "evidence_chunk_ids": ids[:1] if relevant else [],
-                "finding": finding.get(paper.group(1), "") if relevant and paper else ""}
+        ids = (ids_with(prompt, "95.7") + ids_with(prompt, "90.9"))[:1] if relevant else []
+        return {"sentences": ids, "relevant": relevant}
     if role == "synthesize":
-        ids = CHUNK_ID.findall(prompt)
-        crf = next((i for i in ids if i.startswith("crf#")), ids[0] if ids else "crf#c0")
-        lstm = next((i for i in ids if i.startswith("lstm#")), None)
-        answer = f"Conditional random fields reach 95.7 F1 on chunking [{crf}]"
-        facts = [{"value": "95.7", "unit": "F1", "paper_id": crf.split("#")[0], "chunk_id": crf}]
-        if lstm:
-            answer += f", and a BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER [{lstm}]"
-            facts.append({"value": "90.9", "unit": "F1", "paper_id": "lstm", "chunk_id": lstm})
-        return {"facts": facts, "reasoning": "", "answer": answer + ".", "choice": "", "table_rows": [],
-                "insufficient_evidence": False}
+        claims = [{"text": "Conditional random fields reach 95.7 F1 on chunking.", "sentences": ids_with(prompt, "95.7")[:1]}]
+        if ids_with(prompt, "90.9"):
+            claims.append({"text": "A BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER.",
+                           "sentences": ids_with(prompt, "90.9")[:1]})
+        return {"claims": claims, "insufficient_evidence": False}
     return {}
 
 

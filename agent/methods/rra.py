@@ -8,20 +8,24 @@ scores); chunk texts are read from the index where a prompt or the reranker need
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 from agent import prompts
+from agent.evidence import listing, pick_sentences, sentence_record, support_context
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
-from agent.schemas import PaperReading, Verification
+from agent.schemas import Verification, reading_model
 from agent.state import State
+from agent.support import check_claim
 from agent.tracing import trace_step
 from tools.base import Hit
 from tools.fusion import by_paper, merge_pool, paper_hits
 from tools.relate import fuse_a_b, ranking_b, select_seeds
 from tools.retrieve import ranking_a, rerank_budget, rerank_pin_pool, search_subquery
+from tools.sentences import Sentence, sentence_ids, sentence_index
 from tools.text import tokenize
 
 SEARCH_PAPERS_KEPT = 50  # papers of each subquery's fused ranking kept in the state (progress, traces)
@@ -143,35 +147,87 @@ def chunks_to_read(state: State, idx, paper_id: str, n: int, all_scores=None) ->
     return [chunk_dict(idx, cid) for cid in list(dict.fromkeys(ids))[:n]]
 
 
-def read_prompt(state: State, runtime, paper_id: str, chunks: list[dict] | None = None) -> str:
-    ctx = runtime.context
-    idx = index_for(ctx)
-    paper = idx.papers[paper_id]
-    chunks = chunks if chunks is not None else chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper)
-    return prompts.render("read_paper", question=state["question"], paper_id=paper_id, title=paper.title,
-                          venue_year=paper_label(paper),
-                          chunks="\n".join(chunk_block(c, ctx.read_chunk_chars) for c in chunks))
+def reading_queries(state: State) -> list[str]:
+    """What the reader's sentences are chosen for: the question and its subqueries."""
+    return [state["question"], *state.get("subqueries", [])]
 
 
-def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[dict]]:
-    """One candidate paper judged on its own; chunk ids are checked against the paper's own
-    chunks, so a locator never comes from the model's imagination."""
+def sentences_to_read(state: State, runtime, paper_id: str, all_scores=None) -> list[Sentence]:
+    """The paper's sentences the reader is shown: those of its chunks to read (pooled first,
+    then by BM25, then title and abstract) that best match the question, within
+    `read_sentence_chars`, in chunk order."""
     ctx = runtime.context
     idx = index_for(ctx)
     chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
+    return pick_sentences(idx, [c["chunk_id"] for c in chunks], reading_queries(state), ctx.read_sentence_chars)
+
+
+def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] | None = None) -> str:
+    ctx = runtime.context
+    idx = index_for(ctx)
+    paper = idx.papers[paper_id]
+    sentences = sentences if sentences is not None else sentences_to_read(state, runtime, paper_id)
+    return prompts.render("read_paper", question=state["question"], paper_id=paper_id, title=paper.title,
+                          venue_year=paper_label(paper), sentences=listing(idx, sentences),
+                          max_sentences=ctx.read_evidence_sentences)
+
+
+# A reader's own words that deny what its verdict says ("The paper does not provide any evidence")
+_DENIAL = re.compile(
+    r"\b(?:does|do|did|is|are)\s*(?:n['’]t|not)\s+(?:\w+\s+){0,2}(?:provide|contain|mention|address|discuss|report|"
+    r"include|give|answer|say|state|relevant|related)|\bno (?:evidence|information|mention|data)\b|\bnot relevant\b",
+    re.IGNORECASE,
+)
+
+
+def accept_reading(relevant: bool, evidence: list[dict], finding: str) -> tuple[bool, str]:
+    """The reader's verdict as accepted: relevant only when it selected at least one sentence
+    and its own finding does not deny evidence. (accepted, why not, or "")."""
+    if not relevant:
+        return False, ""
+    if not evidence:
+        return False, "marked relevant but selected no sentence"
+    if finding and _DENIAL.search(finding):
+        return False, "marked relevant but its finding says the paper does not answer"
+    return True, ""
+
+
+def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[dict]]:
+    """One candidate paper judged on its own from numbered sentences; the reader answers with
+    sentence ids, which map back to the paper's own text, so evidence is never the model's
+    words. A verdict its own reply contradicts is not accepted (`accept_reading`)."""
+    ctx = runtime.context
+    idx = index_for(ctx)
+    shown = sentences_to_read(state, runtime, paper_id, all_scores)
+    ids = sentence_ids(len(shown))
+    if not shown:
+        return {"paper_id": paper_id, "relevant": False, "evidence": [], "evidence_chunk_ids": [],
+                "note": "no sentence to read"}, {}, []
+    schema = reading_model(ids, ctx.read_evidence_sentences)
     with trace_step(f"read {paper_id}", inputs={"paper_id": paper_id}, metadata={"paper_id": paper_id}) as step:
-        value, usage, errors = llm("read", PaperReading, read_prompt(state, runtime, paper_id, chunks), runtime)
-        step.outputs = {"relevant": value.relevant if value else None}
+        value, usage, errors = llm("read", schema, read_prompt(state, runtime, paper_id, shown), runtime)
+        step.outputs = {"relevant": value.relevant if value else None, "sentences": value.sentences if value else None}
     if value is None:
         return {"paper_id": paper_id, "relevant": False, "failed": True}, usage, errors
-    own = set(idx.chunks_of[paper_id])
-    cited = [c for c in dict.fromkeys(value.evidence_chunk_ids)
-             if c in idx.chunk_row and idx.chunk_row[c] in own]
-    if value.relevant and not cited:
-        cited = [chunks[0]["chunk_id"]]  # relevant but cited nothing valid: its best shown chunk
-    return ({"paper_id": paper_id, "relevant": value.relevant, "sufficient": value.sufficient,
-             "evidence_chunk_ids": cited, "finding": value.finding.strip(),
-             "dropped_chunk_ids": [c for c in value.evidence_chunk_ids if c not in cited]}, usage, errors)
+    given = list(dict.fromkeys(value.sentences))
+    known = [i for i in map(sentence_index, given) if i is not None and i < len(shown)]
+    picked = [shown[i] for i in sorted(known)][: ctx.read_evidence_sentences]
+    evidence = [sentence_record(idx, s) for s in picked]
+    unknown = [sid for sid in given if sentence_index(sid) not in known]
+    finding = " ".join(value.finding.split())
+    accepted, note = accept_reading(value.relevant, evidence, finding)
+    reading = {"paper_id": paper_id, "relevant": accepted, "model_relevant": value.relevant,
+               "evidence": evidence if accepted else [],
+               "evidence_chunk_ids": list(dict.fromkeys(e["chunk_id"] for e in evidence)) if accepted else [],
+               "sentences_shown": len(shown), "unknown_sentence_ids": unknown}
+    if note:
+        reading["note"] = note
+    if finding and accepted:
+        why = check_claim(finding, [e["text"] for e in evidence], support_context(idx, picked))
+        reading["finding"] = "" if why else finding
+        if why:
+            reading["rejected_finding"] = {"text": finding, "reason": why}
+    return reading, usage, errors
 
 
 def read_paper(state: State, runtime) -> dict:

@@ -10,8 +10,9 @@ from langgraph.runtime import Runtime
 from agent import prompts
 from agent.context import Context
 from agent.methods.common import llm, venue_year
-from agent.schemas import Decomposition
+from agent.schemas import SUBQUERY_CHARS, decomposition_model
 from agent.state import State
+from agent.support import OTHER_SCRIPT as _OTHER_SCRIPT
 
 NO_NOTE = "no specific note; search from a different angle"
 _LEADING_TAG = re.compile(r"^\[[^\]]*\]\s*")
@@ -28,12 +29,27 @@ def decompose_prompt(state: State, n: int) -> str:
                           missing=missing, n_subqueries=n, venue_year_line=line)
 
 
-def new_subqueries(proposed: list[str], earlier: list[str], n: int, tag: str | None) -> list[str]:
-    """Clean, tag, de-duplicate against earlier rounds, cap at n."""
+_REPEAT = re.compile(r"\b((?:\w+\W+){0,3}?\w+)(?:\W+\1\b)+", re.IGNORECASE)
+
+
+def tidy_subquery(q: str, question: str = "") -> str:
+    """One subquery as searched: a phrase the model repeated ("interpretation interpretation
+    ...") said once, text in a script the question does not use removed (a 1.5B model drifts
+    into Chinese mid-word), whitespace collapsed, cut at a word within SUBQUERY_CHARS."""
+    q = _REPEAT.sub(r"\1", " ".join(str(q).split()))
+    q = _OTHER_SCRIPT.sub(lambda m: m.group(0) if m.group(0) in question else " ", q)
+    q = " ".join(q.split())
+    if len(q) > SUBQUERY_CHARS:
+        q = q[:SUBQUERY_CHARS].rsplit(" ", 1)[0]
+    return q
+
+
+def new_subqueries(proposed: list[str], earlier: list[str], n: int, tag: str | None, question: str = "") -> list[str]:
+    """Tidy (`tidy_subquery`), tag, de-duplicate against earlier rounds, cap at n."""
     seen = {q.strip().lower() for q in earlier}
     out: list[str] = []
     for q in proposed:
-        q = " ".join(str(q).split())
+        q = tidy_subquery(q, question)
         if not tag:
             q = _LEADING_TAG.sub("", q)  # a small model imitates tags the question never asked for
         elif not q.startswith(tag):
@@ -53,9 +69,10 @@ def decompose(state: State, runtime: Runtime[Context]) -> dict:
         # no LLM: the question is the one subquery; later rounds bring nothing new (loop ends)
         subs = new_subqueries([state["question"]] if first else [], state.get("subqueries", []), 1, tag)
         return {"round": 1, "new_subqueries": subs, "subqueries": subs}
-    value, usage, errors = llm("decompose", Decomposition, decompose_prompt(state, ctx.subqueries_per_round), runtime)
+    schema = decomposition_model(ctx.subqueries_per_round)
+    value, usage, errors = llm("decompose", schema, decompose_prompt(state, ctx.subqueries_per_round), runtime)
     proposed = value.subqueries if value else []
     if first and not proposed:
         proposed = [state["question"]]  # a failed first decomposition still searches the question
-    subs = new_subqueries(proposed, state.get("subqueries", []), ctx.subqueries_per_round, tag)
+    subs = new_subqueries(proposed, state.get("subqueries", []), ctx.subqueries_per_round, tag, state["question"])
     return {"round": 1, "new_subqueries": subs, "subqueries": subs, "usage": usage, "errors": errors}

@@ -1,6 +1,7 @@
 """synthesize: one answer across the accepted papers, in the form asked (free text, a
-multiple-choice option, a table), citing only chunk ids that exist in the index; with no
-supporting evidence it says so instead of guessing. SEE: DESIGN.md section 5.
+multiple-choice option, a table), written as claims that each cite the sentences they rest on;
+a claim that says what its sentences do not is dropped, and with no claim left the answer quotes
+what the papers say instead of guessing. SEE: DESIGN.md section 5 and docs/attribution.md.
 
 The answer carries its `status` (`answer_status`): a failed step is a failure, never an
 answer, and a reading that failed is unknown, not "not relevant"."""
@@ -14,11 +15,16 @@ from langgraph.runtime import Runtime
 
 from agent import prompts
 from agent.context import Context
-from agent.methods.common import chunk_block, chunk_dict, llm
+from agent.evidence import listing, pick_sentences, sentence_record, support_context
+from agent.methods.common import llm
+from agent.models import ENDPOINT_KINDS
 from agent.resources import index_for
-from agent.schemas import Synthesis
+from agent.schemas import Synthesis, synthesis_model
 from agent.state import State
+from agent.support import check_claim, normalise
+from tools.fusion import round_robin
 from tools.retrieve import chunk_of
+from tools.sentences import Sentence, sentence_ids, sentence_index
 
 NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
 # no evidence, but some readings failed: what was not read is not known to lack evidence
@@ -33,54 +39,80 @@ def answer_instructions(state: State) -> str:
     lines = []
     if "multiple_choice" in types and state.get("options"):
         opts = "\n".join(f"{k}: {v}" for k, v in sorted(state["options"].items()))
-        lines.append(f"This is a multiple-choice question. Options:\n{opts}\nSet \"choice\" to exactly one label.")
+        lines.append(f"This is a multiple-choice question. Options:\n{opts}\nFirst write the claims that "
+                     "decide it, then set \"choice\" to the one label they support.")
     if "table" in types and state.get("table_schema"):
         cols = ", ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
                          for c in state["table_schema"])
-        lines.append(f"Answer with a table in \"table_rows\": one object per row with exactly these columns: {cols}.")
-    lines.append("Write the answer in \"answer\" in a few sentences.")
+        lines.append(f"Also give the table in \"table_rows\": one object per row with exactly these columns: {cols}.")
     return "\n".join(lines)
 
 
-def evidence_chunks(state: State, idx, limit: int) -> list[dict]:
-    """Cited chunks of the relevant papers, in reading order, at most `limit`."""
-    out, seen = [], set()
+def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
+    """What the synthesis is shown: the sentences the readers selected in the relevant papers,
+    taken in turn from each paper (reading order), at most `synthesize_sentences` from at most
+    `synthesize_chunks` chunks. A reading that names chunks but no sentences (KADR's, which has
+    no LLM reader) gets its chunks' sentences that best match the question."""
+    per_paper: list[list[Sentence]] = []
+    queries = [state["question"], *state.get("subqueries", [])]
     for r in state.get("readings", []):
         if not r.get("relevant"):
             continue
-        for cid in r.get("evidence_chunk_ids", []):
-            if cid in idx.chunk_row and cid not in seen:
-                seen.add(cid)
-                out.append(chunk_dict(idx, cid))
-    return out[:limit]
+        if r.get("evidence"):
+            sents = [Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
+                     for e in r["evidence"] if e["chunk_id"] in idx.chunk_row]
+        else:
+            ids = [c for c in r.get("evidence_chunk_ids", []) if c in idx.chunk_row]
+            sents = pick_sentences(idx, ids, queries, ctx.read_sentence_chars)
+        per_paper.append(sents)
+    keyed = {(s["chunk_id"], s["start"]): s for sents in per_paper for s in sents}
+    order = round_robin([[(s["chunk_id"], s["start"]) for s in sents] for sents in per_paper])
+    out, chunks = [], set()
+    for key in order:
+        if len(out) >= ctx.synthesize_sentences:
+            break
+        if key[0] not in chunks and len(chunks) >= ctx.synthesize_chunks:
+            continue
+        chunks.add(key[0])
+        out.append(keyed[key])
+    # shown grouped by chunk, so a prompt lists each chunk's locator once
+    first = {cid: i for i, cid in reversed(list(enumerate(s["chunk_id"] for s in out)))}
+    return sorted(out, key=lambda s: (first[s["chunk_id"]], s["start"]))
 
 
-def synthesize_prompt(state: State, runtime, chunks: list[dict] | None = None) -> str:
+def synthesis_schema(state: State, ctx, shown: list[Sentence]):
+    types = state.get("answer_types") or ["freeform"]
+    options = sorted(state.get("options") or {}) if "multiple_choice" in types else []
+    table = "table" in types and bool(state.get("table_schema"))
+    return synthesis_model(sentence_ids(len(shown)), ctx.synthesize_claims, options, table)
+
+
+def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None) -> str:
     ctx = runtime.context
     idx = index_for(ctx)
-    chunks = chunks if chunks is not None else evidence_chunks(state, idx, ctx.synthesize_chunks)
-    blocks = "\n\n".join(f"{chunk_block(c, ctx.read_chunk_chars)}\n(paper {c['paper_id']}: {idx.papers[c['paper_id']].title})"
-                         for c in chunks)
+    shown = shown if shown is not None else evidence_sentences(state, idx, ctx)
     return prompts.render("synthesize", question=state["question"], answer_instructions=answer_instructions(state),
-                          evidence=blocks)
+                          evidence=listing(idx, shown, with_paper=True), max_claims=ctx.synthesize_claims)
 
 
 def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
     readings = state.get("readings", [])
-    chunks = evidence_chunks(state, idx, ctx.synthesize_chunks)
-    if not chunks:
+    shown = evidence_sentences(state, idx, ctx)
+    if not shown:
         status = answer_status(readings, state.get("errors", []))
         if status == "failed":
             return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
         return {"answer": {**build_answer(state, idx, None, [], failed_readings(readings)), "status": status}}
-    value, usage, errors = llm("synthesize", Synthesis, synthesize_prompt(state, runtime, chunks), runtime)
-    if value is None:
+    schema = synthesis_schema(state, ctx, shown)
+    value, usage, errors = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime)
+    if value is None and any(e.get("kind") in ENDPOINT_KINDS for e in errors):
         return {"answer": failed_answer(f"the synthesis failed: {errors[0]['error'] if errors else 'no reply'}"),
                 "usage": usage, "errors": errors}
+    # a reply that could not be used even after the repair turn: the extractive answer
     status = answer_status(readings, [*state.get("errors", []), *errors])
-    return {"answer": {**build_answer(state, idx, value, chunks), "status": status}, "usage": usage, "errors": errors}
+    return {"answer": {**build_answer(state, idx, value, shown), "status": status}, "usage": usage, "errors": errors}
 
 
 def answer_status(readings: list[dict[str, Any]], errors: list[dict[str, Any]]) -> Status:
@@ -112,47 +144,136 @@ def failure_reason(readings: list[dict[str, Any]], errors: list[dict[str, Any]])
 def failed_answer(reason: str) -> dict[str, Any]:
     """The answer record of a run that produced no answer: empty, with `status` failed and
     `failure` saying why (never the no-evidence sentence, which is a finding)."""
-    return {"text": "", "insufficient_evidence": False, "choice": "", "table_rows": [], "citations": [], "facts": [],
-            "papers": [], "invalid_citations": [], "status": "failed", "failure": reason}
+    return {"text": "", "insufficient_evidence": False, "choice": "", "table_rows": [], "citations": [], "claims": [],
+            "rejected_claims": [], "papers": [], "fallback": "", "status": "failed", "failure": reason}
 
 
-def build_answer(state: State, idx, value: Synthesis | None, shown: list[dict],
+_MARKER = re.compile(r"\s*[\[(](?:\s*(?:S\d+|\d+|[^\[\]()\s]+#c\d+)\s*[,;]?)+[\])]")
+
+
+def clean_claim(text: str) -> str:
+    """A claim's text without citation markers the model wrote ([S3], (S1, S2), [P3#c12], [2])
+    and without a sentence cut off by the length cap."""
+    return whole_sentences(" ".join(_MARKER.sub("", text).split()))
+
+
+def check_claims(claims, shown: list[Sentence], idx) -> tuple[list[dict], list[dict]]:
+    """(kept, rejected): each claim with the shown sentences it cites; a claim is rejected when
+    it cites no shown sentence or says what its sentences do not (`agent.support.check_claim`).
+    Ids that were not shown are dropped from a claim (and named in the rejection when none is left)."""
+    kept, rejected, seen = [], [], set()
+    for claim in claims:
+        text = clean_claim(claim.text)
+        ids = list(dict.fromkeys(claim.sentences))
+        known = [i for i in map(sentence_index, ids) if i is not None and i < len(shown)]
+        unknown = [sid for sid in ids if sentence_index(sid) not in known]
+        cited = [shown[i] for i in dict.fromkeys(known)]
+        key = normalise(text)
+        if not text or key in seen:
+            continue
+        seen.add(key)
+        if not cited:
+            why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
+        else:
+            why = check_claim(text, [s["text"] for s in cited], support_context(idx, cited))
+        if why:
+            rejected.append({"text": text, "sentence_ids": ids, "reason": why})
+        else:
+            kept.append({"text": text, "sentences": cited, "unknown_ids": unknown})
+    return kept, rejected
+
+
+def _with_markers(text: str, numbers: list[int]) -> str:
+    marks = "".join(f"[{n}]" for n in numbers)
+    if text and text[-1] in ".!?":
+        return f"{text[:-1]} {marks}{text[-1]}"
+    return f"{text} {marks}."
+
+
+class _Citations:
+    """Numbered citations, one per cited chunk, each quoting the sentences cited in it."""
+
+    def __init__(self, idx) -> None:
+        self.idx = idx
+        self.by_chunk: dict[str, dict] = {}
+
+    def cite(self, sentences: list[Sentence]) -> list[int]:
+        numbers = []
+        for s in sentences:
+            c = self.by_chunk.get(s["chunk_id"])
+            if c is None:
+                c = self.by_chunk[s["chunk_id"]] = citation(self.idx, s["chunk_id"], len(self.by_chunk) + 1)
+            if all(x["start"] != s["start"] for x in c["sentences"]):
+                c["sentences"].append({"start": s["start"], "end": s["end"], "text": s["text"]})
+                c["sentences"].sort(key=lambda x: x["start"])
+                c["quote"] = " … ".join(x["text"] for x in c["sentences"])
+            numbers.append(c["n"])
+        return list(dict.fromkeys(numbers))
+
+    def all(self) -> list[dict]:
+        return sorted(self.by_chunk.values(), key=lambda c: c["n"])
+
+
+def extractive(shown: list[Sentence], limit: int = 3) -> list[Sentence]:
+    """The sentences an extractive answer quotes: the first shown sentence of each paper's
+    chunks in turn (the readers' selections), at most `limit`."""
+    by_chunk = round_robin([[i for i, s in enumerate(shown) if s["chunk_id"] == cid]
+                            for cid in dict.fromkeys(s["chunk_id"] for s in shown)])
+    return [shown[i] for i in sorted(by_chunk[:limit])]
+
+
+def _quote(text: str, limit: int = 400) -> str:
+    return "\u201c" + (text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …") + "\u201d"
+
+
+def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
                  unread: tuple[int, int] = (0, 0)) -> dict:
-    """The answer record with validated citations: ids the model cited that were not shown
-    (or do not exist) are dropped and reported. `value` None: no evidence was found, and
-    `unread` (failed, total readings) says how many papers could not be judged."""
-    shown_ids = [c["chunk_id"] for c in shown]
-    if value is None or value.insufficient_evidence:
-        none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
-        text = none_found if value is None or not value.answer.strip() else value.answer.strip()
-        return {"text": text, "insufficient_evidence": True, "choice": "", "table_rows": [], "citations": [],
-                "facts": [], "papers": [], "invalid_citations": []}
-    cited = _CITE.findall(value.answer) + [f.chunk_id for f in value.facts]
-    valid = [c for c in dict.fromkeys(cited) if c in shown_ids]
-    if not valid:
-        valid = shown_ids[:3]  # the model cited nothing usable: cite the evidence it was given
-    invalid = [c for c in dict.fromkeys(cited) if c not in shown_ids]
-    numbers = {cid: n for n, cid in enumerate(valid, start=1)}
-    text = _CITE.sub(lambda m: f"[{numbers[m.group(1)]}]" if m.group(1) in numbers else "",
-                     whole_sentences(value.answer)).strip()
+    """The answer record: the claims that passed the support check, rendered as prose with
+    numbered citations that quote their sentences; the claims that failed in
+    `rejected_claims`. With no claim left, or a reply that could not be used (`value` None
+    with sentences shown), the answer quotes what the papers say and says that they do not
+    answer the question (`fallback` "extractive"). With nothing shown at all, the no-evidence
+    sentence; `unread` (failed, total readings) says how many papers could not be judged."""
     options = state.get("options") or {}
-    choice = value.choice.strip().upper()[:1] if value.choice else ""
-    if options and choice not in options:
-        choice = choice_from_text(value.answer, options)
+    base = {"choice": "", "table_rows": [], "claims": [], "rejected_claims": [], "citations": [], "papers": [],
+            "fallback": ""}
+    if not shown:
+        none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
+        return {**base, "text": none_found, "insufficient_evidence": True}
+    kept, rejected = check_claims(value.claims, shown, idx) if value is not None else ([], [])
+    cites = _Citations(idx)
+    choice = ""
+    if value is not None:
+        choice = value.choice.strip().upper()[:1] if value.choice else ""
+        if options and choice not in options:
+            choice = choice_from_text(" ".join(c.text for c in value.claims), options)
+    if kept:
+        claims = [{"text": c["text"], "citations": cites.cite(c["sentences"]),
+                   "sentences": [sentence_record(idx, s) for s in c["sentences"]]} for c in kept]
+        text = " ".join(_with_markers(c["text"], c["citations"]) for c in claims)
+        insufficient, fallback = False, ""
+    else:
+        quoted = extractive(shown)
+        said = " ".join(f"{_quote(s['text'])} [{n}]" for s in quoted for n in cites.cite([s]))
+        if choice:
+            lead = (f"{choice} ({options[choice]}) was chosen, but no claim for it could be checked "
+                    "against the papers. What they say:")
+        else:
+            lead = "The papers found do not answer this question directly. What they say:"
+        claims, text, insufficient, fallback = [], f"{lead} {said}", True, "extractive"
     columns = [c["name"] for c in state.get("table_schema") or []]
-    rows = [{col: str(r.get(col, "")) for col in columns} for r in value.table_rows] if columns else []
-    citations = [citation(idx, cid, n) for cid, n in numbers.items()]
-    facts = [f.model_dump() for f in value.facts if f.chunk_id in numbers]
-    return {"text": text, "insufficient_evidence": False, "choice": choice, "table_rows": rows,
-            "citations": citations, "facts": facts, "reasoning": value.reasoning,
-            "papers": list(dict.fromkeys(c["paper_id"] for c in citations)), "invalid_citations": invalid}
+    rows = [{col: str(r.get(col, "")) for col in columns} for r in value.table_rows] if columns and value else []
+    citations = cites.all()
+    return {**base, "text": text, "insufficient_evidence": insufficient, "choice": choice, "table_rows": rows,
+            "claims": claims, "rejected_claims": rejected, "citations": citations, "fallback": fallback,
+            "papers": list(dict.fromkeys(c["paper_id"] for c in citations))}
 
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s*\[[^\[\]]+\])*[\"')\]]*(?=\s|$)")
 
 
 def whole_sentences(answer: str) -> str:
-    """The answer without a sentence cut off at the end (the embedded model's answer is capped
+    """The text without a sentence cut off at the end (the embedded model's claims are capped
     by its grammar, LITLOOP_LLM__LOCAL_TEXT_CHARS): up to the last sentence end, when there is one."""
     text = answer.strip()
     ends = list(_SENTENCE_END.finditer(text))
@@ -178,9 +299,9 @@ def choice_from_text(answer: str, options: dict[str, str]) -> str:
 
 
 def citation(idx, chunk_id: str, n: int) -> dict:
+    """Citation n of a chunk; its `sentences` (offsets in the chunk's text) and `quote` are
+    filled in by the claims that cite it."""
     chunk = chunk_of(idx, chunk_id)
     paper = idx.papers[chunk.paper_id]
-    quote = " ".join(chunk.text.split())
     return {"n": n, "chunk_id": chunk_id, "paper_id": chunk.paper_id, "title": paper.title, "venue": paper.venue,
-            "year": paper.year, "kind": chunk.kind, "locator": chunk.locator.to_dict(),
-            "quote": quote[:240] + ("…" if len(quote) > 240 else "")}
+            "year": paper.year, "kind": chunk.kind, "locator": chunk.locator.to_dict(), "quote": "", "sentences": []}

@@ -14,8 +14,6 @@ from tests.fakes import ScriptedChatModel
 SMALL = dict(preset="paper", read_papers=3, read_concurrency=2, subqueries_per_round=2)
 NOT_SATISFIED = {"evidence_papers": ["crf"], "sufficient": False, "missing": "the F1 of the HMM baseline"}
 SATISFIED = {"evidence_papers": ["crf"], "sufficient": True, "missing": ""}
-ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
-          "reasoning": "", "answer": "CRFs reach 95.7 F1 [crf#c0].", "choice": "", "table_rows": []}
 
 
 def numbered(prefix):
@@ -88,13 +86,35 @@ def ui_access(monkeypatch):
     configured_endpoint.cache_clear()
 
 
-CHUNK_ID = re.compile(r"CHUNK (\S+#c\d+)")
+SENTENCE = re.compile(r"^(S\d+) (.*)$", re.MULTILINE)
+
+
+def shown_sentences(messages) -> list[tuple[str, str]]:
+    """(id, text) of the numbered sentences in a call's last user prompt."""
+    user = next(m.text for m in reversed(messages) if m.type == "human")
+    return SENTENCE.findall(user)
+
+
+def ids_with(messages, fragment: str) -> list[str]:
+    """The shown sentence ids whose text contains `fragment` (case-insensitive)."""
+    return [sid for sid, text in shown_sentences(messages) if fragment.lower() in text.lower()]
 
 
 def cite_first_chunk(messages):
-    """A reader reply that cites the first chunk it was shown and calls the paper relevant."""
-    text = "\n".join(m.text for m in messages)
-    ids = CHUNK_ID.findall(text)
-    relevant = "crf" in text.lower() or "conditional random" in text.lower()
-    return {"relevant": relevant, "sufficient": relevant, "evidence_chunk_ids": ids[:1] if relevant else [],
-            "finding": "CRFs reach 95.7 F1 on chunking." if relevant else ""}
+    """A reader that calls a CRF paper relevant and selects its sentence with "95.7" (else its
+    first sentence); any other paper is not relevant."""
+    text = "\n".join(m.text for m in messages).lower()
+    relevant = "crf" in text or "conditional random" in text
+    ids = (ids_with(messages, "95.7") or [sid for sid, _ in shown_sentences(messages)][:1]) if relevant else []
+    return {"sentences": ids[:1], "relevant": relevant, "finding": "CRFs reach 95.7 F1 on chunking." if relevant else ""}
+
+
+def claims_answer(*claims: tuple[str, str], **fields):
+    """A synthesis reply: each claim (text, fragment) cites the shown sentences containing
+    `fragment`; `fields` adds choice, insufficient_evidence, table_rows."""
+    def reply(messages):
+        return {"claims": [{"text": t, "sentences": ids_with(messages, f)[:1]} for t, f in claims], **fields}
+    return reply
+
+
+ANSWER = claims_answer(("CRFs reach 95.7 F1.", "95.7"))

@@ -15,7 +15,7 @@ from .conftest import ANSWER, SATISFIED, SMALL, cite_first_chunk
 
 pytestmark = pytest.mark.graph
 
-NOT_RELEVANT = {"relevant": False, "sufficient": False, "evidence_chunk_ids": [], "finding": ""}
+NOT_RELEVANT = {"sentences": [], "relevant": False}
 CRF = {"subqueries": ["conditional random fields chunking F1"]}
 
 

@@ -8,11 +8,11 @@ from typer.testing import CliRunner
 from agent.batch import run_batch
 from agent.cli import app
 
-from .conftest import cite_first_chunk
+from .conftest import cite_first_chunk, claims_answer
 
 pytestmark = pytest.mark.graph
 
-ANSWER = {"facts": [], "reasoning": "", "answer": "CRFs reach 95.7 F1 [crf#c0].", "choice": "B", "table_rows": []}
+ANSWER = claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="B")
 SMALL = dict(read_papers=2, read_concurrency=1, subqueries_per_round=1)
 
 
@@ -103,7 +103,9 @@ def test_prompt_render_calls_no_model(scripted, node):
     r = CliRunner().invoke(app, ["prompt", "render", "--question", "What F1 do CRFs reach on chunking?",
                                  "--node", node, "--preset", "paper"])
     assert r.exit_code == 0, r.output
-    if node in ("verify", "read_paper", "synthesize"):
+    if node == "verify":
         assert "CHUNK " in r.stdout and "=== human ===" in r.stdout
+    if node in ("read_paper", "synthesize"):  # numbered sentences under their locator
+        assert "\nS1 " in r.stdout and "=== human ===" in r.stdout
     if node == "decompose":
         assert "at most 4 short search queries" in r.stdout

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SATISFIED, UI_TOKEN, cite_first_chunk
+from .conftest import SATISFIED, UI_TOKEN, cite_first_chunk, claims_answer
 
 pytestmark = pytest.mark.graph
 
 APP = Path(__file__).resolve().parents[2] / "agent" / "chat" / "app.py"
 NOT_SATISFIED = {"evidence_papers": ["crf"], "sufficient": False, "missing": "the HMM baseline"}
-ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
-          "reasoning": "", "answer": "CRFs reach 95.7 F1 on chunking [crf#c0].", "choice": "", "table_rows": []}
+ANSWER = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"))
 
 
 def app():

@@ -9,13 +9,12 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 
-from .conftest import SATISFIED, cite_first_chunk
+from .conftest import SATISFIED, cite_first_chunk, claims_answer
 
 pytestmark = pytest.mark.graph
 
 runner = CliRunner()
-ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
-          "reasoning": "", "answer": "CRFs reach 95.7 F1 on chunking [crf#c0].", "choice": "", "table_rows": []}
+ANSWER = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"))
 
 
 @pytest.fixture

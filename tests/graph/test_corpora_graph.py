@@ -11,7 +11,7 @@ from agent.api import ask
 from tests.conftest import PAPERS
 from tools.registry import REGISTRY, Corpus
 
-from .conftest import cite_first_chunk
+from .conftest import cite_first_chunk, claims_answer
 
 pytestmark = pytest.mark.graph
 
@@ -35,8 +35,7 @@ def two_corpora(tmp_path_factory):
 
 
 def test_ask_over_two_corpora_namespaces_ids(scripted, two_corpora):
-    answer = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "nlp:crf", "chunk_id": "nlp:crf#c0"}],
-              "reasoning": "", "answer": "CRFs reach 95.7 F1 [nlp:crf#c0].", "choice": "", "table_rows": []}
+    answer = claims_answer(("CRFs reach 95.7 F1.", "95.7"))
     m = scripted(decompose=[{"subqueries": ["conditional random fields F1", "renal failure"]}],
                  verify=[{"evidence_papers": ["nlp:crf"], "sufficient": True, "missing": ""}],
                  read=(cite_first_chunk,), synthesize=[answer])
@@ -55,7 +54,7 @@ def test_ask_over_two_corpora_namespaces_ids(scripted, two_corpora):
 def test_one_corpus_keeps_its_own_ids(scripted, two_corpora):
     scripted(decompose=[{"subqueries": ["renal failure"]}],
              verify=[{"evidence_papers": ["crf"], "sufficient": True, "missing": ""}],
-             read=({"relevant": False, "sufficient": False, "evidence_chunk_ids": [], "finding": ""},),
+             read=({"sentences": [], "relevant": False},),
              synthesize=[])
     out = ask("What raises mortality in renal failure?", preset="paper", corpora=["med"], read_papers=2,
               subqueries_per_round=1)
@@ -73,7 +72,7 @@ def test_unknown_corpus_in_the_context_is_a_clear_error(scripted):
 
 # --- the corpora from every entry point: batch, prompt rendering, both chats
 
-NS_ANSWER = {"facts": [], "reasoning": "", "answer": "CRFs reach 95.7 F1 [nlp:crf#c0].", "choice": "", "table_rows": []}
+NS_ANSWER = claims_answer(("CRFs reach 95.7 F1.", "95.7"))
 
 
 def script_two(scripted):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from agent.cli import app
 from evals.run import EvalRequest, run_eval
 
-from .conftest import SATISFIED, cite_first_chunk
+from .conftest import SATISFIED, cite_first_chunk, claims_answer
 
 pytestmark = pytest.mark.graph
 
@@ -30,8 +30,7 @@ QUESTIONS = [
      "answer_types": ["multiple_choice"], "gold_papers": [{"paper_id": "cook"}],
      "answer": {"multiple_choice": {"options": {"A": "two hours", "B": "ten minutes"}, "gold": "A"}}},
 ]
-ANSWER = {"facts": [{"value": "95.7", "unit": "F1", "paper_id": "crf", "chunk_id": "crf#c0"}],
-          "reasoning": "", "answer": "CRFs reach 95.7 F1 on chunking [crf#c0].", "choice": "B", "table_rows": []}
+ANSWER = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"), choice="B")
 VERDICT = {"reason": "Matches the reference and is grounded.", "correctness": 2, "faithfulness": 1}
 
 

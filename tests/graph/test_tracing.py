@@ -156,7 +156,8 @@ def test_one_root_per_question_and_list(scripted, traces):
 
 def test_api_keys_are_redacted(scripted, traces, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "my-very-secret-value-123")
-    leaky = {**ANSWER, "reasoning": "using sk-abcdefghijklmnopqrstuvwxyz123456 and my-very-secret-value-123"}
+    def leaky(messages):  # a reply that echoes secrets (an extra key: traced, not used)
+        return {**ANSWER(messages), "note": "using sk-abcdefghijklmnopqrstuvwxyz123456 and my-very-secret-value-123"}
     scripted(decompose=numbered("crf"), verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[leaky])
     out = ask("What F1 do CRFs reach? api_key=hunter2hunter2", **SMALL)
     text = (traces / f"{out['trace_id']}.jsonl").read_text()

@@ -344,16 +344,20 @@ def test_wrong_total_size_fails_before_writing(tmp_path):
     assert not dest.exists()
 def test_lean_schema_for_the_embedded_model():
     from agent.models import lean_schema
-    from agent.schemas import PaperReading, Synthesis
+    from agent.schemas import reading_model, synthesis_model
 
-    full = Synthesis.model_json_schema()
+    full = synthesis_model(["S1", "S2"], 3, ["A", "B"]).model_json_schema()
     lean = lean_schema(full, 200)
-    assert "reasoning" not in lean["properties"] and "facts" not in lean["properties"]
-    assert lean["properties"]["answer"]["maxLength"] == 600 and lean["required"] == full["required"]
-    assert "reasoning" in full["properties"]  # the caller's schema is not changed
-    assert lean_schema(PaperReading.model_json_schema(), 200)["properties"]["finding"]["maxLength"] == 200
+    # claim texts are capped inside the nested definition; ids stay an enum of the shown ones
+    claim = lean["$defs"]["Claim"]["properties"]
+    assert claim["text"]["maxLength"] == 200 and claim["sentences"]["items"]["enum"] == ["S1", "S2"]
+    assert lean["properties"]["claims"]["maxItems"] == 3 and lean["required"] == full["required"] == ["choice"]
+    assert "maxLength" not in full["$defs"]["Claim"]["properties"]["text"]  # the caller's schema is not changed
+    reading = reading_model(["S1"], 2)
+    assert "finding" not in lean_schema(reading.model_json_schema(), 200)["properties"]
+    assert "finding" in reading.model_json_schema()["properties"]
     # what the lean schema lets through still validates against the full model
-    assert Synthesis.model_validate({"answer": "x [a#c0]"}).reasoning == ""
+    assert reading.model_validate({"sentences": ["S1"], "relevant": True}).finding == ""
 
 
 def test_choice_from_the_answer_text_when_the_model_left_it_empty():

@@ -14,8 +14,8 @@ EXPECTED = {
     "decompose_next": {"question", "previous_subqueries", "missing", "n_subqueries", "venue_year_line"},
     "venue_year": {"venue", "year"},
     "verify": {"question", "n_papers", "papers"},
-    "read_paper": {"question", "paper_id", "title", "venue_year", "chunks"},
-    "synthesize": {"question", "answer_instructions", "evidence"},
+    "read_paper": {"question", "paper_id", "title", "venue_year", "sentences", "max_sentences"},
+    "synthesize": {"question", "answer_instructions", "evidence", "max_claims"},
     "repair": {"error", "schema"},
 }
 

@@ -1,0 +1,81 @@
+"""Evidence as numbered sentences: what the reader and the synthesis are shown, and what a
+citation quotes.
+
+A prompt lists sentences as S1..Sn under their chunk's locator; a model answers with those ids,
+which map back to (chunk id, start, end) in the index, so every quote is the paper's own text.
+Sentences that read as instructions to a model ("ignore all previous instructions...") are
+withheld from every prompt: paper text is data, and a paper cannot steer what gets cited.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from tools.retrieve import chunk_of
+from tools.sentences import Sentence, select_sentences, sentence_ids, split_sentences
+
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|rules|above|previous|prior)\b"
+    r"|\bsystem prompt\b|\byou are (?:an?|the) (?:ai|assistant|language model|llm|chatbot)\b"
+    r"|\b(?:cite|quote) only\b|\banswer (?:only )?(?:with|that)\b[^.]{0,20}[\"']"
+    r"|\b(?:assistant|llm|language model|ai)s?\b[^.]{0,20}\b(?:must|should) (?:answer|reply|say|cite)\b",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(text: str) -> bool:
+    """True for a sentence that addresses a language model rather than a reader of the paper."""
+    return bool(_INSTRUCTION.search(text))
+
+
+def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
+    """The citable sentences of one indexed chunk (instruction-like ones withheld)."""
+    chunk = chunk_of(idx, chunk_id)
+    return [s for s in split_sentences(chunk_id, chunk.text, chunk.kind) if not is_instruction(s["text"])]
+
+
+def pick_sentences(idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int) -> list[Sentence]:
+    """The sentences of these chunks that best match the queries, within `budget_chars`, in
+    chunk order (the order of `chunk_ids`), then position."""
+    every = [s for cid in dict.fromkeys(chunk_ids) for s in chunk_sentences(idx, cid)]
+    return select_sentences(every, queries, budget_chars)
+
+
+def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:
+    """Sentences numbered S1..Sn, grouped under a header per chunk (its kind and locator; with
+    `with_paper`, the paper's id and title too)."""
+    lines: list[str] = []
+    last = None
+    for sid, s in zip(sentence_ids(len(sentences)), sentences):
+        if s["chunk_id"] != last:
+            chunk = chunk_of(idx, s["chunk_id"])
+            where = chunk.locator.describe()
+            paper = f"paper {chunk.paper_id}: {idx.papers[chunk.paper_id].title}; " if with_paper else ""
+            lines.append(f"[{paper}{chunk.kind}; {where}]")
+            last = s["chunk_id"]
+        lines.append(f"{sid} {s['text']}")
+    return "\n".join(lines)
+
+
+def support_context(idx, sentences: Sequence[Sentence]) -> list[str]:
+    """Text in which a claim's names may also be found: the cited papers' titles, abstracts,
+    venues and years, and for a cited table row its table's caption and header (the first
+    lines of the chunk), so "F1" in a claim can come from the column a number stands in."""
+    out: list[str] = []
+    for pid in dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in sentences):
+        paper = idx.papers[pid]
+        out.append(" ".join(str(x) for x in (paper.title, paper.abstract, paper.venue, paper.year) if x))
+    for cid in dict.fromkeys(s["chunk_id"] for s in sentences):
+        chunk = chunk_of(idx, cid)
+        if chunk.kind == "table":
+            out.append(" ".join(chunk.text.split("\n")[:4]))
+    return out
+
+
+def sentence_record(idx, s: Sentence) -> dict[str, Any]:
+    """A sentence as an answer records it: where it is (chunk, paper, locator, offsets) and its text."""
+    chunk = chunk_of(idx, s["chunk_id"])
+    return {"chunk_id": s["chunk_id"], "paper_id": chunk.paper_id, "start": s["start"], "end": s["end"],
+            "text": s["text"], "locator": chunk.locator.to_dict()}
