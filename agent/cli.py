@@ -24,6 +24,7 @@ from rich.table import Table
 from agent import cli_corpora
 from agent.cli_corpora import CorpusOpt, check_names, open_named
 from agent.settings import Settings, get_settings
+from agent.submission import attribution
 
 app = typer.Typer(
     help="litloop: answers about the scientific literature, with the evidence for each claim.",
@@ -335,6 +336,12 @@ def print_answer(result: dict) -> None:
                       f"[dim]({escape(c['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
                       f"{c['kind']} · {escape(Locator.from_dict(c['locator']).describe())}")
             out.print(f"    [dim]\"{escape(c['quote'])}\"[/]")
+    if ans.get("rejected_claims"):
+        from agent.chat.render import dropped_lines
+
+        out.print("\n[bold]Dropped[/] [dim](claims not supported by the sentences they cite)[/]")
+        for line in dropped_lines(ans):
+            out.print(f"  [dim]{escape(line)}[/]")
     u = result.get("usage", {})
     err.print(f"[dim]{result['rounds']} round(s), {int(u.get('llm_calls', 0))} LLM calls, "
               f"{int(u.get('input_tokens', 0))}+{int(u.get('output_tokens', 0))} tokens, "
@@ -395,7 +402,8 @@ def ask(
         raise
     if as_json:
         record = dict(result["submission"])
-        record.update(trace_id=result.get("trace_id"), status=result["status"], errors=json_errors(result["errors"]))
+        record.update(attribution=attribution(result["answer"]), trace_id=result.get("trace_id"),
+                      status=result["status"], errors=json_errors(result["errors"]))
         out.print_json(json.dumps(record))
     elif result["status"] != "failed":
         print_answer(result)

@@ -60,6 +60,18 @@ def evidence_locator(locator: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def attribution(answer: dict[str, Any]) -> dict[str, Any]:
+    """Where each part of an answer comes from (the `attribution` key of `litloop ask --json`,
+    docs/attribution.md): its claims with the sentences they cite (chunk, offsets, text), the
+    citations with their quotes and locators, the claims the support check dropped and why, and
+    whether the answer fell back to quoting the papers."""
+    citations = [{k: c.get(k) for k in ("n", "chunk_id", "paper_id", "kind", "locator", "quote", "sentences")}
+                 for c in answer.get("citations", [])]
+    return {"claims": answer.get("claims", []), "citations": citations,
+            "rejected_claims": answer.get("rejected_claims", []), "fallback": answer.get("fallback", ""),
+            "insufficient_evidence": bool(answer.get("insufficient_evidence"))}
+
+
 def submission_record(query_id: str, answer: dict[str, Any], answer_types: list[str] | None) -> dict[str, Any]:
     types = answer_types or ["freeform"]
     ans: dict[str, Any] = {}

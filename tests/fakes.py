@@ -163,7 +163,7 @@ class ScriptedChatModel(BaseChatModel):
         if schema is None:
             raise ValueError("schema must be given")
         tool = convert_to_openai_tool(schema)["function"]
-        llm = self.bind(scripted_method=method, scripted_tool=tool["name"], **kwargs)
+        llm = self.bind(scripted_method=method, scripted_tool=tool["name"], scripted_schema=tool["parameters"], **kwargs)
         parser = RunnableLambda(partial(_parse_structured, schema=schema))
         if not include_raw:
             return llm | parser

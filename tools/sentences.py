@@ -43,6 +43,7 @@ def _spans_of_prose(text: str) -> list[tuple[int, int]]:
     """pysbd's sentence spans, re-anchored on `text` (pysbd's own offsets drift when a sentence
     repeats earlier text) and trimmed of surrounding whitespace."""
     spans, cursor = [], 0
+    text = text.replace("\n", " ")  # a PDF line break is not a sentence end; same length, same offsets
     for piece in _segmenter().segment(text):
         sent = piece.sent.strip()
         if not sent:

@@ -233,7 +233,13 @@ def show_answer(answer: dict[str, Any]) -> None:
             st.markdown(f"{md(meta) + ' · ' if meta else ''}paper `{c.get('paper_id')}` · chunk `{c.get('chunk_id')}` "
                         f"({c.get('kind')})")
             st.markdown(f"**Where:** {md(render.where(c))}")
-            st.markdown("> " + md(c.get("quote") or ""))
+            # the chunk with the quoted sentences highlighted (escaped: paper text is data)
+            st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
+    dropped = render.dropped_lines(answer)
+    if dropped and st.toggle(f"Show {len(dropped)} dropped claim(s)", key=f"dropped-{id(answer)}",
+                             help="Claims the model wrote that the sentences they cite do not support."):
+        for line in dropped:
+            st.markdown("- " + md(line))
 
 
 def show_trace(trace_id: str | None) -> None:

@@ -132,6 +132,31 @@ def citation_label(c: dict[str, Any]) -> str:
     return f"[{c['n']}] {c.get('title') or c.get('paper_id')}" + (f" — {meta}" if meta else "") + f" · {where(c)}"
 
 
+def dropped_lines(answer: dict[str, Any]) -> list[str]:
+    """The claims the support check dropped from an answer, each with why:
+    `"CRFs reach 99 F1." (the number '99' is not in the cited sentences)`."""
+    return [f"\u201c{r.get('text', '')}\u201d ({r.get('reason', '')})" for r in answer.get("rejected_claims") or []]
+
+
+def highlighted_chunk(c: dict[str, Any]) -> str:
+    """A citation's chunk as HTML, every character escaped (paper text is data), with the quoted
+    sentences inside <mark> at their offsets; the quote alone when the chunk text is absent."""
+    import html
+
+    text = c.get("chunk_text") or ""
+    spans = sorted((s["start"], s["end"]) for s in c.get("sentences") or [] if s["end"] <= len(text))
+    if not text or not spans:
+        return html.escape(c.get("quote") or "")
+    out, pos = [], 0
+    for start, end in spans:
+        if start < pos:
+            continue
+        out += [html.escape(text[pos:start]), "<mark>", html.escape(text[start:end]), "</mark>"]
+        pos = end
+    out.append(html.escape(text[pos:]))
+    return "".join(out).replace("\n", "<br>")
+
+
 def error_lines(errors: list[dict[str, Any]], limit: int = 6) -> list[str]:
     """The run's failed LLM calls grouped by step and message, e.g.
     `read (6 calls): OpenAIConnectionError: Connection error. (...)`; at most `limit` lines."""

@@ -1,7 +1,8 @@
 """The terminal chat (`litloop chat`): steps as they happen, the cited answer, history per thread.
 
 Commands: /new (a fresh conversation), /threads (list; /open ID to switch), /history (this
-conversation so far), /trace (the run tree of the last answer; /trace N for the N-th), /help,
+conversation so far), /trace (the run tree of the last answer; /trace N for the N-th), /dropped
+(the claims the support check dropped from the last answer, with why), /help,
 /quit (or Ctrl-D). Conversations are the web chat's: same store, same follow-up handling.
 """
 
@@ -19,6 +20,7 @@ from agent.chat.session import ChatStore, Turn, TurnFailed, ask_turn
 
 HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conversations · [bold]/open ID[/] switch to one
 [bold]/history[/] this conversation so far · [bold]/trace [N][/] run tree of the last (or N-th) answer
+[bold]/dropped [N][/] claims the support check dropped from the last (or N-th) answer, with why
 [bold]/help[/] this help · [bold]/quit[/] leave (or Ctrl-D). Anything else is a question; follow-ups use the conversation."""
 
 
@@ -74,6 +76,8 @@ class TerminalChat:
             self.show_history()
         elif name == "/trace":
             self.show_trace(arg)
+        elif name == "/dropped":
+            self.show_dropped(arg)
         elif name == "/help":
             c.print(HELP)
         else:
@@ -149,6 +153,9 @@ class TerminalChat:
                         f"[dim]({escape(cit['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
                         f"{cit.get('kind')} · {escape(render.where(cit))}")
                 c.print(f"    [dim]\"{escape(cit.get('quote') or '')}\"[/]")
+            if ans.get("rejected_claims"):
+                c.print(f"[dim]{len(ans['rejected_claims'])} claim(s) dropped: not supported by the sentences they "
+                        "cite (/dropped shows them)[/]")
         if problem and not turn.error:
             for line in render.error_lines(turn.totals.get("errors") or []):
                 c.print(f"  [red]failed call in[/] {escape(line)}")
@@ -172,6 +179,23 @@ class TerminalChat:
             when = datetime.fromtimestamp(t["updated"]).strftime("%Y-%m-%d %H:%M") if t["updated"] else "-"
             self.console.print(f"{mark} [bold]{t['thread_id']}[/]  {when}  {t['turns']} question(s)  {escape(t['title'])}")
         self.console.print("[dim]/open ID switches (the start of the id is enough)[/]")
+
+    def show_dropped(self, arg: str) -> None:
+        """The claims the support check dropped from the last (or N-th) answer, with why."""
+        turns = self.store.turns(self.thread) if self.thread else []
+        if not turns:
+            self.console.print("[dim]No answer in this conversation yet.[/]")
+            return
+        try:
+            turn = turns[int(arg) - 1] if arg else turns[-1]
+        except (ValueError, IndexError):
+            self.console.print(f"[red]/dropped N takes a question number from 1 to {len(turns)}.[/]")
+            return
+        lines = render.dropped_lines(turn.answer or {})
+        if not lines:
+            self.console.print("[dim]No claim was dropped from that answer.[/]")
+        for line in lines:
+            self.console.print(f"  [yellow]dropped[/] {escape(line)}")
 
     def show_trace(self, arg: str) -> None:
         from agent.chat.trace_view import print_trace

@@ -299,9 +299,10 @@ def choice_from_text(answer: str, options: dict[str, str]) -> str:
 
 
 def citation(idx, chunk_id: str, n: int) -> dict:
-    """Citation n of a chunk; its `sentences` (offsets in the chunk's text) and `quote` are
-    filled in by the claims that cite it."""
+    """Citation n of a chunk; its `sentences` (offsets in `chunk_text`, the chunk's text) and
+    `quote` are filled in by the claims that cite it."""
     chunk = chunk_of(idx, chunk_id)
     paper = idx.papers[chunk.paper_id]
     return {"n": n, "chunk_id": chunk_id, "paper_id": chunk.paper_id, "title": paper.title, "venue": paper.venue,
-            "year": paper.year, "kind": chunk.kind, "locator": chunk.locator.to_dict(), "quote": "", "sentences": []}
+            "year": paper.year, "kind": chunk.kind, "locator": chunk.locator.to_dict(), "quote": "", "sentences": [],
+            "chunk_text": chunk.text}

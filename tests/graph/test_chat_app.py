@@ -53,7 +53,8 @@ def test_asking_shows_steps_and_a_cited_answer(chat_env):
     assert "Conditional random fields for sequence labeling" in label and "ACL 2005" in label
     assert "§ Abstract" in label  # where the chunk sits
     inside = [m.value for m in evidence[0].markdown]
-    assert any("95.7 F1 on chunking" in t and t.startswith(">") for t in inside)  # the quoted chunk
+    # the chunk with its quoted sentence highlighted, paper text escaped
+    assert any("<mark>" in t and "95.7 F1 on chunking" in t.split("<mark>")[1].split("</mark>")[0] for t in inside)
     assert any("crf#c0" in t for t in inside)
     captions = [c.value for c in at.caption]
     assert any("2 rounds" in c and "LLM calls" in c and "tokens" in c and "trace" in c for c in captions)

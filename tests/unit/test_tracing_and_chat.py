@@ -361,3 +361,16 @@ def test_terminating_litloop_ui_stops_its_server(tmp_path):
     else:
         os.kill(child, signal.SIGKILL)
         raise AssertionError("the server outlived litloop ui")
+
+
+def test_highlighted_chunk_escapes_paper_text_and_marks_the_quote():
+    from agent.chat.render import dropped_lines, highlighted_chunk
+
+    text = "Intro <b>bold</b>. CRFs reach 95.7 F1. Tail & end."
+    start = text.index("CRFs")
+    c = {"chunk_text": text, "quote": "CRFs reach 95.7 F1.",
+         "sentences": [{"start": start, "end": start + len("CRFs reach 95.7 F1."), "text": "CRFs reach 95.7 F1."}]}
+    assert highlighted_chunk(c) == "Intro &lt;b&gt;bold&lt;/b&gt;. <mark>CRFs reach 95.7 F1.</mark> Tail &amp; end."
+    assert highlighted_chunk({"quote": "<q>"}) == "&lt;q&gt;"  # no chunk text: the escaped quote
+    assert dropped_lines({"rejected_claims": [{"text": "X is 9.", "reason": "the number '9' is not in the cited sentences"}]}) == [
+        "\u201cX is 9.\u201d (the number '9' is not in the cited sentences)"]
