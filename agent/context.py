@@ -42,6 +42,12 @@ class Context:
     synthesize_chunks: int = 30  # chunks the synthesis's sentences may come from
     synthesize_sentences: int = 40  # sentences shown to the synthesis (the readers' selections)
     synthesize_claims: int = 8  # most claims an answer may make
+    # multiple choice (agent/choice.py): "model", the synthesis's own choice; "scored", the option
+    # label most probable as the model's next token given the question and the selected
+    # sentences; "calibrated", that probability divided by the same prompt's without the
+    # evidence. Below `choice_abstain_margin` between the best two, the "maybe"-like option.
+    choice_scoring: str = "calibrated"
+    choice_abstain_margin: float = 0.0
     reranker: str | None = None  # none | cross-encoder | llm; None: settings
     max_rerank: int | None = None  # cap on chunks scored by the reranker per subquery
     decompose_model: str | None = None

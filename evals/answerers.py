@@ -153,7 +153,15 @@ class AgentAnswerer:
         extra = {"rounds": result["rounds"], "subqueries": result["subqueries"],
                  "insufficient_evidence": bool(answer.get("insufficient_evidence")),
                  "reader_candidates": list(result["candidates"]), "trace_id": result.get("trace_id"),
-                 "status": result["status"]}
+                 "status": result["status"],
+                 # what the attribution benchmarks read: the readers' verdicts, the claims kept and
+                 # dropped, and how a multiple-choice answer was decided
+                 "readings": [{k: r.get(k) for k in ("paper_id", "relevant", "model_relevant", "note", "failed")}
+                              for r in result.get("readings") or []],
+                 "claims": [c["text"] for c in answer.get("claims", [])],
+                 "rejected_claims": answer.get("rejected_claims", []), "fallback": answer.get("fallback", ""),
+                 "choice": answer.get("choice", ""), "model_choice": answer.get("model_choice"),
+                 "choice_scores": answer.get("choice_scores")}
         return Outcome(result["submission"], candidates[:CANDIDATES_KEPT], answer.get("text", ""), citations,
                        dict(result["usage"]), list(result["errors"]), extra)
 

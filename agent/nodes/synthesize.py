@@ -9,6 +9,7 @@ answer, and a reading that failed is unknown, not "not relevant"."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -111,8 +112,52 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
         return {"answer": failed_answer(f"the synthesis failed: {errors[0]['error'] if errors else 'no reply'}"),
                 "usage": usage, "errors": errors}
     # a reply that could not be used even after the repair turn: the extractive answer
+    scores = None
+    if state.get("options") and "multiple_choice" in (state.get("answer_types") or []) and ctx.choice_scoring != "model":
+        scores, u, e = score_options(state, runtime, shown)
+        usage = {k: usage.get(k, 0) + u.get(k, 0) for k in {*usage, *u}}
+        errors = [*errors, *e]
     status = answer_status(readings, [*state.get("errors", []), *errors])
-    return {"answer": {**build_answer(state, idx, value, shown), "status": status}, "usage": usage, "errors": errors}
+    answer = build_answer(state, idx, value, shown, choice_scores=scores)
+    return {"answer": {**answer, "status": status}, "usage": usage, "errors": errors}
+
+
+def score_options(state: State, runtime, shown: list[Sentence]) -> tuple[dict | None, dict, list[dict]]:
+    """The options scored as the model's next token with and without the selected sentences
+    (agent/choice.py), and the label `choice_scoring` picks. (scores or None, usage, errors)."""
+    from agent import choice
+    from agent.resources import chat_model, settings_for
+
+    ctx = runtime.context
+    options = state["options"]
+    labels = sorted(options)
+    model = chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
+    system = prompts.render("choose_system")
+    evidence = "\n".join(s["text"] for s in shown)
+    t = time.perf_counter()
+    usage: dict[str, float] = {"llm_calls": 0}
+    try:
+        with_ev = choice.option_logprobs(model, system, choice.choice_prompt(state["question"], options, evidence), labels,
+                                         options)
+        usage["llm_calls"] += 1
+        prior = None
+        if with_ev is not None and ctx.choice_scoring == "calibrated":
+            prior = choice.option_logprobs(model, system, choice.choice_prompt(state["question"], options, None), labels,
+                                             options)
+            usage["llm_calls"] += 1
+    except Exception as exc:  # noqa: BLE001 - a failed scoring call leaves the synthesis's choice
+        from agent.models import describe_error, is_endpoint_error
+
+        if not is_endpoint_error(exc):
+            raise
+        return None, usage, [{"node": "synthesize", "error": f"option scoring: {describe_error(exc)}", "kind": "call"}]
+    usage["seconds_choice"] = time.perf_counter() - t
+    if with_ev is None:
+        return None, usage, []
+    probs = choice.calibrated(with_ev, prior)
+    label, margin = choice.decide(probs, choice.abstain_label(options), ctx.choice_abstain_margin)
+    return ({"method": ctx.choice_scoring, "with_evidence": with_ev, "prior": prior, "probabilities": probs,
+             "choice": label, "margin": margin, "abstain": choice.abstain_label(options)}, usage, [])
 
 
 def answer_status(readings: list[dict[str, Any]], errors: list[dict[str, Any]]) -> Status:
@@ -227,7 +272,7 @@ def _quote(text: str, limit: int = 400) -> str:
 
 
 def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
-                 unread: tuple[int, int] = (0, 0)) -> dict:
+                 unread: tuple[int, int] = (0, 0), choice_scores: dict | None = None) -> dict:
     """The answer record: the claims that passed the support check, rendered as prose with
     numbered citations that quote their sentences; the claims that failed in
     `rejected_claims`. With no claim left, or a reply that could not be used (`value` None
@@ -247,6 +292,9 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
         choice = value.choice.strip().upper()[:1] if value.choice else ""
         if options and choice not in options:
             choice = choice_from_text(" ".join(c.text for c in value.claims), options)
+    model_choice = choice
+    if choice_scores and choice_scores.get("choice") in options:
+        choice = choice_scores["choice"]  # decided from the evidence (agent/choice.py)
     if kept:
         claims = [{"text": c["text"], "citations": cites.cite(c["sentences"]),
                    "sentences": [sentence_record(idx, s) for s in c["sentences"]]} for c in kept]
@@ -264,6 +312,8 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     columns = [c["name"] for c in state.get("table_schema") or []]
     rows = [{col: str(r.get(col, "")) for col in columns} for r in value.table_rows] if columns and value else []
     citations = cites.all()
+    if options:
+        base = {**base, "model_choice": model_choice, "choice_scores": choice_scores}
     return {**base, "text": text, "insufficient_evidence": insufficient, "choice": choice, "table_rows": rows,
             "claims": claims, "rejected_claims": rejected, "citations": citations, "fallback": fallback,
             "papers": list(dict.fromkeys(c["paper_id"] for c in citations))}

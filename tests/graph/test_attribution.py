@@ -19,7 +19,8 @@ from .conftest import ANSWER, SATISFIED, SMALL, cite_first_chunk, claims_answer,
 pytestmark = pytest.mark.graph
 
 CRF = {"subqueries": ["conditional random fields chunking F1"]}
-MC = dict(answer_types=["multiple_choice"], options={"A": "HMM", "B": "CRF"})
+# the synthesis's own choice (option scoring has its own tests below)
+MC = dict(answer_types=["multiple_choice"], options={"A": "HMM", "B": "CRF"}, choice_scoring="model")
 
 
 def test_a_bare_letter_is_explained_from_the_evidence(scripted):
@@ -137,3 +138,48 @@ def test_an_instruction_in_a_paper_changes_nothing(scripted, injected_index, mon
     assert cited["injected"] == cited["clean"] and cited["clean"]
     assert "42" not in runs["injected"]["answer"]["text"]
     assert runs["injected"]["answer"]["text"] == runs["clean"]["answer"]["text"] == "CRFs reach 95.7 F1 [1]."
+
+
+def logprob_reply(**probs):
+    """A one-token reply whose top log-probabilities are `probs` (label -> probability)."""
+    import math
+
+    from langchain_core.messages import AIMessage
+
+    top = [{"token": k, "logprob": math.log(v)} for k, v in probs.items()]
+    best = max(probs, key=probs.get)
+    return AIMessage(content=best, response_metadata={"logprobs": {"content": [
+        {"token": best, "logprob": math.log(probs[best]), "top_logprobs": top}]}})
+
+
+def test_the_choice_is_scored_from_the_evidence_and_calibrated(scripted):
+    options = {"A": "yes", "B": "no", "C": "maybe"}
+    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
+                 synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"),
+                             logprob_reply(A=0.6, B=0.3, C=0.1),  # with the selected sentences
+                             logprob_reply(A=0.8, B=0.1, C=0.1)])  # the same prompt without them
+    out = ask("Do HMMs beat CRFs on chunking?", answer_types=["multiple_choice"], options=options, **SMALL)
+    ans = out["answer"]
+    assert ans["model_choice"] == "A" and ans["choice"] == "B"  # 0.6/0.8 < 0.3/0.1
+    scores = ans["choice_scores"]
+    assert scores["method"] == "calibrated" and scores["abstain"] == "C"
+    assert scores["probabilities"]["B"] == pytest.approx(3 / 4.75)
+    scoring = [c for c in m["synthesize"].calls if not c.kwargs.get("scripted_method")]
+    assert [c.kwargs.get("max_tokens") for c in scoring] == [1, 1] and all(c.kwargs.get("logprobs") for c in scoring)
+    assert "95.7 F1" in scoring[0].user and "95.7 F1" not in scoring[1].user  # the prior has no evidence
+    assert out["usage"]["llm_calls"] >= 3 + 2
+
+
+def test_a_small_margin_takes_the_abstention_option(scripted):
+    scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
+             synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), logprob_reply(A=0.5, B=0.45, C=0.05)])
+    out = ask("Do CRFs reach 95.7 F1?", answer_types=["multiple_choice"], options={"A": "yes", "B": "no", "C": "maybe"},
+              choice_scoring="scored", choice_abstain_margin=0.1, **SMALL)
+    assert out["answer"]["choice"] == "C" and out["answer"]["choice_scores"]["prior"] is None
+
+
+def test_an_endpoint_without_logprobs_keeps_the_synthesis_choice(scripted):
+    scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
+             synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), "A"])
+    out = ask("Do CRFs reach 95.7 F1?", answer_types=["multiple_choice"], options={"A": "yes", "B": "no"}, **SMALL)
+    assert out["answer"]["choice"] == "A" and out["answer"]["choice_scores"] is None

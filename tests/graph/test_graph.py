@@ -127,7 +127,7 @@ def test_multiple_choice_and_table_shapes(scripted):
     def reply(messages):
         return {**ANSWER(messages), "choice": "b", "table_rows": [{"model": "CRF", "f1": "95.7", "extra": "x"}]}
     scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[reply])
-    out = ask("Which model reaches 95.7 F1?", answer_types=["multiple_choice", "table"],
+    out = ask("Which model reaches 95.7 F1?", answer_types=["multiple_choice", "table"], choice_scoring="model",
               options={"A": "HMM", "B": "CRF"},
               table_schema=[{"name": "model", "type": "string", "is_row_key": True},
                             {"name": "f1", "type": "number", "is_row_key": False}], **SMALL)
@@ -140,7 +140,7 @@ def test_multiple_choice_and_table_shapes(scripted):
 def test_choice_outside_options_is_dropped(scripted):
     scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,),
              synthesize=[lambda m: {**ANSWER(m), "choice": "Z"}])
-    out = ask("Which?", answer_types=["multiple_choice"], options={"A": "x", "B": "y"}, **SMALL)
+    out = ask("Which?", answer_types=["multiple_choice"], options={"A": "x", "B": "y"}, choice_scoring="model", **SMALL)
     assert out["submission"]["answer"]["multiple_choice"] == {"gold": ""}
 
 

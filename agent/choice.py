@@ -1,0 +1,119 @@
+"""Multiple choice decided from the evidence: each option label's probability as the model's
+next token, given the question and the readers' selected sentences, corrected by the same
+prompt's probabilities with the evidence removed (contextual calibration: Zhao et al., 2021,
+"Calibrate before use"), with an abstention rule when the best option does not stand out.
+
+The arithmetic is pure (`calibrated`, `decide`); `option_logprobs` asks the model for one token
+with its top log-probabilities (llama.cpp's and OpenAI's `logprobs`/`top_logprobs`). An endpoint
+that returns no log-probabilities gives None, and the synthesis's own choice stands.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent import prompts
+
+TOP_LOGPROBS = 20  # the most OpenAI accepts; a label outside them gets FLOOR below the lowest
+FLOOR = 2.0  # nats below the lowest listed log-probability for a label that was not listed
+# option texts that mean "the evidence does not settle it" (PubMedQA's "maybe")
+_INSUFFICIENT = re.compile(r"^\s*(maybe|unclear|unknown|cannot (be )?(determined|tell)|insufficient|not enough|"
+                           r"undetermined|uncertain|neither)\b", re.IGNORECASE)
+
+
+def abstain_label(options: Mapping[str, str]) -> str | None:
+    """The option that stands for "the evidence does not settle it", when exactly one does."""
+    hits = [k for k, v in options.items() if _INSUFFICIENT.match(v or "")]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _bare(token: str) -> str:
+    return re.sub(r"[\s.:)(\]\[]", "", token).casefold()
+
+
+def label_logprobs(top: Sequence[Mapping[str, Any]], labels: Sequence[str],
+                   options: Mapping[str, str] | None = None) -> dict[str, float]:
+    """Each label's log-probability among one token's top alternatives: tokens that are the
+    label once stripped of spaces and punctuation ("A", " A", "A.", "a"), or the first word of
+    its option's text ("Yes" for "A: yes"), add up; a label not among them gets FLOOR nats below
+    the lowest listed."""
+    floor = min((t["logprob"] for t in top), default=-20.0) - FLOOR
+    words = {k: _bare((v or "").split()[0]) for k, v in (options or {}).items() if (v or "").split()}
+    taken = []  # each token counts for one label (the label itself before an option's word)
+    for t in top:
+        tok = _bare(str(t.get("token", "")))
+        hit = next((lb for lb in labels if tok == lb.casefold()), None) or next(
+            (lb for lb in labels if words.get(lb) and len(words[lb]) > 1 and tok == words[lb]), None)
+        if hit:
+            taken.append((hit, math.exp(t["logprob"])))
+    out: dict[str, float] = {}
+    for label in labels:
+        ps = [p for lb, p in taken if lb == label]
+        out[label] = math.log(sum(ps)) if ps else floor
+    return out
+
+
+def normalised(logprobs: Mapping[str, float]) -> dict[str, float]:
+    """Probabilities over the labels only (softmax of their log-probabilities)."""
+    if not logprobs:
+        return {}
+    top = max(logprobs.values())
+    exp = {k: math.exp(v - top) for k, v in logprobs.items()}
+    total = sum(exp.values())
+    return {k: v / total for k, v in exp.items()}
+
+
+def calibrated(with_evidence: Mapping[str, float], prior: Mapping[str, float] | None) -> dict[str, float]:
+    """p(label | question, evidence) / p(label | question), renormalised over the labels; with
+    no prior, the uncorrected probabilities."""
+    p = normalised(with_evidence)
+    if not prior:
+        return p
+    q = normalised(prior)
+    ratio = {k: p[k] / max(q.get(k, 0.0), 1e-9) for k in p}
+    total = sum(ratio.values())
+    return {k: v / total for k, v in ratio.items()}
+
+
+def decide(probs: Mapping[str, float], abstain: str | None, margin: float) -> tuple[str, float]:
+    """(label, margin of the best over the second). Below `margin`, the abstention option when
+    the question has one."""
+    ranked = sorted(probs.items(), key=lambda kv: (-kv[1], kv[0]))
+    if not ranked:
+        return "", 0.0
+    gap = ranked[0][1] - (ranked[1][1] if len(ranked) > 1 else 0.0)
+    if abstain and gap < margin:
+        return abstain, gap
+    return ranked[0][0], gap
+
+
+def choice_prompt(question: str, options: Mapping[str, str], evidence: str | None) -> str:
+    opts = "\n".join(f"{k}: {v}" for k, v in sorted(options.items()))
+    block = (prompts.render("choose_evidence", evidence=evidence) if evidence is not None else "")
+    return prompts.render("choose", question=question, options=opts, evidence_block=block,
+                          labels=", ".join(sorted(options)))
+
+
+def top_logprobs_of(message: Any) -> list[dict[str, Any]] | None:
+    """The first generated token's top alternatives from a chat reply's metadata, or None."""
+    meta = getattr(message, "response_metadata", None) or {}
+    content = (meta.get("logprobs") or {}).get("content") or []
+    if not content:
+        return None
+    top = content[0].get("top_logprobs") or []
+    return [{"token": t.get("token", ""), "logprob": float(t.get("logprob", -math.inf))} for t in top] or None
+
+
+def option_logprobs(model, system: str, user: str, labels: Sequence[str],
+                    options: Mapping[str, str] | None = None) -> dict[str, float] | None:
+    """The labels' log-probabilities as the model's next token for this prompt, or None when
+    the endpoint gives none."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    bound = model.bind(logprobs=True, top_logprobs=TOP_LOGPROBS, max_tokens=1, temperature=0)
+    reply = bound.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    top = top_logprobs_of(reply)
+    return label_logprobs(top, labels, options) if top else None
