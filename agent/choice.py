@@ -107,6 +107,14 @@ def top_logprobs_of(message: Any) -> list[dict[str, Any]] | None:
     return [{"token": t.get("token", ""), "logprob": float(t.get("logprob", -math.inf))} for t in top] or None
 
 
+def support_probability(model, claim: str, sentences: Sequence[str]) -> float | None:
+    """P(yes) that `sentences` state `claim`, as the model's next token (yes and no only,
+    renormalised), or None when the endpoint gives no log-probabilities."""
+    user = prompts.render("support_judge", claim=claim, sentences="\n".join(f"- {s}" for s in sentences))
+    lp = option_logprobs(model, prompts.render("support_system"), user, ["yes", "no"])
+    return None if lp is None else normalised(lp)["yes"]
+
+
 def option_logprobs(model, system: str, user: str, labels: Sequence[str],
                     options: Mapping[str, str] | None = None) -> dict[str, float] | None:
     """The labels' log-probabilities as the model's next token for this prompt, or None when

@@ -48,6 +48,10 @@ class Context:
     # evidence. Below `choice_abstain_margin` between the best two, the "maybe"-like option.
     choice_scoring: str = "calibrated"
     choice_abstain_margin: float = 0.0
+    # after the deterministic check, ask the model whether a claim's sentences state it (one
+    # token: P(yes)); a claim below `support_threshold` is dropped (docs/attribution.md)
+    support_judge: bool = False
+    support_threshold: float = 0.5
     reranker: str | None = None  # none | cross-encoder | llm; None: settings
     max_rerank: int | None = None  # cap on chunks scored by the reranker per subquery
     decompose_model: str | None = None

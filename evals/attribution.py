@@ -40,7 +40,9 @@ def gold_of(benchmark: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def _decide(probs: Mapping[str, float], abstain: str | None, margin: float) -> str:
-    from agent.choice import decide  # pure arithmetic; agent.choice imports no heavy module
+    from agent.choice import (
+        decide,  # pure arithmetic; agent.choice imports no heavy module
+    )
 
     return decide(probs, abstain, margin)[0]
 

@@ -115,11 +115,27 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "seconds_median": statistics.median(secs) if secs else None,
         "seconds_p95": percentile(secs, 95),
         "llm_calls_mean": statistics.mean(calls) if calls else None,
+        **faithfulness(rows),
         "status": dict(Counter(str(r.get("status")) for r in rows if r.get("status") is not None)),
         "by_paper": {p: {"questions": len(rs), "correct": _share(rs, "correct"),
                          "paper_cited": _share(rs, "paper_cited"), "page_cited": _share(rs, "page_cited")}
                      for p, rs in sorted(papers.items())},
     }
+
+
+def faithfulness(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Over the answers' claims: the share whose every number, quoted phrase and name occurs in
+    the sentences it cites or its cited papers' titles (the support check run again on what the
+    row recorded); claims dropped per answer; answers that fell back to quoting."""
+    from agent.support import check_claim  # pure text logic, no heavy import
+
+    claims = [c for r in rows for c in r.get("claims") or []]
+    ok = [check_claim(c["text"], c["sentences"], c.get("titles", [])) is None for c in claims]
+    return {"claims_per_answer": len(claims) / len(rows) if rows else None,
+            "claims_supported": sum(ok) / len(ok) if ok else None,
+            "rejected_claims_per_answer": (sum(len(r.get("rejected_claims") or []) for r in rows) / len(rows)
+                                           if rows else None),
+            "extractive": _share([{"x": r.get("fallback") == "extractive"} for r in rows], "x")}
 
 
 def load_items(path: Path = DATA) -> list[dict[str, Any]]:
@@ -188,7 +204,12 @@ def run_question(item: Mapping[str, Any], preset: str | None, index: str) -> dic
             "status": r["status"], "preset": r["preset"], "rounds": r["rounds"], "errors": len(r["errors"]),
             "answer": answer.get("text", ""),
             "citations": [{"paper_id": c.get("paper_id"), "page": _page(c.get("locator")), "chunk_id": c.get("chunk_id")}
-                          for c in answer.get("citations", [])]}
+                          for c in answer.get("citations", [])],
+            "claims": [{"text": c["text"], "sentences": [s["text"] for s in c["sentences"]],
+                        "titles": list(dict.fromkeys(t["title"] for t in answer.get("citations", [])
+                                                     if t["n"] in c["citations"]))}
+                       for c in answer.get("claims", [])],
+            "rejected_claims": answer.get("rejected_claims", []), "fallback": answer.get("fallback", "")}
 
 
 def main(argv: list[str] | None = None) -> int:

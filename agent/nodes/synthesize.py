@@ -117,9 +117,36 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
         scores, u, e = score_options(state, runtime, shown)
         usage = {k: usage.get(k, 0) + u.get(k, 0) for k in {*usage, *u}}
         errors = [*errors, *e]
+    judge = None
+    if ctx.support_judge and value is not None and value.claims:
+        judge, judged = support_judge(runtime)
     status = answer_status(readings, [*state.get("errors", []), *errors])
-    answer = build_answer(state, idx, value, shown, choice_scores=scores)
+    answer = build_answer(state, idx, value, shown, choice_scores=scores, judge=judge, threshold=ctx.support_threshold)
+    if judge is not None:
+        usage = {**usage, "llm_calls": usage.get("llm_calls", 0) + judged["calls"]}
     return {"answer": {**answer, "status": status}, "usage": usage, "errors": errors}
+
+
+def support_judge(runtime):
+    """A judge for check_claims: the synthesis's model asked P(yes) per claim (agent/choice.py),
+    and a counter of its calls. A failed call judges nothing (None): the deterministic check stands."""
+    from agent import choice
+    from agent.models import is_endpoint_error
+    from agent.resources import chat_model, settings_for
+
+    ctx = runtime.context
+    model = chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
+    judged = {"calls": 0}
+
+    def judge(claim: str, sentences: list[str]) -> float | None:
+        judged["calls"] += 1
+        try:
+            return choice.support_probability(model, claim, sentences)
+        except Exception as exc:  # noqa: BLE001
+            if not is_endpoint_error(exc):
+                raise
+            return None
+    return judge, judged
 
 
 def score_options(state: State, runtime, shown: list[Sentence]) -> tuple[dict | None, dict, list[dict]]:
@@ -202,10 +229,12 @@ def clean_claim(text: str) -> str:
     return whole_sentences(" ".join(_MARKER.sub("", text).split()))
 
 
-def check_claims(claims, shown: list[Sentence], idx) -> tuple[list[dict], list[dict]]:
+def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: float = 0.5) -> tuple[list[dict], list[dict]]:
     """(kept, rejected): each claim with the shown sentences it cites; a claim is rejected when
     it cites no shown sentence or says what its sentences do not (`agent.support.check_claim`).
-    Ids that were not shown are dropped from a claim (and named in the rejection when none is left)."""
+    Ids that were not shown are dropped from a claim (and named in the rejection when none is left).
+    `judge(claim, sentences) -> P(yes) or None`: a claim that passed is also dropped when the
+    model's P(yes) is below `threshold`."""
     kept, rejected, seen = [], [], set()
     for claim in claims:
         text = clean_claim(claim.text)
@@ -221,10 +250,15 @@ def check_claims(claims, shown: list[Sentence], idx) -> tuple[list[dict], list[d
             why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
         else:
             why = check_claim(text, [s["text"] for s in cited], support_context(idx, cited))
+        p = None
+        if not why and judge is not None:
+            p = judge(text, [s["text"] for s in cited])
+            if p is not None and p < threshold:
+                why = f"the model judged that the cited sentences do not state it (P(yes) {p:.2f} < {threshold:.2f})"
         if why:
-            rejected.append({"text": text, "sentence_ids": ids, "reason": why})
+            rejected.append({"text": text, "sentence_ids": ids, "reason": why, **({"support_p": p} if p is not None else {})})
         else:
-            kept.append({"text": text, "sentences": cited, "unknown_ids": unknown})
+            kept.append({"text": text, "sentences": cited, "unknown_ids": unknown, "support_p": p})
     return kept, rejected
 
 
@@ -272,7 +306,8 @@ def _quote(text: str, limit: int = 400) -> str:
 
 
 def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
-                 unread: tuple[int, int] = (0, 0), choice_scores: dict | None = None) -> dict:
+                 unread: tuple[int, int] = (0, 0), choice_scores: dict | None = None, judge=None,
+                 threshold: float = 0.5) -> dict:
     """The answer record: the claims that passed the support check, rendered as prose with
     numbered citations that quote their sentences; the claims that failed in
     `rejected_claims`. With no claim left, or a reply that could not be used (`value` None
@@ -285,7 +320,7 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     if not shown:
         none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
         return {**base, "text": none_found, "insufficient_evidence": True}
-    kept, rejected = check_claims(value.claims, shown, idx) if value is not None else ([], [])
+    kept, rejected = check_claims(value.claims, shown, idx, judge, threshold) if value is not None else ([], [])
     cites = _Citations(idx)
     choice = ""
     if value is not None:
@@ -297,7 +332,8 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
         choice = choice_scores["choice"]  # decided from the evidence (agent/choice.py)
     if kept:
         claims = [{"text": c["text"], "citations": cites.cite(c["sentences"]),
-                   "sentences": [sentence_record(idx, s) for s in c["sentences"]]} for c in kept]
+                   "sentences": [sentence_record(idx, s) for s in c["sentences"]],
+                   **({"support_p": c["support_p"]} if c["support_p"] is not None else {})} for c in kept]
         text = " ".join(_with_markers(c["text"], c["citations"]) for c in claims)
         insufficient, fallback = False, ""
     else:

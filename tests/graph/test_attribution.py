@@ -14,7 +14,15 @@ from agent.methods.rra import accept_reading
 from agent.nodes.decompose import tidy_subquery
 from tests.conftest import PAPERS
 
-from .conftest import ANSWER, SATISFIED, SMALL, cite_first_chunk, claims_answer, ids_with, shown_sentences
+from .conftest import (
+    ANSWER,
+    SATISFIED,
+    SMALL,
+    cite_first_chunk,
+    claims_answer,
+    ids_with,
+    shown_sentences,
+)
 
 pytestmark = pytest.mark.graph
 
@@ -183,3 +191,15 @@ def test_an_endpoint_without_logprobs_keeps_the_synthesis_choice(scripted):
              synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), "A"])
     out = ask("Do CRFs reach 95.7 F1?", answer_types=["multiple_choice"], options={"A": "yes", "B": "no"}, **SMALL)
     assert out["answer"]["choice"] == "A" and out["answer"]["choice_scores"] is None
+
+
+def test_the_support_judge_drops_a_claim_the_model_does_not_accept(scripted):
+    two = claims_answer(("CRFs reach 95.7 F1.", "95.7"), ("CRFs beat HMMs.", "95.7"))
+    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
+                 synthesize=[two, logprob_reply(yes=0.9, no=0.1), logprob_reply(yes=0.2, no=0.8)])
+    out = ask("What F1 do CRFs reach?", support_judge=True, support_threshold=0.5, **SMALL)
+    ans = out["answer"]
+    assert [c["text"] for c in ans["claims"]] == ["CRFs reach 95.7 F1."] and ans["claims"][0]["support_p"] == pytest.approx(0.9)
+    assert ans["rejected_claims"][0]["text"] == "CRFs beat HMMs." and "P(yes) 0.20" in ans["rejected_claims"][0]["reason"]
+    judged = [c for c in m["synthesize"].calls if not c.kwargs.get("scripted_method")]
+    assert len(judged) == 2 and "Claim: CRFs beat HMMs." in judged[1].user and "95.7 F1" in judged[1].user

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from agent.choice import abstain_label, calibrated, decide, label_logprobs, normalised, top_logprobs_of
+from agent.choice import (
+    abstain_label,
+    calibrated,
+    decide,
+    label_logprobs,
+    normalised,
+    top_logprobs_of,
+)
 
 pytestmark = pytest.mark.unit
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tools.sentences import select_sentences, sentence_ids, sentence_index, split_sentences
+from tools.sentences import (
+    select_sentences,
+    sentence_ids,
+    sentence_index,
+    split_sentences,
+)
 
 pytestmark = pytest.mark.unit
 
