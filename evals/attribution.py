@@ -53,7 +53,7 @@ def choices(row: Mapping[str, Any], margin: float = 0.0) -> dict[str, str]:
 
     out = {"model": row.get("model_choice") or row.get("choice") or ""}
     scores = row.get("choice_scores")
-    if scores:
+    if scores and scores.get("with_evidence"):
         out["scored"] = _decide(calibrated(scores["with_evidence"], None), None, 0.0)
         if scores.get("prior"):
             probs = calibrated(scores["with_evidence"], scores["prior"])

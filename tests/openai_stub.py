@@ -80,14 +80,18 @@ def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, 
         if ids_with(prompt, "90.9"):
             claims.append({"text": "A BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER.",
                            "sentences": ids_with(prompt, "90.9")[:1]})
-        return {"claims": claims, "insufficient_evidence": False}
+        out = {"claims": claims, "insufficient_evidence": False}
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        if "choice" in (schema.get("properties") or {}):
+            out["choice"] = schema["properties"]["choice"]["enum"][0]
+        return out
     return {}
 
 
 class OpenAIStub:
     def __init__(self, reply: Reply = literature_reply, model: str = "stub-model",
                  delays: dict[str, float] | None = None, faults: dict[str, str] | None = None,
-                 retry_after: str = "1", hang_s: float = 30.0) -> None:
+                 retry_after: str = "1", hang_s: float = 30.0, logprobs: bool = True) -> None:
         self.reply = reply
         self.model = model
         self.delays = delays or {}  # seconds to wait before answering a role (to watch live progress)
@@ -97,6 +101,7 @@ class OpenAIStub:
             raise ValueError(f"unknown faults {sorted(unknown)}; choose from {FAULTS}")
         self.retry_after = retry_after
         self.hang_s = hang_s
+        self.logprobs = logprobs  # False: a request asking for logprobs gets a 400, as some endpoints do
         self.requests: list[dict[str, Any]] = []  # role, body, at (time.monotonic())
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -129,8 +134,25 @@ class OpenAIStub:
                     return
                 messages = body.get("messages") or []
                 prompt = "\n".join(str(m.get("content") or "") for m in messages)
-                role = role_of(body, prompt)
+                role = "choose" if body.get("logprobs") else role_of(body, prompt)
                 stub.requests.append({"role": role, "body": body, "at": time.monotonic()})
+                if role == "choose":  # one token with its top log-probabilities
+                    if not stub.logprobs:
+                        self._send(400, {"error": {"message": "logprobs is not supported for this model",
+                                                   "type": "invalid_request_error"}})
+                        return
+                    # with evidence B is likely, without it A (so calibration has something to correct)
+                    b, a = (-0.2, -1.8) if "What the papers say" in prompt else (-1.8, -0.2)
+                    top = [{"token": "B", "logprob": b, "bytes": None}, {"token": "A", "logprob": a, "bytes": None}]
+                    self._send(200, {
+                        "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
+                        "model": body.get("model") or stub.model,
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "B"}, "finish_reason": "length",
+                                     "logprobs": {"content": [{"token": "B", "logprob": b, "bytes": None,
+                                                               "top_logprobs": top}]}}],
+                        "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 1,
+                                  "total_tokens": len(prompt.split()) + 1}})
+                    return
                 fault = stub.faults.get(role) or stub.faults.get("*")
                 if fault and fault != "prose":
                     self._fault(fault)

@@ -177,6 +177,10 @@ def score_options(state: State, runtime, shown: list[Sentence]) -> tuple[dict | 
 
         if not is_endpoint_error(exc):
             raise
+        import openai
+
+        if isinstance(exc, openai.BadRequestError):  # the endpoint does not take logprobs: not a failure
+            return {"method": ctx.choice_scoring, "unavailable": describe_error(exc)}, usage, []
         return None, usage, [{"node": "synthesize", "error": f"option scoring: {describe_error(exc)}", "kind": "call"}]
     usage["seconds_choice"] = time.perf_counter() - t
     if with_ev is None:

@@ -191,3 +191,23 @@ def test_eval_records_a_failed_answer_as_a_failure(endpoint, graph_index, tmp_pa
     failure = json.loads((out / "failures.jsonl").read_text().splitlines()[0])
     assert failure["query_id"] == "q1" and "AnswerFailed: no answer: every paper read failed" in failure["error"]
     assert not (out / "submission.jsonl").read_text().strip()
+
+
+@pytest.mark.parametrize("logprobs", [True, False])
+def test_multiple_choice_over_an_openai_endpoint_with_and_without_logprobs(endpoint, logprobs):
+    """The real ChatOpenAI path: with logprobs the option scores decide (the stub favours B,
+    the synthesis chose A); an endpoint that refuses logprobs (a 400) keeps the synthesis's
+    choice, and the answer is not marked partial for it."""
+    from agent.api import ask
+
+    with OpenAIStub(logprobs=logprobs) as stub:
+        endpoint(stub.base_url)
+        out = ask(QUESTION, answer_types=["multiple_choice"], options={"A": "CRF", "B": "HMM"}, preset="paper",
+                  read_papers=3, read_concurrency=1)
+    ans = out["answer"]
+    assert out["status"] == "ok" and ans["model_choice"] == "A" and ans["claims"]
+    if logprobs:
+        assert ans["choice"] == "B" and ans["choice_scores"]["probabilities"]["B"] > 0.5
+        assert sum(r["role"] == "choose" for r in stub.requests) == 2  # with and without the evidence
+    else:
+        assert ans["choice"] == "A" and "logprobs is not supported" in ans["choice_scores"]["unavailable"]
