@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -236,7 +237,7 @@ def show_answer(answer: dict[str, Any]) -> None:
             # the chunk with the quoted sentences highlighted (escaped: paper text is data)
             st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
     dropped = render.dropped_lines(answer)
-    if dropped and st.toggle(f"Show {len(dropped)} dropped claim(s)", key=f"dropped-{id(answer)}",
+    if dropped and st.toggle(f"Show {len(dropped)} dropped claim(s)", key=f"dropped-{zlib.crc32(answer.get('text', '').encode())}",
                              help="Claims the model wrote that the sentences they cite do not support."):
         for line in dropped:
             st.markdown("- " + md(line))

@@ -208,3 +208,15 @@ def test_a_base_url_typed_in_the_sidebar_never_gets_the_configured_key(graph_ind
 
 def _keys(at) -> set[str]:
     return {t.key for t in at.sidebar.text_input}
+
+
+def test_dropped_claims_are_behind_a_toggle(chat_env):
+    with_bad = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"), ("CRFs reach 99.9 F1.", "95.7"))
+    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
+             synthesize=(with_bad,))
+    at = ask(app(), "What F1 do CRFs reach on chunking?")
+    assert not any("99.9" in m.value for m in at.markdown)  # hidden until asked for
+    toggle = next(t for t in at.toggle if t.label.startswith("Show 1 dropped claim"))
+    toggle.set_value(True).run()
+    shown = [m.value for m in at.markdown]
+    assert any("99.9" in t and "is not in the cited sentences" in t for t in shown)

@@ -123,3 +123,15 @@ def test_a_chat_turn_is_checkpointed_once_at_its_end(chat_env):
         assert len(list(store.checkpointer.list({"configurable": {"thread_id": "every-step"}}))) > 5
     finally:
         store.close()
+
+
+def test_terminal_chat_lists_dropped_claims(chat_env):
+    with_bad = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"), ("CRFs reach 99.9 F1.", "95.7"))
+    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
+             synthesize=(with_bad,))
+    r = runner.invoke(app, ["chat", "--preset", "paper"], input="What F1 do CRFs reach?\n/dropped\n/dropped 5\n/quit\n")
+    assert r.exit_code == 0, r.output
+    o = r.output
+    assert "1 claim(s) dropped" in o and "/dropped shows them" in o
+    assert "dropped \u201cCRFs reach 99.9 F1.\u201d (the number '99.9' is not in the cited sentences)" in o
+    assert "/dropped N takes a question number from 1 to 1." in o
