@@ -38,6 +38,10 @@ class Context:
     # characters per paper (about 4 characters a token), and selects at most this many
     read_sentence_chars: int = 6000
     read_evidence_sentences: int = 5
+    # ask for the reader's token log-probabilities (OpenAI-compatible endpoints and the embedded
+    # model give them) and accept a reading only when P(true) for `relevant` >= the threshold
+    read_relevance_logprobs: bool = False
+    read_relevance_threshold: float = 0.0
     read_concurrency: int = 4
     synthesize_chunks: int = 30  # chunks the synthesis's sentences may come from
     synthesize_sentences: int = 40  # sentences shown to the synthesis (the readers' selections)

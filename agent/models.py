@@ -197,6 +197,8 @@ class Attempt:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    # the reply's tokens with their top alternatives, when the call asked for logprobs
+    logprobs: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,11 @@ class StructuredResult(Generic[T]):
         return self.attempts[-1].raw if self.attempts else None
 
     @property
+    def logprobs(self) -> tuple[dict[str, Any], ...] | None:
+        """The accepted reply's tokens with their top log-probabilities (when asked for)."""
+        return self.attempts[-1].logprobs if self.ok else None
+
+    @property
     def input_tokens(self) -> int:
         return sum(a.input_tokens for a in self.attempts)
 
@@ -250,7 +257,7 @@ class StructuredResult(Generic[T]):
             "calls": self.calls,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
-            "attempts": [asdict(a) for a in self.attempts],
+            "attempts": [{k: v for k, v in asdict(a).items() if k != "logprobs"} for a in self.attempts],
         }
 
 
@@ -401,6 +408,7 @@ def structured_call(
     repair_prompt: str | None = None,
     method: StructuredMethod | None = None,
     schema_in_prompt: bool | None = None,
+    logprobs: int | None = None,
 ) -> StructuredResult[T]:
     """Ask `model` for a `schema` object; one repair retry on invalid output, then a failure value.
 
@@ -409,8 +417,12 @@ def structured_call(
     after the client's own retries (rate limit, timeout, connection, 5xx) and a reply that is not
     a chat completion (an HTML page, a body that is not JSON) also become a failure value;
     anything else (a wrong key, a bad request) is a configuration error and raises.
+    `logprobs=n`: ask for each output token's top n log-probabilities (`result.logprobs`), on a
+    model whose client has the option (OpenAI-compatible ones); others ignore it.
     """
     method = method or method_of(model)
+    if logprobs and "top_logprobs" in type(model).model_fields:
+        model = model.model_copy(update={"logprobs": True, "top_logprobs": logprobs})
     # The schema goes as a plain JSON schema, not the class: given a class, the OpenAI client
     # validates inside the request and raises, losing the raw text the repair turn needs.
     json_schema = schema.model_json_schema()
@@ -467,8 +479,10 @@ def _attempt(runnable: Any, messages: list[BaseMessage], schema: type[T]) -> tup
     tokens = {"input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0)}
     if parse_error is not None:
         return None, Attempt(raw_text, parse_error, "invalid_json", seconds=elapsed, **tokens)
+    content = ((getattr(raw_message, "response_metadata", None) or {}).get("logprobs") or {}).get("content")
+    lp = tuple(content) if content else None
     try:
-        return schema.model_validate(obj), Attempt(raw_text, seconds=elapsed, **tokens)
+        return schema.model_validate(obj), Attempt(raw_text, seconds=elapsed, logprobs=lp, **tokens)
     except ValidationError as exc:
         return None, Attempt(raw_text, _describe(exc), "invalid_schema", seconds=elapsed, **tokens)
 

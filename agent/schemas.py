@@ -61,11 +61,13 @@ def _ids(ids: Sequence[str]) -> Any:
 
 
 def reading_model(ids: Sequence[str], max_sentences: int) -> type[PaperReading]:
-    """PaperReading whose `sentences` are the shown ids, at most `max_sentences` (schema hints)."""
+    """PaperReading whose `sentences` are the shown ids, at most `max_sentences` (schema hints).
+    `sentences` is required, so a grammar writes it before `relevant` (llama.cpp orders required
+    properties first): the evidence is chosen before the verdict."""
     return create_model(
         "PaperReading", __base__=PaperReading,
         sentences=(list[_ids(ids)],
-                   Field(default_factory=list, description=PaperReading.model_fields["sentences"].description,
+                   Field(description=PaperReading.model_fields["sentences"].description,
                          json_schema_extra={"maxItems": max(1, max_sentences)})),
     )
 
@@ -101,13 +103,15 @@ def synthesis_model(ids: Sequence[str], max_claims: int, options: Sequence[str] 
         sentences=(list[_ids(ids)], Field(description=Claim.model_fields["sentences"].description,
                                           json_schema_extra={"minItems": 1, "maxItems": 3})),
     )
-    fields: dict[str, Any] = {
-        "claims": (list[claim], Field(default_factory=list, description=Synthesis.model_fields["claims"].description,
+    fields: dict[str, Any] = {  # claims required: a grammar writes them before the choice
+        "claims": (list[claim], Field(description=Synthesis.model_fields["claims"].description,
                                       json_schema_extra={"maxItems": max(1, max_claims)})),
     }
     if options:
         fields["choice"] = (str, Field(description=Synthesis.model_fields["choice"].description,
                                        json_schema_extra={"enum": list(options)}))
+    else:  # no options: the model is not asked for a choice
+        fields["choice"] = (SkipJsonSchema[str], Field(default=""))
     if not table:
         fields["table_rows"] = (SkipJsonSchema[list[dict[str, str]]], Field(default_factory=list))
     return create_model("Synthesis", __base__=Synthesis, **fields)

@@ -156,7 +156,7 @@ class AgentAnswerer:
                  "status": result["status"],
                  # what the attribution benchmarks read: the readers' verdicts, the claims kept and
                  # dropped, and how a multiple-choice answer was decided
-                 "readings": [{k: r.get(k) for k in ("paper_id", "relevant", "model_relevant", "note", "failed")}
+                 "readings": [{k: r.get(k) for k in ("paper_id", "relevant", "model_relevant", "relevant_p", "note", "failed")}
                               for r in result.get("readings") or []],
                  "claims": [c["text"] for c in answer.get("claims", [])],
                  "rejected_claims": answer.get("rejected_claims", []), "fallback": answer.get("fallback", ""),

@@ -26,7 +26,7 @@ MARGINS = [round(0.05 * i, 2) for i in range(0, 13)]  # 0.00 .. 0.60
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 def gold_of(benchmark: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

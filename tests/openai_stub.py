@@ -134,7 +134,8 @@ class OpenAIStub:
                     return
                 messages = body.get("messages") or []
                 prompt = "\n".join(str(m.get("content") or "") for m in messages)
-                role = "choose" if body.get("logprobs") else role_of(body, prompt)
+                plain = not body.get("response_format") and not body.get("tools")
+                role = "choose" if body.get("logprobs") and plain else role_of(body, prompt)
                 stub.requests.append({"role": role, "body": body, "at": time.monotonic()})
                 if role == "choose":  # one token with its top log-probabilities
                     if not stub.logprobs:

@@ -32,21 +32,25 @@ def venue_year(question: str) -> tuple[str, str] | None:
     return venue, m.group(2)
 
 
-def llm(role: str, schema: type[T], user: str, runtime) -> tuple[T | None, dict[str, Any], list[dict]]:
-    """One structured call for a node: (value or None, usage update, error records)."""
+def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = None,
+        ) -> tuple[T | None, dict[str, Any], list[dict]]:
+    """One structured call for a node: (value or None, usage update, error records). With
+    `logprobs`, the accepted reply's token log-probabilities are in usage["_logprobs"]."""
     from agent.models import structured_call
 
     ctx = runtime.context
     model = chat_model(role, settings_for(ctx), ctx.model_for(role))
     repair = prompts.render("repair", error="{error}", schema="{schema}")
     t = time.perf_counter()
-    result = structured_call(model, schema, prompts.render("system"), user, repair_prompt=repair)
+    result = structured_call(model, schema, prompts.render("system"), user, repair_prompt=repair, logprobs=logprobs)
     usage = {
         "llm_calls": result.calls,
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
         f"seconds_{role}": time.perf_counter() - t,
     }
+    if logprobs:
+        usage["_logprobs"] = result.logprobs
     errors = [] if result.ok else [{"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
     return result.value, usage, errors
 

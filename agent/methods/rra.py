@@ -180,16 +180,43 @@ _DENIAL = re.compile(
 )
 
 
-def accept_reading(relevant: bool, evidence: list[dict], finding: str) -> tuple[bool, str]:
-    """The reader's verdict as accepted: relevant only when it selected at least one sentence
-    and its own finding does not deny evidence. (accepted, why not, or "")."""
+def accept_reading(relevant: bool, evidence: list[dict], finding: str, relevant_p: float | None = None,
+                   threshold: float = 0.0) -> tuple[bool, str]:
+    """The reader's verdict as accepted: relevant only when it selected at least one sentence,
+    its own finding does not deny evidence, and the probability it gave "true" for `relevant`
+    (when known) reaches `threshold`. (accepted, why not, or "")."""
     if not relevant:
         return False, ""
     if not evidence:
         return False, "marked relevant but selected no sentence"
     if finding and _DENIAL.search(finding):
         return False, "marked relevant but its finding says the paper does not answer"
+    if relevant_p is not None and relevant_p < threshold:
+        return False, f"marked relevant with P(true) {relevant_p:.2f} < {threshold:.2f}"
     return True, ""
+
+
+def relevance_probability(tokens) -> float | None:
+    """P(true) of the reader's `relevant` value from its reply's token log-probabilities: the
+    first token after `"relevant":`, its alternatives that begin "true" against those that
+    begin "false", renormalised. None when the reply has no such token."""
+    import math
+
+    text = ""
+    for tok in tokens or ():
+        before = text
+        text += tok.get("token", "")
+        if '"relevant"' not in before or not re.search(r'"relevant"\s*:\s*$', before):
+            continue
+        p = {"true": 0.0, "false": 0.0}
+        for alt in tok.get("top_logprobs") or [tok]:
+            word = alt.get("token", "").strip().lower()
+            for value in p:
+                if word and value.startswith(word):
+                    p[value] += math.exp(alt.get("logprob", -math.inf))
+        total = p["true"] + p["false"]
+        return p["true"] / total if total else None
+    return None
 
 
 def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[dict]]:
@@ -205,7 +232,9 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
                 "note": "no sentence to read"}, {}, []
     schema = reading_model(ids, ctx.read_evidence_sentences)
     with trace_step(f"read {paper_id}", inputs={"paper_id": paper_id}, metadata={"paper_id": paper_id}) as step:
-        value, usage, errors = llm("read", schema, read_prompt(state, runtime, paper_id, shown), runtime)
+        value, usage, errors = llm("read", schema, read_prompt(state, runtime, paper_id, shown), runtime,
+                                   logprobs=5 if ctx.read_relevance_logprobs else None)
+        relevant_p = relevance_probability(usage.pop("_logprobs", None))
         step.outputs = {"relevant": value.relevant if value else None, "sentences": value.sentences if value else None}
     if value is None:
         return {"paper_id": paper_id, "relevant": False, "failed": True}, usage, errors
@@ -215,8 +244,8 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
     evidence = [sentence_record(idx, s) for s in picked]
     unknown = [sid for sid in given if sentence_index(sid) not in known]
     finding = " ".join(value.finding.split())
-    accepted, note = accept_reading(value.relevant, evidence, finding)
-    reading = {"paper_id": paper_id, "relevant": accepted, "model_relevant": value.relevant,
+    accepted, note = accept_reading(value.relevant, evidence, finding, relevant_p, ctx.read_relevance_threshold)
+    reading = {"paper_id": paper_id, "relevant": accepted, "model_relevant": value.relevant, "relevant_p": relevant_p,
                "evidence": evidence if accepted else [],
                "evidence_chunk_ids": list(dict.fromkeys(e["chunk_id"] for e in evidence)) if accepted else [],
                "sentences_shown": len(shown), "unknown_sentence_ids": unknown}

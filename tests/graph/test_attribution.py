@@ -203,3 +203,21 @@ def test_the_support_judge_drops_a_claim_the_model_does_not_accept(scripted):
     assert ans["rejected_claims"][0]["text"] == "CRFs beat HMMs." and "P(yes) 0.20" in ans["rejected_claims"][0]["reason"]
     judged = [c for c in m["synthesize"].calls if not c.kwargs.get("scripted_method")]
     assert len(judged) == 2 and "Claim: CRFs beat HMMs." in judged[1].user and "95.7 F1" in judged[1].user
+
+
+def test_relevance_probability_reads_the_verdict_token():
+    import math
+
+    from agent.methods.rra import relevance_probability
+
+    toks = [{"token": "{\n"}, {"token": ' "'}, {"token": "sent"}, {"token": "ences"}, {"token": '":'}, {"token": ' ["S1"]'},
+            {"token": ',\n "'}, {"token": "relevant"}, {"token": '":'},
+            {"token": " true", "logprob": math.log(0.6),
+             "top_logprobs": [{"token": " true", "logprob": math.log(0.6)}, {"token": " false", "logprob": math.log(0.3)},
+                              {"token": " t", "logprob": math.log(0.05)}, {"token": " maybe", "logprob": math.log(0.05)}]}]
+    assert relevance_probability(toks) == pytest.approx(0.65 / 0.95)
+    assert relevance_probability([{"token": "{}"}]) is None and relevance_probability(None) is None
+    ev = [{"chunk_id": "a#c0", "text": "x"}]
+    assert accept_reading(True, ev, "", 0.4, 0.5) == (False, "marked relevant with P(true) 0.40 < 0.50")
+    assert accept_reading(True, ev, "", 0.6, 0.5) == (True, "")
+    assert accept_reading(True, ev, "", None, 0.5) == (True, "")  # no log-probabilities: not judged by them

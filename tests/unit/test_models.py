@@ -351,13 +351,14 @@ def test_lean_schema_for_the_embedded_model():
     # claim texts are capped inside the nested definition; ids stay an enum of the shown ones
     claim = lean["$defs"]["Claim"]["properties"]
     assert claim["text"]["maxLength"] == 200 and claim["sentences"]["items"]["enum"] == ["S1", "S2"]
-    assert lean["properties"]["claims"]["maxItems"] == 3 and lean["required"] == full["required"] == ["choice"]
+    assert lean["properties"]["claims"]["maxItems"] == 3 and lean["required"] == full["required"] == ["claims", "choice"]
     assert "maxLength" not in full["$defs"]["Claim"]["properties"]["text"]  # the caller's schema is not changed
     reading = reading_model(["S1"], 2)
     assert "finding" not in lean_schema(reading.model_json_schema(), 200)["properties"]
     assert "finding" in reading.model_json_schema()["properties"]
     # what the lean schema lets through still validates against the full model
     assert reading.model_validate({"sentences": ["S1"], "relevant": True}).finding == ""
+    assert reading.model_json_schema()["required"] == ["sentences", "relevant"]  # evidence before the verdict
 
 
 def test_choice_from_the_answer_text_when_the_model_left_it_empty():
