@@ -95,6 +95,40 @@ def reader_precision(rows, gold) -> dict[str, Any]:
     return {"readings": len(acc), "accepted": pr("relevant"), "model_said": pr("model_relevant")}
 
 
+RELEVANCE_THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]
+
+
+def relevance_threshold(rows, gold) -> dict[str, Any] | None:
+    """The reader with its P(true) threshold (`read_relevance_threshold`): chosen on one half of
+    the questions for the best F1 of "accepted = gold paper", scored on the other (two-fold);
+    None when the run recorded no P(true)."""
+    def readings(part):
+        return [(r["query_id"], x) for r in part for x in r.get("readings") or []
+                if not x.get("failed") and x.get("relevant_p") is not None]
+
+    def f1(part, t):
+        acc = [(q, x) for q, x in readings(part) if (x.get("relevant") or x.get("note", "") and "P(true)" in x["note"])
+               and x["relevant_p"] >= t]
+        tp = sum(x["paper_id"] in gold[q]["papers"] for q, x in acc)
+        pos = sum(x["paper_id"] in gold[q]["papers"] for q, x in readings(part))
+        p = tp / len(acc) if acc else 0.0
+        rc = tp / pos if pos else 0.0
+        return (2 * p * rc / (p + rc) if p + rc else 0.0), p, rc
+
+    if not readings(rows):
+        return None
+    halves = [rows[::2], rows[1::2]]
+    chosen, tp_p, tp_r = [], [], []
+    for fit, held in ((halves[0], halves[1]), (halves[1], halves[0])):
+        best = max(RELEVANCE_THRESHOLDS, key=lambda t: (f1(fit, t)[0], -t))
+        chosen.append(best)
+        _, p, rc = f1(held, best)
+        tp_p.append(p)
+        tp_r.append(rc)
+    return {"thresholds": chosen, "precision": round(sum(tp_p) / 2, 3), "recall": round(sum(tp_r) / 2, 3),
+            "at_0": {"precision": round(f1(rows, 0.0)[1], 3), "recall": round(f1(rows, 0.0)[2], 3)}}
+
+
 def report(run: Path, benchmark: Path) -> dict[str, Any]:
     gold = gold_of(_load(benchmark))
     rows = [r for r in _load(run / "results.jsonl") if r["query_id"] in gold]
@@ -110,6 +144,7 @@ def report(run: Path, benchmark: Path) -> dict[str, Any]:
         "calibrated+margin (two-fold)": two_fold_margin(mc, gold),
         "choices_made": {rule: _count([choices(r).get(rule, "") for r in mc]) for rule in ("model", "scored", "calibrated")},
         "reader": reader_precision(rows, gold),
+        "reader_with_relevance_threshold (two-fold)": relevance_threshold(rows, gold),
         "explained": round(sum(bool(r.get("claims")) for r in rows) / len(rows), 3) if rows else None,
         "extractive": round(sum(r.get("fallback") == "extractive" for r in rows) / len(rows), 3) if rows else None,
         "rejected_claims_per_answer": round(statistics.mean(len(r.get("rejected_claims") or []) for r in rows), 2)

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--limit", type=int)
     args = ap.parse_args(argv)
-    items = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()][: args.limit]
+    items = [json.loads(line) for line in args.data.read_text(encoding="utf-8").split("\n") if line.strip()][: args.limit]
     model = build_chat_model("synthesize", get_settings())
     rows = []
     for item in items:

@@ -50,3 +50,18 @@ def test_rules_and_reader_precision(tmp_path):
     assert out["reader"]["model_said"]["precision"] == 0.5
     assert out["explained"] == pytest.approx(2 / 3, abs=1e-3) and out["extractive"] == pytest.approx(1 / 3, abs=1e-3)
     assert out["seconds_median"] == 11.0 and out["llm_calls_mean"] == 5
+
+
+def test_relevance_threshold_two_fold():
+    from evals.attribution import gold_of, relevance_threshold
+
+    gold = gold_of([q(i, "A") for i in range(4)])
+    rows = []
+    for i in range(4):  # the gold paper gets P(true) 0.9, the other paper 0.6
+        rows.append({"query_id": f"q{i}", "readings": [
+            {"paper_id": f"p{i}", "relevant": True, "relevant_p": 0.9},
+            {"paper_id": "other", "relevant": True, "relevant_p": 0.6}]})
+    out = relevance_threshold(rows, gold)
+    assert out["at_0"] == {"precision": 0.5, "recall": 1.0}
+    assert all(0.6 < t <= 0.9 for t in out["thresholds"]) and out["precision"] == 1.0 and out["recall"] == 1.0
+    assert relevance_threshold([{"query_id": "q0", "readings": [{"paper_id": "p0", "relevant": True}]}], gold) is None
