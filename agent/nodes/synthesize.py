@@ -325,6 +325,10 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
         none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
         return {**base, "text": none_found, "insufficient_evidence": True}
     kept, rejected = check_claims(value.claims, shown, idx, judge, threshold) if value is not None else ([], [])
+    if value is not None and value.insufficient_evidence and kept:  # the model says they do not answer
+        rejected += [{"text": c["text"], "sentence_ids": [], "reason": "the synthesis said the sentences do not "
+                      "answer the question"} for c in kept]
+        kept = []
     cites = _Citations(idx)
     choice = ""
     if value is not None:

@@ -221,3 +221,11 @@ def test_relevance_probability_reads_the_verdict_token():
     assert accept_reading(True, ev, "", 0.4, 0.5) == (False, "marked relevant with P(true) 0.40 < 0.50")
     assert accept_reading(True, ev, "", 0.6, 0.5) == (True, "")
     assert accept_reading(True, ev, "", None, 0.5) == (True, "")  # no log-probabilities: not judged by them
+
+
+def test_claims_of_a_synthesis_that_says_the_evidence_is_insufficient_are_not_the_answer(scripted):
+    reply = claims_answer(("CRFs reach 95.7 F1.", "95.7"), insufficient_evidence=True)
+    scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[reply])
+    ans = ask("What F1 do HMMs reach on chunking?", **SMALL)["answer"]
+    assert ans["fallback"] == "extractive" and ans["insufficient_evidence"] is True and ans["claims"] == []
+    assert ans["rejected_claims"][0]["reason"] == "the synthesis said the sentences do not answer the question"
