@@ -17,10 +17,11 @@ from tools.retrieve import chunk_of
 from tools.sentences import Sentence, select_sentences, sentence_ids, split_sentences
 
 _INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|rules|above|previous|prior)\b"
+    r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|directions)\b"
+    r"|\b(?:ignore|disregard)\s+(?:all|any)\s+(?:previous|prior|above|earlier)\b"
     r"|\bsystem prompt\b|\byou are (?:an?|the) (?:ai|assistant|language model|llm|chatbot)\b"
-    r"|\b(?:cite|quote) only\b|\banswer (?:only )?(?:with|that)\b[^.]{0,20}[\"']"
-    r"|\b(?:assistant|llm|language model|ai)s?\b[^.]{0,20}\b(?:must|should) (?:answer|reply|say|cite)\b",
+    r"|\b(?:cite|quote) only\b"
+    r"|\b(?:assistant|llm|language model|chatbot)s?\b[^.]{0,20}\b(?:must|should) (?:answer|reply|say|cite)\b",
     re.IGNORECASE,
 )
 
