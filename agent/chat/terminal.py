@@ -180,16 +180,22 @@ class TerminalChat:
             self.console.print(f"{mark} [bold]{t['thread_id']}[/]  {when}  {t['turns']} question(s)  {escape(t['title'])}")
         self.console.print("[dim]/open ID switches (the start of the id is enough)[/]")
 
-    def show_dropped(self, arg: str) -> None:
-        """The claims the support check dropped from the last (or N-th) answer, with why."""
-        turns = self.store.turns(self.thread) if self.thread else []
+    def pick_turn(self, command: str, arg: str, with_answers: bool = True) -> Turn | None:
+        """The last turn of this conversation, or its N-th (`arg`); None after saying why not."""
+        turns = self.store.turns(self.thread, with_answers=with_answers) if self.thread else []
         if not turns:
             self.console.print("[dim]No answer in this conversation yet.[/]")
-            return
+            return None
         try:
-            turn = turns[int(arg) - 1] if arg else turns[-1]
+            return turns[int(arg) - 1] if arg else turns[-1]
         except (ValueError, IndexError):
-            self.console.print(f"[red]/dropped N takes a question number from 1 to {len(turns)}.[/]")
+            self.console.print(f"[red]{command} N takes a question number from 1 to {len(turns)}.[/]")
+            return None
+
+    def show_dropped(self, arg: str) -> None:
+        """The claims the support check dropped from the last (or N-th) answer, with why."""
+        turn = self.pick_turn("/dropped", arg)
+        if turn is None:
             return
         lines = render.dropped_lines(turn.answer or {})
         if not lines:
@@ -201,14 +207,8 @@ class TerminalChat:
         from agent.chat.trace_view import print_trace
         from agent.tracing.store import TraceNotFound, load_trace
 
-        turns = self.store.turns(self.thread, with_answers=False) if self.thread else []
-        if not turns:
-            self.console.print("[dim]No answer in this conversation yet.[/]")
-            return
-        try:
-            turn = turns[int(arg) - 1] if arg else turns[-1]
-        except (ValueError, IndexError):
-            self.console.print(f"[red]/trace N takes a question number from 1 to {len(turns)}.[/]")
+        turn = self.pick_turn("/trace", arg, with_answers=False)
+        if turn is None:
             return
         if not turn.trace_id:
             self.console.print("[dim]That answer has no trace (tracing was off).[/]")
