@@ -227,10 +227,15 @@ def failed_answer(reason: str) -> dict[str, Any]:
 _MARKER = re.compile(r"\s*[\[(](?:\s*(?:S\d+|\d+|[^\[\]()\s]+#c\d+)\s*[,;]?)+[\])]")
 
 
+_LEADING_IDS = re.compile(r"^(?:S\d+\s*[,;:.)\-–]?\s+)+")
+
+
 def clean_claim(text: str) -> str:
-    """A claim's text without citation markers the model wrote ([S3], (S1, S2), [P3#c12], [2])
-    and without a sentence cut off by the length cap."""
-    return whole_sentences(" ".join(_MARKER.sub("", text).split()))
+    """A claim's text without citation markers the model wrote ([S3], (S1, S2), [P3#c12], [2],
+    or ids leading the text: "S1 Patients with ..."), and without a sentence cut off by the
+    length cap."""
+    text = _LEADING_IDS.sub("", " ".join(_MARKER.sub("", text).split()))
+    return whole_sentences(text[:1].upper() + text[1:])
 
 
 def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: float = 0.5) -> tuple[list[dict], list[dict]]:

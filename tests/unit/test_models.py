@@ -411,3 +411,11 @@ def test_each_process_has_its_own_server_log_and_old_ones_are_pruned(tmp_path):
     left = sorted(p.name for p in logs.glob("local-llm-*.log"))
     assert mine.name in left  # a live process's log stays
     assert sorted(f"local-llm-{pid}.log" for pid in dead[-LOGS_KEPT:]) == sorted(n for n in left if n != mine.name)
+
+
+def test_clean_claim_drops_the_markers_a_model_writes():
+    from agent.nodes.synthesize import clean_claim
+
+    assert clean_claim("S1 patients with close margins had a 66% failure rate.") == "Patients with close margins had a 66% failure rate."
+    assert clean_claim("S2: CRFs reach 95.7 F1 [S2] (S1, S3) [crf#c0].") == "CRFs reach 95.7 F1."
+    assert clean_claim("S2ORC holds 81.1M papers (Table S1).") == "S2ORC holds 81.1M papers (Table S1)."
