@@ -27,8 +27,8 @@ from .conftest import (
 pytestmark = pytest.mark.graph
 
 CRF = {"subqueries": ["conditional random fields chunking F1"]}
-# the synthesis's own choice (option scoring has its own tests below)
-MC = dict(answer_types=["multiple_choice"], options={"A": "HMM", "B": "CRF"}, choice_scoring="model")
+# the synthesis's own choice (the default; option scoring has its own tests below)
+MC = dict(answer_types=["multiple_choice"], options={"A": "HMM", "B": "CRF"})
 
 
 def test_a_bare_letter_is_explained_from_the_evidence(scripted):
@@ -166,7 +166,8 @@ def test_the_choice_is_scored_from_the_evidence_and_calibrated(scripted):
                  synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"),
                              logprob_reply(A=0.6, B=0.3, C=0.1),  # with the selected sentences
                              logprob_reply(A=0.8, B=0.1, C=0.1)])  # the same prompt without them
-    out = ask("Do HMMs beat CRFs on chunking?", answer_types=["multiple_choice"], options=options, **SMALL)
+    out = ask("Do HMMs beat CRFs on chunking?", answer_types=["multiple_choice"], options=options,
+              choice_scoring="calibrated", **SMALL)
     ans = out["answer"]
     assert ans["model_choice"] == "A" and ans["choice"] == "B"  # 0.6/0.8 < 0.3/0.1
     scores = ans["choice_scores"]
@@ -189,7 +190,8 @@ def test_a_small_margin_takes_the_abstention_option(scripted):
 def test_an_endpoint_without_logprobs_keeps_the_synthesis_choice(scripted):
     scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
              synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), "A"])
-    out = ask("Do CRFs reach 95.7 F1?", answer_types=["multiple_choice"], options={"A": "yes", "B": "no"}, **SMALL)
+    out = ask("Do CRFs reach 95.7 F1?", answer_types=["multiple_choice"], options={"A": "yes", "B": "no"},
+              choice_scoring="scored", **SMALL)
     assert out["answer"]["choice"] == "A" and out["answer"]["choice_scores"] is None
 
 

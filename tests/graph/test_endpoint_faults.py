@@ -203,7 +203,7 @@ def test_multiple_choice_over_an_openai_endpoint_with_and_without_logprobs(endpo
     with OpenAIStub(logprobs=logprobs) as stub:
         endpoint(stub.base_url)
         out = ask(QUESTION, answer_types=["multiple_choice"], options={"A": "CRF", "B": "HMM"}, preset="paper",
-                  read_papers=3, read_concurrency=1)
+                  read_papers=3, read_concurrency=1, choice_scoring="calibrated")
     ans = out["answer"]
     assert out["status"] == "ok" and ans["model_choice"] == "A" and ans["claims"]
     if logprobs:
