@@ -64,3 +64,8 @@ def test_numbers_and_names_are_read_as_written():
         (Decimal("81100000"), None), (Decimal("95.7"), "%"), (Decimal("1024"), "tokens"), (Decimal("3.5"), "x")]
     assert names("SPECTER and SciBERT beat fastText on CoNLL-2003 (F1); The model") == [
         "SPECTER", "SciBERT", "fastText", "CoNLL-2003", "F1"]
+
+
+def test_a_name_after_digits_and_a_repeated_sentence_id():
+    assert check_claim("mTc-WBC scans were used.", ["We used 99mTc-WBC scintigraphy."]) is None
+    assert check_claim("As S2 states, CRFs beat HMMs.", ["CRFs beat HMMs."]) is None  # S2: the prompt's id
