@@ -74,6 +74,7 @@ def eval_cmd(
     compare: Annotated[Optional[list[str]], typer.Option("--compare", help="Run several presets/variants on the same questions (repeat or comma-separate) and write compare.md.")] = None,
     judge: Annotated[bool, typer.Option("--judge", help="Grade free-form answers with the LLM judge (correctness -1..2, faithfulness -1..1).")] = False,
     judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="Model name for the judge role (default: the configured model, else the local one).")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="A run knob over the preset, KEY=VALUE (repeatable; docs/settings.md lists them), e.g. --set choice_scoring=calibrated.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a benchmark end to end: submission.jsonl, candidates.jsonl, metrics.json, report.md.
@@ -84,8 +85,12 @@ def eval_cmd(
     names = _names(compare)
     if names and (preset or no_llm):
         raise _fail("--compare names every run itself; drop --preset / --no-llm", 2)
+    try:
+        knobs = context_settings(set_ or [])
+    except ValueError as exc:
+        raise _fail(str(exc), 2) from None
     request = EvalRequest(benchmark, index, out_dir, preset=preset, no_llm=no_llm, limit=limit, judge=judge,
-                          judge_model=judge_model, progress=sys.stderr.isatty())
+                          judge_model=judge_model, progress=sys.stderr.isatty(), settings=knobs)
     try:
         if names:
             data = run_compare(request, names)
@@ -111,6 +116,38 @@ def eval_cmd(
     if run["failed"]:  # scored as missing predictions until a rerun answers them
         raise _fail(f"{run['failed']} question(s) got no answer (see {out_dir / 'failures.jsonl'}); "
                     "run the same command again to retry them")
+
+
+def context_settings(pairs: list[str]) -> dict:
+    """`--set KEY=VALUE` pairs as context values, typed like the context field they set."""
+    from dataclasses import fields
+
+    from agent.context import Context
+
+    known = {f.name: f for f in fields(Context)}
+    out: dict = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or key not in known or key in ("preset", "index", "corpora"):
+            raise ValueError(f"--set {pair!r}: expected KEY=VALUE with KEY a run knob of docs/settings.md "
+                             f"(e.g. choice_scoring=calibrated)")
+        default = getattr(Context(), key)
+        try:
+            if isinstance(default, bool):
+                if raw.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(raw)
+                value: object = raw.lower() in ("true", "1")
+            elif isinstance(default, int) or (default is None and raw.isdigit()):
+                value = int(raw)
+            elif isinstance(default, float):
+                value = float(raw)
+            else:
+                value = raw
+        except ValueError:
+            raise ValueError(f"--set {pair!r}: {key} takes a {type(default).__name__}") from None
+        out[key] = value
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -127,12 +127,13 @@ class AgentAnswerer:
 
     kind = "agent"
 
-    def __init__(self, preset: str | None, index: Path):
+    def __init__(self, preset: str | None, index: Path, overrides: dict | None = None):
         from agent.api import make_run_context
         from agent.resources import index_for
 
         self.index_path = index
-        self.context = make_run_context(preset, index=str(index))
+        self.overrides = dict(overrides or {})
+        self.context = make_run_context(preset, index=str(index), **self.overrides)
         self.name = self.preset = self.context.preset
         self.index = index_for(self.context)
         warm_up(self.index)
@@ -141,7 +142,8 @@ class AgentAnswerer:
         from agent.api import ask
         from agent.graph import graph
 
-        result = ask(q.question, preset=self.preset, index=str(self.index_path), graph=graph, **q.ask_arguments())
+        result = ask(q.question, preset=self.preset, index=str(self.index_path), graph=graph, **q.ask_arguments(),
+                     **self.overrides)
         if result["status"] == "failed":  # no answer (the endpoint failed): a failed question, retried later
             failure = (result["answer"] or {}).get("failure") or "the run failed"
             raise AnswerFailed(f"no answer: {failure} (trace {result.get('trace_id')})")
@@ -170,7 +172,7 @@ class AgentAnswerer:
         return None if row is None else self.index.chunks[row].text
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "preset": self.preset}
+        return {"kind": self.kind, "preset": self.preset, **({"settings": self.overrides} if self.overrides else {})}
 
     def settings_dump(self) -> dict[str, Any]:
         from agent.resources import settings_for
@@ -189,7 +191,7 @@ def run_names() -> tuple[list[str], list[str]]:
     return list(VARIANTS), preset_names()
 
 
-def make_answerer(name: str | None, index: Path, *, no_llm: bool = False):
+def make_answerer(name: str | None, index: Path, *, no_llm: bool = False, overrides: dict | None = None):
     """A retrieval variant or an agent preset by name (None: the default preset, or ``A+B``
     with ``no_llm``)."""
     variants, presets = run_names()
@@ -203,4 +205,4 @@ def make_answerer(name: str | None, index: Path, *, no_llm: bool = False):
     if name is not None and name not in presets:
         raise ValueError(f"unknown preset {name!r}; agent presets: {', '.join(presets)}; "
                          f"LLM-free variants: {', '.join(variants)}")
-    return AgentAnswerer(name, index)
+    return AgentAnswerer(name, index, overrides)

@@ -15,7 +15,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +206,7 @@ class EvalRequest:
     judge: bool = False
     judge_model: str | None = None
     progress: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)  # per-run knobs over the preset (`--set`)
 
 
 def run_eval(request: EvalRequest, answerer=None, questions: Sequence[Question] | None = None) -> dict[str, Any]:
@@ -215,7 +216,8 @@ def run_eval(request: EvalRequest, answerer=None, questions: Sequence[Question] 
     benchmark = resolve_benchmark(request.benchmark)
     questions = list(questions) if questions is not None else load_questions(benchmark, request.limit)
     own = answerer is None
-    answerer = answerer or make_answerer(request.preset, request.index, no_llm=request.no_llm)
+    answerer = answerer or make_answerer(request.preset, request.index, no_llm=request.no_llm,
+                                         overrides=request.settings)
     out = request.out
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -277,7 +279,8 @@ def run_compare(request: EvalRequest, names: Sequence[str]) -> dict[str, Any]:
     docs: dict[str, dict[str, Any]] = {}
     for name in names:
         sub = EvalRequest(benchmark, request.index, request.out / slug(name), preset=name, limit=request.limit,
-                          judge=request.judge, judge_model=request.judge_model, progress=request.progress)
+                          judge=request.judge, judge_model=request.judge_model, progress=request.progress,
+                          settings=request.settings)
         docs[name] = run_eval(sub, questions=questions)
     return write_compare(request.out, docs, benchmark=str(benchmark), questions=len(questions))
 

@@ -215,3 +215,20 @@ def test_compare_writes_one_ablation_table(scripted, graph_index, bench, tmp_pat
     r = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
                             "--compare", "bm25,magic"])
     assert r.exit_code == 1 and "unknown names ['magic']" in r.output
+
+
+def test_set_passes_run_knobs_to_the_agent(scripted, graph_index, bench, tmp_path):
+    m = agent_scripts(scripted)
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local",
+                            "--out", str(out), "--limit", "1", "--set", "synthesize_claims=2", "--set", "choice_scoring=model"])
+    assert r.exit_code == 0, r.output
+    schema = syntheses(m)[0].kwargs["scripted_schema"]
+    assert schema["properties"]["claims"]["maxItems"] == 2
+    assert json.loads((out / "run.json").read_text())["settings"] == {"synthesize_claims": 2, "choice_scoring": "model"}
+    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
+                              "--set", "synthesize_claims=many"])
+    assert bad.exit_code == 2 and "synthesize_claims takes a int" in bad.output
+    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
+                              "--set", "no_such_knob=1"])
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
