@@ -107,21 +107,26 @@ def top_logprobs_of(message: Any) -> list[dict[str, Any]] | None:
     return [{"token": t.get("token", ""), "logprob": float(t.get("logprob", -math.inf))} for t in top] or None
 
 
-def support_probability(model, claim: str, sentences: Sequence[str]) -> float | None:
+def support_probability(model, claim: str, sentences: Sequence[str], usage: dict | None = None) -> float | None:
     """P(yes) that `sentences` state `claim`, as the model's next token (yes and no only,
     renormalised), or None when the endpoint gives no log-probabilities."""
     user = prompts.render("support_judge", claim=claim, sentences="\n".join(f"- {s}" for s in sentences))
-    lp = option_logprobs(model, prompts.render("support_system"), user, ["yes", "no"])
+    lp = option_logprobs(model, prompts.render("support_system"), user, ["yes", "no"], usage=usage)
     return None if lp is None else normalised(lp)["yes"]
 
 
 def option_logprobs(model, system: str, user: str, labels: Sequence[str],
-                    options: Mapping[str, str] | None = None) -> dict[str, float] | None:
+                    options: Mapping[str, str] | None = None, usage: dict | None = None) -> dict[str, float] | None:
     """The labels' log-probabilities as the model's next token for this prompt, or None when
-    the endpoint gives none."""
+    the endpoint gives none. `usage`: llm_calls and tokens are added to it."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
     bound = model.bind(logprobs=True, top_logprobs=TOP_LOGPROBS, max_tokens=1, temperature=0)
     reply = bound.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    if usage is not None:
+        tokens = getattr(reply, "usage_metadata", None) or {}
+        usage["llm_calls"] = usage.get("llm_calls", 0) + 1
+        for key in ("input_tokens", "output_tokens"):
+            usage[key] = usage.get(key, 0) + tokens.get(key, 0)
     top = top_logprobs_of(reply)
     return label_logprobs(top, labels, options) if top else None

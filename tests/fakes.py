@@ -69,6 +69,11 @@ class _Script:
     cycle: bool = False
     position: int = field(default=0)
 
+    def peek(self) -> Response | None:
+        if self.position < len(self.replies):
+            return self.replies[self.position]
+        return self.replies[0] if self.cycle and self.replies else None
+
     def next(self, name: str) -> Response:
         if self.position >= len(self.replies):
             if not self.cycle or not self.replies:
@@ -81,6 +86,11 @@ class _Script:
 
 class ScriptedChatModel(BaseChatModel):
     """Replays scripted replies and records every prompt.
+
+    A call that asks for log-probabilities outside structured output (option scoring, the
+    support judge) takes the next reply only when that reply is an AIMessage carrying
+    `response_metadata["logprobs"]`; otherwise it gets an empty reply without them, as from an
+    endpoint that gives none, and the script is left as it was.
 
     `ScriptedChatModel(responses=[...])` answers calls in order. With a mapping,
     `responses={"decompose": [...], "verify": [...]}`, each call takes the next reply of the first
@@ -135,7 +145,16 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         with self._lock:  # parallel nodes (read_paper) call one shared model
             key = self._pick(messages)
-            reply = self._scripts[key].next(_key_name(key))
+            script = self._scripts[key]
+            if kwargs.get("logprobs") and not kwargs.get("scripted_method") and not _has_logprobs(script.peek()):
+                # a one-token probe (option scoring, the support judge) the script did not plan
+                # for: answered as an endpoint without log-probabilities answers, script untouched
+                words = sum(_words(m.text) for m in messages)
+                message = AIMessage(content="", usage_metadata={"input_tokens": words, "output_tokens": 0,
+                                                                "total_tokens": words})
+                self._calls.append(ScriptedCall(list(messages), _key_name(key), None, kwargs, reply=message))
+                return ChatResult(generations=[ChatGeneration(message=message)])
+            reply = script.next(_key_name(key))
             call = ScriptedCall(list(messages), _key_name(key), kwargs.get("scripted_method"), kwargs)
             self._calls.append(call)
         if callable(reply) and not isinstance(reply, (BaseModel, BaseException)):
@@ -190,6 +209,10 @@ class ScriptedChatModel(BaseChatModel):
             f"no script key matches this prompt (keys: {[_key_name(k) for k in self._scripts]}); "
             f"system prompt starts: {system[:120]!r}"
         )
+
+
+def _has_logprobs(reply: Any) -> bool:
+    return isinstance(reply, AIMessage) and bool((reply.response_metadata or {}).get("logprobs"))
 
 
 def _key_name(key: Any) -> str | None:

@@ -142,14 +142,19 @@ class OpenAIStub:
                         self._send(400, {"error": {"message": "logprobs is not supported for this model",
                                                    "type": "invalid_request_error"}})
                         return
-                    # with evidence B is likely, without it A (so calibration has something to correct)
+                    # the support judge: yes; option scoring: with evidence B is likely, without it A
+                    # (so calibration has something to correct)
                     b, a = (-0.2, -1.8) if "What the papers say" in prompt else (-1.8, -0.2)
-                    top = [{"token": "B", "logprob": b, "bytes": None}, {"token": "A", "logprob": a, "bytes": None}]
+                    names = ("yes", "no") if "Claim:" in prompt else ("B", "A")
+                    top = [{"token": names[0], "logprob": b if names[0] == "B" else -0.1, "bytes": None},
+                           {"token": names[1], "logprob": a if names[0] == "B" else -2.4, "bytes": None}]
+                    b = top[0]["logprob"]
                     self._send(200, {
                         "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
                         "model": body.get("model") or stub.model,
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "B"}, "finish_reason": "length",
-                                     "logprobs": {"content": [{"token": "B", "logprob": b, "bytes": None,
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": names[0]},
+                                     "finish_reason": "length",
+                                     "logprobs": {"content": [{"token": names[0], "logprob": b, "bytes": None,
                                                                "top_logprobs": top}]}}],
                         "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 1,
                                   "total_tokens": len(prompt.split()) + 1}})

@@ -121,9 +121,11 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     if ctx.support_judge and value is not None and value.claims:
         judge, judged = support_judge(runtime)
     status = answer_status(readings, [*state.get("errors", []), *errors])
+    t = time.perf_counter()
     answer = build_answer(state, idx, value, shown, choice_scores=scores, judge=judge, threshold=ctx.support_threshold)
     if judge is not None:
-        usage = {**usage, "llm_calls": usage.get("llm_calls", 0) + judged["calls"]}
+        usage = {k: usage.get(k, 0) + judged.get(k, 0) for k in {*usage, *judged}}
+        usage["seconds_support"] = time.perf_counter() - t
     return {"answer": {**answer, "status": status}, "usage": usage, "errors": errors}
 
 
@@ -136,12 +138,11 @@ def support_judge(runtime):
 
     ctx = runtime.context
     model = chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
-    judged = {"calls": 0}
+    judged: dict[str, float] = {}
 
     def judge(claim: str, sentences: list[str]) -> float | None:
-        judged["calls"] += 1
         try:
-            return choice.support_probability(model, claim, sentences)
+            return choice.support_probability(model, claim, sentences, usage=judged)
         except Exception as exc:  # noqa: BLE001
             if not is_endpoint_error(exc):
                 raise
@@ -165,13 +166,11 @@ def score_options(state: State, runtime, shown: list[Sentence]) -> tuple[dict | 
     usage: dict[str, float] = {"llm_calls": 0}
     try:
         with_ev = choice.option_logprobs(model, system, choice.choice_prompt(state["question"], options, evidence), labels,
-                                         options)
-        usage["llm_calls"] += 1
+                                         options, usage=usage)
         prior = None
         if with_ev is not None and ctx.choice_scoring == "calibrated":
             prior = choice.option_logprobs(model, system, choice.choice_prompt(state["question"], options, None), labels,
-                                             options)
-            usage["llm_calls"] += 1
+                                             options, usage=usage)
     except Exception as exc:  # noqa: BLE001 - a failed scoring call leaves the synthesis's choice
         from agent.models import describe_error, is_endpoint_error
 

@@ -169,7 +169,8 @@ def test_local_fast_asks_the_llm_only_to_read_and_answer(scripted):
     out = ask("What F1 do CRFs reach on chunking?", preset="local-fast", max_rounds=3)
     assert not m["decompose"].calls and not m["verify"].calls  # their LLM-free fallbacks ran
     assert out["rounds"] == 1 and out["subqueries"] == ["What F1 do CRFs reach on chunking?"]
-    assert len(m["read"].calls) == 2 and len(m["synthesize"].calls) == 1
+    syntheses = [c for c in m["synthesize"].calls if c.kwargs.get("scripted_method")]  # not the judge's probe
+    assert len(m["read"].calls) == 2 and len(syntheses) == 1
     assert "crf" in out["candidates"][:3]
 
 

@@ -75,7 +75,7 @@ def test_run_tree_is_consistent(scripted, traces):
     # every LLM call is an llm run with model and token usage; the root sums them
     llm_runs = [r for r in records if r["run_type"] == "llm"]
     calls = sum(len(x.calls) for x in m.values())
-    assert len(llm_runs) == calls == 2 + 2 + 3 + 1
+    assert len(llm_runs) == calls == 2 + 2 + 3 + 1 + 1  # + the support judge of the answer's one claim
     assert all(r["metadata"]["token_usage"]["input_tokens"] > 0 for r in llm_runs)
     assert all(r["metadata"]["model"] for r in llm_runs)
     total = sum(r["metadata"]["token_usage"]["total_tokens"] for r in llm_runs)
@@ -226,7 +226,7 @@ def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_s
         assert r["metadata"]["model"] == "stub-model" and usage["input_tokens"] > 0
         assert r["metadata"]["cost_estimate_usd"] == pytest.approx(
             (usage["input_tokens"] * 1.0 + usage["output_tokens"] * 2.0) / 1e6)
-        assert r["outputs"]["text"].startswith("{")
+        assert r["outputs"]["text"].startswith("{") or r["outputs"]["text"] in ("yes", "A", "B")  # one-token probes
     root = records[0]
     assert root["metadata"]["cost_estimate_usd"] == pytest.approx(sum(r["metadata"]["cost_estimate_usd"] for r in llm_runs))
     assert "sk-test-abcdefghijklmnop1234" not in (traces / f"{out['trace_id']}.jsonl").read_text()
