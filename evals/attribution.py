@@ -63,8 +63,14 @@ def choices(row: Mapping[str, Any], margin: float = 0.0) -> dict[str, str]:
 
 
 def _accuracy(rows, gold, rule: str, margin: float = 0.0) -> float | None:
-    hits = [choices(r, margin).get(rule, choices(r, margin)["model"]) == gold[r["query_id"]]["gold"] for r in rows]
+    hits = [_pick(r, rule, margin) == gold[r["query_id"]]["gold"] for r in rows]
     return round(sum(hits) / len(hits), 3) if hits else None
+
+
+def _pick(row, rule: str, margin: float = 0.0) -> str:
+    """The option `rule` picks, or the synthesis's own when the row has no scores for it."""
+    picked = choices(row, margin)
+    return picked.get(rule, picked["model"])
 
 
 def two_fold_margin(rows, gold) -> dict[str, Any]:
@@ -75,8 +81,7 @@ def two_fold_margin(rows, gold) -> dict[str, Any]:
     for fit, held in ((halves[0], halves[1]), (halves[1], halves[0])):
         best = max(MARGINS, key=lambda m: (_accuracy(fit, gold, "calibrated+margin", m) or 0, -m))
         chosen.append(best)
-        correct += sum(choices(r, best).get("calibrated+margin", choices(r)["model"]) == gold[r["query_id"]]["gold"]
-                       for r in held)
+        correct += sum(_pick(r, "calibrated+margin", best) == gold[r["query_id"]]["gold"] for r in held)
     return {"margins": chosen, "accuracy": round(correct / len(rows), 3) if rows else None}
 
 

@@ -144,11 +144,14 @@ class OpenAIStub:
                         return
                     # the support judge: yes; option scoring: with evidence B is likely, without it A
                     # (so calibration has something to correct)
-                    b, a = (-0.2, -1.8) if "What the papers say" in prompt else (-1.8, -0.2)
-                    names = ("yes", "no") if "Claim:" in prompt else ("B", "A")
-                    top = [{"token": names[0], "logprob": b if names[0] == "B" else -0.1, "bytes": None},
-                           {"token": names[1], "logprob": a if names[0] == "B" else -2.4, "bytes": None}]
-                    b = top[0]["logprob"]
+                    if "Claim:" in prompt:
+                        pairs = [("yes", -0.1), ("no", -2.4)]
+                    elif "What the papers say" in prompt:
+                        pairs = [("B", -0.2), ("A", -1.8)]
+                    else:
+                        pairs = [("B", -1.8), ("A", -0.2)]
+                    top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in pairs]
+                    names, b = [t for t, _ in pairs], pairs[0][1]
                     self._send(200, {
                         "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
                         "model": body.get("model") or stub.model,

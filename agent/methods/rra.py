@@ -206,7 +206,7 @@ def relevance_probability(tokens) -> float | None:
     for tok in tokens or ():
         before = text
         text += tok.get("token", "")
-        if '"relevant"' not in before or not re.search(r'"relevant"\s*:\s*$', before):
+        if not re.search(r'"relevant"\s*:\s*$', before):
             continue
         p = {"true": 0.0, "false": 0.0}
         for alt in tok.get("top_logprobs") or [tok]:

@@ -115,7 +115,7 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     scores = None
     if state.get("options") and "multiple_choice" in (state.get("answer_types") or []) and ctx.choice_scoring != "model":
         scores, u, e = score_options(state, runtime, shown)
-        usage = {k: usage.get(k, 0) + u.get(k, 0) for k in {*usage, *u}}
+        usage = _added(usage, u)
         errors = [*errors, *e]
     judge = None
     if ctx.support_judge and value is not None and value.claims:
@@ -124,9 +124,21 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     t = time.perf_counter()
     answer = build_answer(state, idx, value, shown, choice_scores=scores, judge=judge, threshold=ctx.support_threshold)
     if judge is not None:
-        usage = {k: usage.get(k, 0) + judged.get(k, 0) for k in {*usage, *judged}}
+        usage = _added(usage, judged)
         usage["seconds_support"] = time.perf_counter() - t
     return {"answer": {**answer, "status": status}, "usage": usage, "errors": errors}
+
+
+def _added(usage: dict, more: dict) -> dict:
+    """Two usage records summed key by key."""
+    return {k: usage.get(k, 0) + more.get(k, 0) for k in {*usage, *more}}
+
+
+def _synthesis_model(ctx):
+    """The synthesis's chat model, which the option scoring and the support judge also ask."""
+    from agent.resources import chat_model, settings_for
+
+    return chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
 
 
 def support_judge(runtime):
@@ -134,10 +146,9 @@ def support_judge(runtime):
     and a counter of its calls. A failed call judges nothing (None): the deterministic check stands."""
     from agent import choice
     from agent.models import is_endpoint_error
-    from agent.resources import chat_model, settings_for
 
     ctx = runtime.context
-    model = chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
+    model = _synthesis_model(ctx)
     judged: dict[str, float] = {}
 
     def judge(claim: str, sentences: list[str]) -> float | None:
@@ -154,12 +165,11 @@ def score_options(state: State, runtime, shown: list[Sentence]) -> tuple[dict | 
     """The options scored as the model's next token with and without the selected sentences
     (agent/choice.py), and the label `choice_scoring` picks. (scores or None, usage, errors)."""
     from agent import choice
-    from agent.resources import chat_model, settings_for
 
     ctx = runtime.context
     options = state["options"]
     labels = sorted(options)
-    model = chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
+    model = _synthesis_model(ctx)
     system = prompts.render("choose_system")
     evidence = "\n".join(s["text"] for s in shown)
     t = time.perf_counter()
