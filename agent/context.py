@@ -60,6 +60,9 @@ class Context:
     # claims and drops 65% of unsupported ones at 0.5 (chosen two-fold; docs/benchmarks.md)
     support_judge: bool = True
     support_threshold: float = 0.5
+    # A claim that fails is tried on this many other shown sentences (best word match first);
+    # one that passes the deterministic check and the judge becomes its citation. 0: off.
+    support_reanchor: int = 2
     reranker: str | None = None  # none | cross-encoder | llm; None: settings
     max_rerank: int | None = None  # cap on chunks scored by the reranker per subquery
     decompose_model: str | None = None

@@ -122,7 +122,8 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
         judge, judged = support_judge(runtime)
     status = answer_status(readings, [*state.get("errors", []), *errors])
     t = time.perf_counter()
-    answer = build_answer(state, idx, value, shown, choice_scores=scores, judge=judge, threshold=ctx.support_threshold)
+    answer = build_answer(state, idx, value, shown, choice_scores=scores, judge=judge, threshold=ctx.support_threshold,
+                          reanchor=ctx.support_reanchor)
     if judge is not None:
         usage = _added(usage, judged)
         usage["seconds_support"] = time.perf_counter() - t
@@ -247,12 +248,17 @@ def clean_claim(text: str) -> str:
     return whole_sentences(text[:1].upper() + text[1:])
 
 
-def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: float = 0.5) -> tuple[list[dict], list[dict]]:
+def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: float = 0.5,
+                 reanchor: int = 0) -> tuple[list[dict], list[dict]]:
     """(kept, rejected): each claim with the shown sentences it cites; a claim is rejected when
     it cites no shown sentence or says what its sentences do not (`agent.support.check_claim`).
     Ids that were not shown are dropped from a claim (and named in the rejection when none is left).
     `judge(claim, sentences) -> P(yes) or None`: a claim that passed is also dropped when the
-    model's P(yes) is below `threshold`."""
+    model's P(yes) is below `threshold`. With a judge and `reanchor` > 0, a claim that fails is
+    tried on the `reanchor` other shown sentences that share most words with it, one at a time:
+    one that passes both checks becomes its citation (`reanchored_from` keeps the ids the model
+    gave), so a claim the model cited to the sentence next to the right one is kept, correctly
+    cited, and never on the judge's word alone."""
     kept, rejected, seen = [], [], set()
     for claim in claims:
         text = clean_claim(claim.text)
@@ -273,11 +279,38 @@ def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: floa
             p = judge(text, [s["text"] for s in cited])
             if p is not None and p < threshold:
                 why = f"the model judged that the cited sentences do not state it (P(yes) {p:.2f} < {threshold:.2f})"
+        if why and judge is not None and reanchor > 0:
+            moved = _reanchor(text, cited, shown, idx, judge, threshold, reanchor)
+            if moved is not None:
+                kept.append({"text": text, "sentences": [moved[0]], "unknown_ids": unknown, "support_p": moved[1],
+                             "reanchored_from": {"sentence_ids": ids, "reason": why}})
+                continue
         if why:
             rejected.append({"text": text, "sentence_ids": ids, "reason": why, **({"support_p": p} if p is not None else {})})
         else:
             kept.append({"text": text, "sentences": cited, "unknown_ids": unknown, "support_p": p})
     return kept, rejected
+
+
+def _reanchor(text: str, cited: list[Sentence], shown: list[Sentence], idx, judge, threshold: float,
+              tries: int) -> tuple[Sentence, float] | None:
+    """The shown sentence (not among `cited`) that states the claim: the `tries` sentences with
+    the best word match (BM25 over the shown sentences) are checked, best first, by the
+    deterministic check and the judge; (sentence, P(yes)) of the first that passes both."""
+    from tools.sentences import sentence_scores
+
+    taken = {(s["chunk_id"], s["start"]) for s in cited}
+    scores = sentence_scores(shown, [text])
+    order = sorted((i for i, sc in enumerate(scores) if sc > 0 and (shown[i]["chunk_id"], shown[i]["start"]) not in taken),
+                   key=lambda i: -scores[i])
+    for i in order[:tries]:
+        s = shown[i]
+        if check_claim(text, [s["text"]], support_context(idx, [s])):
+            continue
+        p = judge(text, [s["text"]])
+        if p is not None and p >= threshold:
+            return s, p
+    return None
 
 
 def _with_markers(text: str, numbers: list[int]) -> str:
@@ -325,7 +358,7 @@ def _quote(text: str, limit: int = 400) -> str:
 
 def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
                  unread: tuple[int, int] = (0, 0), choice_scores: dict | None = None, judge=None,
-                 threshold: float = 0.5) -> dict:
+                 threshold: float = 0.5, reanchor: int = 0) -> dict:
     """The answer record: the claims that passed the support check, rendered as prose with
     numbered citations that quote their sentences; the claims that failed in
     `rejected_claims`. With no claim left, or a reply that could not be used (`value` None
@@ -338,7 +371,7 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     if not shown:
         none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
         return {**base, "text": none_found, "insufficient_evidence": True}
-    kept, rejected = check_claims(value.claims, shown, idx, judge, threshold) if value is not None else ([], [])
+    kept, rejected = check_claims(value.claims, shown, idx, judge, threshold, reanchor) if value is not None else ([], [])
     if value is not None and value.insufficient_evidence and kept:  # the model says they do not answer
         rejected += [{"text": c["text"], "sentence_ids": [], "reason": "the synthesis said the sentences do not "
                       "answer the question"} for c in kept]
@@ -355,7 +388,8 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     if kept:
         claims = [{"text": c["text"], "citations": cites.cite(c["sentences"]),
                    "sentences": [sentence_record(idx, s) for s in c["sentences"]],
-                   **({"support_p": c["support_p"]} if c["support_p"] is not None else {})} for c in kept]
+                   **({"support_p": c["support_p"]} if c["support_p"] is not None else {}),
+                   **({"reanchored_from": c["reanchored_from"]} if c.get("reanchored_from") else {})} for c in kept]
         text = " ".join(_with_markers(c["text"], c["citations"]) for c in claims)
         insufficient, fallback = False, ""
     else:

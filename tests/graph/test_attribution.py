@@ -199,12 +199,38 @@ def test_the_support_judge_drops_a_claim_the_model_does_not_accept(scripted):
     two = claims_answer(("CRFs reach 95.7 F1.", "95.7"), ("CRFs beat HMMs.", "95.7"))
     m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
                  synthesize=[two, logprob_reply(yes=0.9, no=0.1), logprob_reply(yes=0.2, no=0.8)])
-    out = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": True, "support_threshold": 0.5})
+    out = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": True, "support_threshold": 0.5, "support_reanchor": 0})
     ans = out["answer"]
     assert [c["text"] for c in ans["claims"]] == ["CRFs reach 95.7 F1."] and ans["claims"][0]["support_p"] == pytest.approx(0.9)
     assert ans["rejected_claims"][0]["text"] == "CRFs beat HMMs." and "P(yes) 0.20" in ans["rejected_claims"][0]["reason"]
     judged = [c for c in m["synthesize"].calls if not c.kwargs.get("scripted_method")]
     assert len(judged) == 2 and "Claim: CRFs beat HMMs." in judged[1].user and "95.7 F1" in judged[1].user
+
+
+def test_a_claim_cited_to_the_wrong_sentence_is_recited_only_when_checked(scripted):
+    """The model cites the sentence next to the one that states its claim: the claim fails on
+    it, is tried on the shown sentence sharing most words with it, and is kept there only when
+    that sentence has its number and the judge accepts it."""
+    misplaced = claims_answer(("CRFs reach 95.7 F1.", "LSTM"))
+    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
+                 synthesize=[misplaced, logprob_reply(yes=0.9, no=0.1)])
+    ans = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": True})["answer"]
+    assert [c["text"] for c in ans["claims"]] == ["CRFs reach 95.7 F1."] and ans["rejected_claims"] == []
+    claim = ans["claims"][0]
+    assert "95.7 F1" in claim["sentences"][0]["text"] and claim["support_p"] == pytest.approx(0.9)
+    assert "95.7" in claim["reanchored_from"]["reason"] and claim["reanchored_from"]["sentence_ids"]
+    assert "95.7 F1" in ans["citations"][0]["quote"]
+    judged = [c for c in m["synthesize"].calls if not c.kwargs.get("scripted_method")]
+    assert len(judged) == 1 and "95.7 F1" in judged[0].user and "LSTM" not in judged[0].user
+
+    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
+                 synthesize=[misplaced, logprob_reply(yes=0.2, no=0.8), logprob_reply(yes=0.3, no=0.7)])
+    ans = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": True})["answer"]
+    assert ans["claims"] == [] and ans["fallback"] == "extractive"
+    assert "95.7" in ans["rejected_claims"][0]["reason"]  # the reason is the model's citation's
+    scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[misplaced])
+    ans = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": False})["answer"]  # no judge: never moved
+    assert ans["claims"] == [] and ans["fallback"] == "extractive"
 
 
 def test_relevance_probability_reads_the_verdict_token():
