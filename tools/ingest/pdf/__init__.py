@@ -1,0 +1,77 @@
+"""PDF ingestion with pdfplumber: pages, columns, headings, captions, tables and references.
+
+SEE: DESIGN.md section 1 (locators are what answers cite, so page and section must be exact).
+
+pdfplumber (MIT) gives characters with positions and fonts; everything else is reconstructed
+here, tuned on two-column ACL-style papers but written so a one-column paper still reads in
+order:
+
+1. words per page (rotated words dropped), each with its font size, bold and math share;
+2. columns: the page's gutter is the x with the fewest word rows crossing it; rows that run
+   across it (titles, full-width captions) form full-width bands, and between them the left
+   column is read before the right one;
+3. table and figure bodies are located from the caption ("Table 2: ...") and the page's rules
+   and graphics next to it, rendered (tables) or dropped (figure text) and removed from the
+   running text; the layout is then redone without them;
+4. lines become paragraphs (indent, gap, font-size change), headings are whole-bold lines
+   that look like "3.2 Results" or a known name ("Abstract", "References"), and each
+   paragraph becomes a Block with its page and the current heading;
+5. the References section is split into entries by hanging indent and year, each with a
+   guessed title for the resolver.
+
+One module per stage: reading (words, fonts), layout (columns, lines), regions (tables,
+figures), assemble (paragraphs, headings), references, document (blocks and the paper
+record); text holds the pure text helpers and model the data they pass along.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tools.base import Document
+from tools.ingest.pdf.assemble import Assembler
+from tools.ingest.pdf.document import build_document
+from tools.ingest.pdf.layout import layout_lines
+from tools.ingest.pdf.reading import document_style, open_pdf, read_pdf
+from tools.ingest.pdf.references import (
+    guess_venue_year,
+    parse_reference,
+    split_references,
+)
+from tools.ingest.pdf.regions import locate_regions
+from tools.ingest.pdf.text import (
+    dehyphenate,
+    match_caption,
+    match_heading,
+    normalize_text,
+)
+
+__all__ = ["dehyphenate", "guess_venue_year", "match_caption", "match_heading", "normalize_text", "parse_pdf",
+           "parse_reference", "split_references"]
+
+
+def parse_pdf(
+    path: Path, paper_id: str | None = None, metadata: dict[str, Any] | None = None
+) -> Document:
+    """Parse one PDF into a Document (blocks with exact page and section locators).
+
+    `metadata` may hold title, authors, venue, year and paper_id from a trusted source; they
+    win over what is guessed from the PDF. Raises IngestError for unreadable, encrypted or
+    text-less PDFs.
+    """
+    path = Path(path)
+    metadata = dict(metadata or {})
+    with open_pdf(path) as pdf:
+        info, pages = read_pdf(path, pdf)
+        first_pass = [layout_lines(page, exclude=[]) for page in pages]
+        style = document_style(pages, first_pass)
+        for page, lines in zip(pages, first_pass):
+            locate_regions(page, lines, style, pdf.pages[page.number - 1])
+            # Redo the layout without table and figure bodies: columns come out cleaner.
+            if page.regions:
+                page.lines = layout_lines(page, [r.bbox for r in page.regions])
+            else:
+                page.lines = lines
+    parsed = Assembler(pages, style).run()
+    return build_document(path, paper_id, metadata, info, pages, parsed)

@@ -1,0 +1,211 @@
+"""Lines to paragraphs: walks the lines in reading order keeping the current section and mode
+(front matter, abstract, body, references) and decides where paragraphs, captions and
+equations start.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tools.ingest.pdf.model import Line, PageData, Paragraph, Parsed, Style
+from tools.ingest.pdf.text import CAPTION_RE, HEADING_RE, match_caption, match_heading
+
+_BULLET_RE = re.compile(r"^[•◦▪‣∙·–]\s")
+
+
+_LIST_ITEM_RE = re.compile(r"^(?:\(?\d{1,2}[).]|\(?[a-z]\)|\(?[ivx]{1,4}\))\s")
+
+
+class Assembler:
+    """Walks the lines in reading order and keeps the state: current section and mode."""
+
+    def __init__(self, pages: list[PageData], style: Style):
+        self.lines = [ln for p in pages for ln in p.lines]
+        self.style = style
+        self.mode = "front"  # front -> abstract -> body <-> references
+        self.section: str | None = None
+        self.current: Paragraph | None = None
+        self.out = Parsed([], [], [], [], [])
+        self.ref_margin: dict[tuple[int, int], float] = {}
+        self.located = {(p.number, r.label): r.caption_at for p in pages for r in p.regions}
+        self.numbered_seen = False  # a "1 Introduction"-style heading has been passed
+        self.captions_seen: set[tuple[int, str]] = set()
+
+    def run(self) -> Parsed:
+        has_heading = any(self._heading_at(i) for i in range(len(self.lines)))
+        if not has_heading:
+            self.mode = "body"
+        i = 0
+        while i < len(self.lines):
+            heading = self._heading_at(i)
+            if heading is not None:
+                text, i = self._merge_heading(i, heading)
+                self._start_section(text, self.lines[i - 1].page)
+                continue
+            self._add_line(i)
+            i += 1
+        self._flush()
+        return self.out
+
+    # headings
+
+    def _heading_at(self, i: int) -> str | None:
+        """The heading text when line i is a heading: whole-bold, body size or larger, and
+        numbered ('3.2 Results'), a known name ('References'), or larger than the body."""
+        line = self.lines[i]
+        if line.bold < 0.85 or line.size < self.style.body_size - 0.6 or line.math > 0.3:
+            return None
+        shape = match_heading(line.text)
+        if shape is not None and shape[0] is not None and not shape[0][0].isdigit():
+            # 'A Survey of ...' is a title; lettered headings are appendices, after the body.
+            if not self.numbered_seen:
+                return None
+        if shape is None:
+            bigger = line.size >= self.style.body_size + 0.8
+            words = line.text.split()
+            if not (bigger and 1 <= len(words) <= 8 and line.text[:1].isupper()
+                    and not line.text.endswith(".") and self.mode != "front"):
+                return None
+        elif shape[0] is not None and line.x0 > line.seg_x0 + 6:
+            return None  # numbered headings start at the column edge
+        return line.text
+
+    def _merge_heading(self, i: int, text: str) -> tuple[str, int]:
+        """A heading that wraps onto a second bold line of the same size."""
+        line, j = self.lines[i], i + 1
+        while j < len(self.lines):
+            nxt = self.lines[j]
+            if (
+                (nxt.page, nxt.seg) != (line.page, line.seg)
+                or nxt.bold < 0.85
+                or abs(nxt.size - line.size) > 0.3
+                or nxt.top - line.top > self.style.pitch * 1.5
+                or HEADING_RE.match(nxt.text)
+                or match_heading(nxt.text)
+            ):
+                break
+            text, line, j = f"{text} {nxt.text}", nxt, j + 1
+        return text, j
+
+    def _start_section(self, text: str, page: int) -> None:
+        """Switch section; 'Abstract' and 'References' also switch what lines feed."""
+        self._flush()
+        self.numbered_seen = self.numbered_seen or text[:1].isdigit()
+        name = re.sub(r"^(\d+(?:\.\d+)*)\.(?=\s)", r"\1", text).strip()
+        key = re.sub(r"^(?:\d+|[A-Z]|[IVX]+)(?:\.\d+)*\.?\s+", "", name).lower().rstrip(":.")
+        if self.mode == "front" and key == "abstract":
+            self.mode = "abstract"
+        elif key in ("references", "bibliography"):
+            self.mode = "references"
+        else:
+            self.mode = "body"
+        self.section = name
+        self.out.sections.append((name, page))
+
+    # lines
+
+    def _add_line(self, i: int) -> None:
+        """Feed line i to the front matter, the references, or the current paragraph."""
+        line = self.lines[i]
+        if self.mode == "front":
+            self.out.front.append(line)
+            return
+        if self.mode == "references":
+            self._add_reference_line(line)
+            return
+        caption = self._caption_at(i)
+        if caption:
+            self._flush()
+            self.current = Paragraph(caption[0], [line], self.section, caption[1])
+            self.captions_seen.add((line.page, caption[1]))
+            return
+        kind = "equation" if self._is_equation(line) else "text"
+        cur = self.current
+        if cur is None or self._breaks(i) or (
+            cur.kind in ("text", "equation") and cur.kind != kind
+        ):
+            self._flush()
+            self.current = Paragraph(kind, [line], self.section)
+        else:
+            cur.lines.append(line)
+
+    def _caption_at(self, i: int) -> tuple[str, str] | None:
+        """A caption starts here: 'Table 2:' opening a paragraph, once per page and label.
+
+        'Table 4. On average ...' at the start of a line is often running text, so a caption
+        with a full stop needs a located table/figure body or a smaller font than the body.
+        """
+        line = self.lines[i]
+        found = match_caption(line.text)
+        if not found or (line.page, found[1]) in self.captions_seen:
+            return None
+        at = self.located.get((line.page, found[1]))
+        if at is not None:
+            same_line = abs(at[0] - line.top) < 1.5 and abs(at[1] - line.x0) < 1.5
+            return found if same_line else None
+        m = CAPTION_RE.match(line.text)
+        opens = self.current is None or self._breaks(i)
+        strong = m is not None and m.group("sep") in ":|"
+        small = line.size < self.style.body_size - 0.4
+        return found if opens and (strong or small or line.bold > 0.1) else None
+
+    def _breaks(self, i: int) -> bool:
+        """Does line i start a new paragraph (rather than continue the one before it)?"""
+        line = self.lines[i]
+        prev = self.lines[i - 1] if i > 0 else None
+        if prev is None or prev.page != line.page:
+            return True
+        pitch = self.style.pitch
+        if prev.seg != line.seg:
+            # The short last line of a full-width paragraph (caption) lands in the left
+            # column below it: same size, same left edge, one line further down.
+            return not (
+                prev.area[1] - prev.area[0] > line.area[1] - line.area[0]
+                and 0 < line.top - prev.top <= pitch * 1.3
+                and abs(line.size - prev.size) <= 0.3
+                and abs(line.x0 - prev.x0) < 3
+            )
+        if line.top - prev.top > pitch * 1.3 + 0.5 or line.top < prev.top:
+            return True
+        if abs(line.size - prev.size) > 0.5:
+            return True
+        if _BULLET_RE.match(line.text) and line.x0 <= prev.x0 + 2:
+            return True
+        if _LIST_ITEM_RE.match(line.text) and re.search(r"[.:;]$", prev.text):
+            return True
+        indent = line.x0 - prev.x0
+        nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
+        same_column = nxt is not None and (nxt.page, nxt.seg) == (line.page, line.seg)
+        nxt_x0 = nxt.x0 if same_column else None
+        if 4 < indent < 30 and (nxt_x0 is None or nxt_x0 < line.x0 - 3):
+            return True  # first-line indent
+        ended = re.search(r"[.!?:]\W*$", prev.text) is not None
+        return ended and prev.x1 < prev.seg_x1 - 0.2 * (prev.seg_x1 - prev.seg_x0) and indent > -3
+
+    def _is_equation(self, line: Line) -> bool:
+        """Display maths: mostly math-font glyphs, or set off from the margin with some."""
+        width = line.seg_x1 - line.seg_x0
+        set_off = line.x0 > line.seg_x0 + 15 and line.x1 - line.x0 < width - 20
+        numbered = re.search(r"\(\d{1,3}[a-z]?\)$", line.text) is not None
+        justified = line.x1 - line.x0 > 0.95 * width and line.x0 < line.seg_x0 + 1.5
+        if line.math >= 0.5 and not justified:
+            return True  # a justified line with inline maths is still running text
+        return set_off and (line.math >= 0.25 or (numbered and line.math > 0.05))
+
+    def _flush(self) -> None:
+        cur, self.current = self.current, None
+        if cur is None:
+            return
+        if self.mode == "abstract":
+            self.out.abstract.append(cur)
+        else:
+            self.out.body.append(cur)
+
+    # references
+
+    def _add_reference_line(self, line: Line) -> None:
+        key = (line.page, line.seg)
+        if key not in self.ref_margin:
+            peers = [ln.x0 for ln in self.lines if (ln.page, ln.seg) == key]
+            self.ref_margin[key] = min(peers)
+        self.out.references.append((line.size, line.x0 - self.ref_margin[key], line.text))

@@ -1,0 +1,175 @@
+"""The parsed pieces to a Document: paragraphs to blocks with their locators, references to
+bibliography entries, and the paper record (title, authors, venue, year).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tools.base import Block, Document, Paper
+from tools.ingest.pdf.layout import group_rows
+from tools.ingest.pdf.model import Line, PageData, Paragraph, Parsed, Region, line_text
+from tools.ingest.pdf.references import (
+    guess_venue_year,
+    parse_reference,
+    split_references,
+)
+from tools.ingest.pdf.regions import MAX_TABLE_CHARS, truncate_rows
+from tools.ingest.pdf.text import dehyphenate, normalize_text
+
+log = logging.getLogger(__name__)
+
+
+def build_document(
+    path: Path,
+    paper_id: str | None,
+    metadata: dict[str, Any],
+    info: dict[str, Any],
+    pages: list[PageData],
+    parsed: Parsed,
+) -> Document:
+    """Paragraphs to blocks, references to entries, and the paper record around them."""
+    vocabulary = _vocabulary(ln for p in pages for ln in p.lines)
+    regions = {(p.number, r.label): r for p in pages for r in p.regions}
+    blocks = [b for para in parsed.body if (b := _to_block(para, vocabulary, regions))]
+    abstract = " ".join(
+        _join_lines(p.lines, vocabulary) for p in parsed.abstract if p.kind == "text"
+    ).strip()
+    bibliography = tuple(
+        parse_reference(dehyphenate(raw, vocabulary))
+        for raw in split_references(_reference_lines(parsed.references))
+    )
+    venue, year = guess_venue_year(_first_page_margins(pages[0]))
+    title = _choose_title(metadata, info, parsed.front or pages[0].lines[:12])
+    paper = Paper(
+        paper_id=str(paper_id or metadata.get("paper_id") or path.stem),
+        title=title,
+        abstract=abstract or str(metadata.get("abstract") or ""),
+        authors=_authors(metadata, info),
+        venue=metadata.get("venue") or venue,
+        year=_int_or_none(metadata.get("year")) or year,
+        source=str(path),
+        bibliography=bibliography,
+    )
+    if not blocks:
+        log.warning("%s: no body text blocks found", path)
+    log.info(
+        "%s: %d pages, %d blocks, %d sections, %d bibliography entries",
+        path, len(pages), len(blocks), len(parsed.sections), len(bibliography),
+    )
+    return Document(paper=paper, blocks=tuple(blocks))
+
+
+def _first_page_margins(page: PageData) -> str:
+    """Text of the first page's header and footer, where ACL-style venue lines live.
+
+    Only the margins: a 'Proceedings of ...' in a page-1 reference or sentence says nothing
+    about where this paper appeared.
+    """
+    margin = [
+        w for w in page.words if w.top > page.height * 0.85 or w.bottom < page.height * 0.12
+    ]
+    rows = sorted(group_rows(margin), key=lambda r: min(w.top for w in r))
+    return " ".join(line_text(sorted(r, key=lambda w: w.x0)) for r in rows)
+
+
+def _vocabulary(lines: Iterable[Line]) -> frozenset[str]:
+    """Lower-cased words and hyphenated compounds, without the halves of hyphenated words."""
+    vocab: set[str] = set()
+    broken = False
+    for line in lines:
+        tokens = re.findall(r"[\w]+(?:-[\w]+)*", line.text)
+        if broken and tokens:
+            tokens = tokens[1:]
+        broken = line.text.endswith("-")
+        if broken and tokens:
+            tokens = tokens[:-1]
+        for t in tokens:
+            vocab.add(t.lower())
+            vocab.update(p.lower() for p in t.split("-"))
+    return frozenset(vocab)
+
+
+def _join_lines(lines: list[Line], vocabulary: frozenset[str]) -> str:
+    return dehyphenate("\n".join(ln.text for ln in lines), vocabulary)
+
+
+def _to_block(
+    para: Paragraph, vocabulary: frozenset[str], regions: dict[tuple[int, str], Region]
+) -> Block | None:
+    text = _join_lines(para.lines, vocabulary)
+    if not text:
+        return None
+    page = para.lines[0].page
+    if para.kind == "table":
+        region = regions.get((page, para.label or ""))
+        if region and region.text:
+            # Caption and rows together stay one chunk (the cap is 2,000 characters).
+            budget = min(MAX_TABLE_CHARS, 1990 - len(text) - 1)
+            rows = truncate_rows(region.text, budget)
+            text = f"{text}\n{rows}" if rows else text
+        return Block("table", text, page=page, section=para.section, table_id=para.label)
+    if para.kind == "figure":
+        return Block("figure", text, page=page, section=para.section, figure_id=para.label)
+    return Block(para.kind, text, page=page, section=para.section)
+
+
+def _reference_lines(lines: list[tuple[float, float, str]]) -> list[tuple[float, str]]:
+    """The reference list's own lines: footnotes that share its column have another size."""
+    if not lines:
+        return []
+    size = Counter(s for s, _, _ in lines).most_common(1)[0][0]
+    return [(indent, text) for s, indent, text in lines if abs(s - size) <= 0.4]
+
+
+def _choose_title(metadata: dict[str, Any], info: dict[str, Any], front: list[Line]) -> str:
+    """Trusted metadata, else the PDF's Title field when it is a title, else the page-1
+    lines set in the largest font (LaTeX often leaves the Title field empty)."""
+    if metadata.get("title"):
+        return str(metadata["title"]).strip()
+    meta_title = str(info.get("Title") or "").strip()
+    if _sensible_title(meta_title):
+        return normalize_text(meta_title)
+    page1 = [ln for ln in front if ln.page == 1]
+    if not page1:
+        return ""
+    biggest = max(ln.size for ln in page1)
+    title_lines = [ln for ln in page1 if ln.size >= biggest - 0.3]
+    return dehyphenate("\n".join(ln.text for ln in title_lines[:4]))
+
+
+def _sensible_title(title: str) -> bool:
+    """Word processors fill Title with file names ('paper.dvi', 'Microsoft Word - x')."""
+    low = title.lower()
+    return (
+        len(title.split()) >= 2
+        and not re.search(r"\.(pdf|dvi|docx?|tex|ps)$|^microsoft word|^untitled|^slide", low)
+        and "/" not in title[:3]
+    )
+
+
+def _authors(metadata: dict[str, Any], info: dict[str, Any]) -> tuple[str, ...]:
+    """Trusted metadata, else the PDF's Author field (ACL's hyperref writes 'A ; B ; C')."""
+    given = metadata.get("authors")
+    if isinstance(given, str):
+        given = re.split(r"\s*;\s*|\s*,\s*|\s+and\s+", given)
+    if given:
+        return tuple(str(a).strip() for a in given if str(a).strip())
+    raw = str(info.get("Author") or "").strip()
+    if not raw:
+        return ()
+    parts = raw.split(";") if ";" in raw else re.split(r",\s*|\s+and\s+", raw)
+    return tuple(normalize_text(p).strip() for p in parts if p.strip())
+
+
+def _int_or_none(value: Any) -> int | None:
+    """2020, '2020', '2020-05' -> 2020; anything else -> None."""
+    try:
+        return int(str(value)[:4]) if value not in (None, "") else None
+    except ValueError:
+        return None

@@ -1,0 +1,142 @@
+"""The References section: entries split by hanging indent or label, and each entry's guessed
+title and year; the venue and year of a paper from its first-page footer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from tools.base import BibEntry
+
+# ACL-style reference: "Authors. 2019a. Title. In Venue." -> the year and what follows it.
+_REF_YEAR_RE = re.compile(
+    r"(?:^|[\s(,])(?P<year>(?:19|20)\d{2})[a-z]?\)?[.,:]\s+(?P<rest>.*)$", re.DOTALL
+)
+
+
+_ANY_YEAR_RE = re.compile(r"(?<![\d–-])((?:19|20)\d{2})(?![\d–-])")
+
+
+_ABBREVIATIONS = ("vs.", "e.g.", "i.e.", "cf.", "etc.", "al.", "Proc.", "Vol.", "No.")
+
+
+def split_references(lines: Sequence[tuple[float, str]]) -> list[str]:
+    """Split a References section into entries; each line is (indent in points, text).
+
+    ACL style uses a hanging indent: an entry's first line sits at the column's left edge,
+    its continuation lines are indented. Where no line is indented (other styles), an entry
+    starts at a '[12]' / '12.' label, or at a capitalised name after a line that ended an
+    entry that already has a year. Lines are joined with newlines; dehyphenate afterwards.
+    """
+    if not lines:
+        return []
+    indented = sum(1 for indent, _ in lines if indent >= 3.0)
+    hanging = indented >= max(1, len(lines) // 10) and indented < len(lines) * 0.9
+    entries: list[list[str]] = []
+    for indent, text in lines:
+        text = text.strip()
+        if not text:
+            continue
+        if not entries or _starts_reference(indent, text, entries[-1], hanging):
+            entries.append([text])
+        else:
+            entries[-1].append(text)
+    return ["\n".join(e) for e in entries]
+
+
+def _starts_reference(indent: float, text: str, current: list[str], hanging: bool) -> bool:
+    """Does this line open a new entry (see split_references)?"""
+    if re.match(r"^\[\d{1,3}\]\s", text):
+        return True
+    if hanging:
+        return indent < 2.0
+    previous = current[-1]
+    has_year = _ANY_YEAR_RE.search(" ".join(current)) is not None
+    looks_like_name = re.match(r"^[A-Z][\w'’\-]+,?\s+(?:[A-Z]|and\b)", text) is not None
+    return has_year and previous.rstrip().endswith(".") and looks_like_name
+
+
+def parse_reference(raw: str) -> BibEntry:
+    """Best-guess title and year of one reference entry (ACL style first).
+
+    'A. Author and B. Author. 2018. Construction of the literature graph in semantic scholar.
+    In NAACL-HLT.' -> title 'Construction of the literature graph in semantic scholar'.
+    """
+    raw = re.sub(r"\s+", " ", raw).strip()
+    title, year = "", None
+    quoted = re.search(r"[“\"](?P<t>[^”\"]{8,300})[”\"]", raw)
+    m = _REF_YEAR_RE.search(raw)
+    if quoted:
+        title = quoted.group("t").strip().rstrip(",.")
+    elif m:
+        title = _first_sentence(m.group("rest"))
+    else:
+        parts = _sentences(raw)
+        title = parts[1] if len(parts) > 1 else ""
+    if m:
+        year = int(m.group("year"))
+    else:
+        years = _ANY_YEAR_RE.findall(raw)
+        year = int(years[0]) if years else None
+    return BibEntry(title=title, year=year, raw=raw)
+
+
+def _sentences(text: str) -> list[str]:
+    # A sentence ends at '.', '?' or '!' after a lower-case letter, digit or ')' - not after
+    # an initial such as 'E.' - followed by a space.
+    parts = re.split(r"(?<=[a-z0-9)\]}’”'][.?!])\s+|(?<=[A-Z]{2}[.?!])\s+", text)
+    merged: list[str] = []
+    for part in (p.strip() for p in parts):
+        if merged and merged[-1].endswith(_ABBREVIATIONS):  # 'Machine learning vs. rules'
+            merged[-1] = f"{merged[-1]} {part}"
+        elif part:
+            merged.append(part)
+    return merged
+
+
+def _first_sentence(text: str) -> str:
+    parts = _sentences(text)
+    if not parts:
+        return ""
+    title = parts[0]
+    return title.removesuffix(".")
+
+
+def guess_venue_year(text: str) -> tuple[str | None, int | None]:
+    """Venue and year from a page-1 footer such as 'Proceedings of the 58th Annual Meeting of
+    the Association for Computational Linguistics, pages 2270-2282 July 5 - 10, 2020'.
+
+    Only the main ACL venues are named (ACL, NAACL, EACL, EMNLP, COLING, TACL); workshops,
+    Findings and anything else give venue None (the year is still returned).
+    """
+    flat = re.sub(r"\s+", " ", text)
+    m = re.search(r"(Proceedings of .{0,260}|Transactions of the Association for Computational"
+                  r" Linguistics.{0,120})", flat)
+    if not m:
+        return None, None
+    line = m.group(1)
+    cleaned = re.sub(r"pages? \d+\s*[–-]\s*\d+", " ", line)
+    cleaned = re.sub(r"(?:©|\(c\)|Copyright)\s*(?:19|20)\d{2}", " ", cleaned)
+    years = _ANY_YEAR_RE.findall(cleaned)
+    year = int(years[0]) if years else None
+    return _venue_of(line), year
+
+
+def _venue_of(line: str) -> str | None:
+    """The main ACL venue a proceedings line names; satellite events name none."""
+    if re.search(r"Workshop|Findings|Student Research|Tutorial|Shared Task|Asian Chapter|\bAACL\b",
+                 line, re.IGNORECASE):
+        return None
+    rules = (
+        (r"Transactions of the Association for Computational Linguistics|\bTACL\b", "TACL"),
+        (r"North American Chapter|\bNAACL", "NAACL"),
+        (r"European Chapter|\bEACL\b", "EACL"),
+        (r"Empirical Methods in Natural Language Processing|\bEMNLP\b", "EMNLP"),
+        (r"International Conference on Computational Linguistics|\bCOLING\b", "COLING"),
+        (r"Annual Meeting of the Association for Computational Linguistics|\bACL\b", "ACL"),
+    )
+    for pattern, venue in rules:
+        if re.search(pattern, line):
+            return venue
+    return None
