@@ -187,6 +187,60 @@ def index_info_cmd(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
         err.print(f"[yellow]warning:[/] {escape(info['problem'])}")
 
 
+@index_app.command("show")
+def index_show(
+    paper_id: Annotated[str, typer.Argument(help="The paper's id (as `litloop search` shows it; CORPUS:ID over several corpora).")],
+    index: IndexOpt = None,
+    corpus: CorpusOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What the index holds for one paper: its record and its chunks in order (kind, locator, text)."""
+    with _using_index(index, corpus) as idx:
+        paper = idx.papers.get(paper_id)
+        if paper is None:
+            raise _fail(_unknown_paper(idx, paper_id), 2)
+        chunks = idx.paper_chunks(paper_id)
+    if as_json:
+        out.print_json(json.dumps({
+            "paper": paper.to_dict(),
+            "chunks": [{"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()}
+                       for c in chunks],
+        }))
+        return
+    print_paper(paper, chunks)
+
+
+def _unknown_paper(idx, paper_id: str) -> str:
+    where = f"index {idx.root}" if idx.root is not None else f"corpora {', '.join(idx.names)}"
+    message = f"no paper {paper_id!r} in {where}; find paper ids with `litloop search \"...\"`"
+    like = idx.ids_like(paper_id)
+    return message + (f"; did you mean {', '.join(like)}?" if like else "")
+
+
+def print_paper(paper, chunks) -> None:
+    """A paper's record and every chunk's full text: word-wrapped and indented on a terminal,
+    exactly as indexed when piped (so it can be diffed or grepped)."""
+    from collections import Counter
+
+    from rich.padding import Padding
+    from rich.text import Text
+
+    meta = " ".join(str(x) for x in (paper.venue, paper.year) if x)
+    out.print(f"[bold]{escape(paper.title or '(untitled)')}[/]")
+    out.print(f"[dim]{escape(paper.paper_id)}{' · ' + escape(meta) if meta else ''}[/]")
+    if paper.authors:
+        out.print(escape(", ".join(paper.authors)))
+    out.print(f"source: {escape(paper.source or '(unknown)')}")
+    kinds = ", ".join(f"{k} {n}" for k, n in Counter(c.kind for c in chunks).items())
+    out.print(f"[bold]{len(chunks)} chunk{'' if len(chunks) == 1 else 's'}[/]" + (f": {kinds}" if kinds else ""))
+    for n, c in enumerate(chunks, start=1):
+        out.print(f"\n[bold cyan]{n:>3}.[/] {escape(c.chunk_id)}  [green]{c.kind}[/] · {escape(c.locator.describe())}")
+        if out.is_terminal:  # Text, not a string: a chunk's [brackets] and :colons: are no markup
+            out.print(Padding(Text(c.text), (0, 0, 0, 5)), soft_wrap=False)
+        else:  # past rich, which would expand tabs and drop form feeds
+            out.file.write(c.text + "\n")
+
+
 # ----------------------------------------------------------------------------- search
 
 

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.base import CHUNK_KINDS, Chunk, Paper, Passage
+from tools.base import CHUNK_KINDS, NAMESPACE_SEP, Chunk, Paper, Passage
 from tools.bm25 import BM25Index
 from tools.jsonl import iter_jsonl, write_jsonl
 from tools.settings import ToolSettings
@@ -94,6 +94,27 @@ class PaperTable:
     def paper_text(self, paper_id: str) -> str:
         """All chunks of a paper, in order: the document the paper BM25 index holds."""
         return "\n".join(self.chunks[i].text for i in self.chunks_of[paper_id])
+
+    def paper_chunks(self, paper_id: str) -> list[Chunk]:
+        """A known paper's chunks in chunk order (title and abstract first); empty for a paper
+        that has none."""
+        return [self.chunks[i] for i in self.chunks_of.get(paper_id, [])]
+
+    def ids_like(self, wanted: str, limit: int = 5) -> list[str]:
+        """Paper ids a mistyped `wanted` may have meant, at most `limit`: the paper of a chunk id,
+        then ids equal to it but for case, then ids it begins (a truncated id). A namespaced id
+        `corpus:P` is also compared by its `P`, so a bare id finds its corpora's papers."""
+        low = wanted.lower()
+        if not low:
+            return []
+
+        def local(pid: str) -> str:
+            return pid.lower().partition(NAMESPACE_SEP)[2] or pid.lower()
+
+        found = [self.chunks[self.chunk_row[wanted]].paper_id] if wanted in self.chunk_row else []
+        found += [p for p in self.paper_ids if low in (p.lower(), local(p))]
+        found += [p for p in self.paper_ids if p.lower().startswith(low) or local(p).startswith(low)]
+        return [p for p in dict.fromkeys(found) if p != wanted][:limit]
 
     # --- the three retrievers; each returns chunk-level passages, best first
     def bm25_chunks(self, query: str, k: int) -> list[Passage]:

@@ -52,3 +52,79 @@ def test_bad_retriever_and_missing_index_are_clear_errors(built_index, tmp_path)
     assert r.exit_code == 1 and "no index here" in r.output
     r = runner.invoke(app, ["index", "build", str(tmp_path), "--index", str(tmp_path / "new")])
     assert r.exit_code == 1 and "no supported files in this folder" in r.output
+
+
+# ----------------------------------------------------------------------------- index show
+
+PDF_ID = "N18-3011"
+
+
+def _indexed_chunks(root, paper_id):
+    from agent.settings import get_settings
+    from tools.index import open_index
+
+    idx = open_index(root, get_settings())
+    try:
+        return idx.papers[paper_id], idx.paper_chunks(paper_id)
+    finally:
+        idx.close()
+
+
+def test_index_show_prints_every_chunk_in_order_with_kind_page_and_full_text(built_index):
+    paper, chunks = _indexed_chunks(built_index, PDF_ID)
+    r = runner.invoke(app, ["index", "show", PDF_ID, "--index", str(built_index)])
+    assert r.exit_code == 0, r.output
+    head = r.stdout.split("\n  1. ")[0]
+    assert paper.title in head and PDF_ID in head and f"source: {paper.source}" in head
+    assert f"{len(chunks)} chunks: " in head and "title_abstract 1" in head
+    # each chunk's header line (number, id, kind, locator) then its text verbatim, in index order
+    at = 0
+    for n, c in enumerate(chunks, start=1):
+        line = f"{n:>3}. {c.chunk_id}  {c.kind} · {c.locator.describe()}\n{c.text}\n"
+        found = r.stdout.find(line, at)
+        assert found > at, f"chunk {n} ({c.chunk_id}) missing or out of order"
+        at = found
+    assert {c.kind for c in chunks} >= {"title_abstract", "text"}
+    assert "  text · p. " in r.stdout  # a PDF's body chunks name their page
+
+
+def test_index_show_json_is_the_paper_record_and_its_chunks(built_index):
+    paper, chunks = _indexed_chunks(built_index, CRF_ID)
+    r = runner.invoke(app, ["index", "show", CRF_ID, "--index", str(built_index), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert set(data) == {"paper", "chunks"}
+    assert data["paper"] == paper.to_dict()
+    assert {"paper_id", "title", "abstract", "authors", "venue", "year", "source"} <= set(data["paper"])
+    assert [set(c) for c in data["chunks"]] == [{"chunk_id", "kind", "text", "locator"}] * len(chunks)
+    assert data["chunks"] == [{"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()}
+                              for c in chunks]
+
+
+def test_index_show_unknown_id_names_it_and_the_index_and_suggests_ids(built_index):
+    r = runner.invoke(app, ["index", "show", "n18-3011", "--index", str(built_index)])
+    assert r.exit_code == 2 and r.stdout == ""
+    message = " ".join(r.output.split())  # rich may wrap the line
+    assert "no paper 'n18-3011' in index" in message and str(built_index) in message
+    assert "litloop search" in message and f"did you mean {PDF_ID}?" in message
+    r = runner.invoke(app, ["index", "show", "no-such-paper", "--index", str(built_index)])
+    assert r.exit_code == 2 and "did you mean" not in r.output and "no-such-paper" in r.output
+
+
+def test_index_show_over_several_corpora_takes_namespaced_ids(graph_index, monkeypatch):
+    import agent.cli
+    from agent.settings import get_settings
+    from tools.index import open_index
+    from tools.multi import MultiIndex
+
+    monkeypatch.setattr(agent.cli, "_open", lambda index, corpus=None: MultiIndex(
+        {"one": open_index(graph_index, get_settings()), "two": open_index(graph_index, get_settings())}))
+    r = runner.invoke(app, ["index", "show", "two:crf", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["paper"]["paper_id"] == "two:crf" and data["paper"]["references"] == ["two:hmm", "two:memm"]
+    assert [c["chunk_id"] for c in data["chunks"]] == ["two:crf#c0"]
+    r = runner.invoke(app, ["index", "show", "crf"])
+    assert r.exit_code == 2
+    message = " ".join(r.output.split())
+    assert "in corpora one, two" in message and "did you mean one:crf, two:crf?" in message
