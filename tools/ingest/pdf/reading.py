@@ -100,9 +100,51 @@ def _decode_meta(value: Any) -> Any:
     return value
 
 
+def _fast_objects(page: Any) -> dict[str, list[dict[str, Any]]]:
+    """pdfplumber's `page.objects`, with each character made directly from pdfminer's LTChar.
+
+    pdfplumber turns every layout object into a dict by resolving all of its attributes,
+    colours and colour spaces included; for characters that is most of the time a page
+    takes (about half of all parsing on the demo PDFs). Characters here carry only what
+    word grouping and the font checks read, with pdfplumber's own coordinate arithmetic
+    (top/bottom from the page height and MediaBox); every other object goes through
+    pdfplumber unchanged.
+    """
+    from pdfminer.layout import LTChar, LTContainer
+
+    height, number = float(page.height), page.page_number
+    mb_x0, mb_top = float(page.mediabox[0]), float(page.mediabox[1])
+    doctop0 = float(page.initial_doctop)
+    objects: dict[str, list[dict[str, Any]]] = {}
+    chars: list[dict[str, Any]] = []
+    stack = list(reversed(page.layout._objs))
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, LTChar):
+            top = height - obj.y1 + mb_top
+            chars.append({
+                "object_type": "char", "page_number": number, "text": obj.get_text(),
+                "fontname": obj.fontname, "size": obj.size, "adv": obj.adv, "upright": obj.upright,
+                "matrix": tuple(obj.matrix), "x0": obj.x0 + mb_x0, "x1": obj.x1 + mb_x0,
+                "y0": obj.y0, "y1": obj.y1, "width": obj.width, "height": obj.height,
+                "top": top, "bottom": height - obj.y0 + mb_top, "doctop": doctop0 + top,
+            })
+        elif isinstance(obj, LTContainer):
+            stack.extend(reversed(obj._objs))  # a figure's own objects, in order
+        else:
+            found = page.process_object(obj)
+            if found["object_type"] != "anno":
+                objects.setdefault(found["object_type"], []).append(found)
+    if chars:
+        objects["char"] = chars
+    return objects
+
+
 def _read_page(page: Any, number: int) -> PageData:
     """Words (with font facts) and graphic boxes of one page, detached from pdfplumber."""
     height = float(page.height)
+    if page.pdf.laparams is None and not hasattr(page, "_objects"):
+        page._objects = _fast_objects(page)
     # Unmapped glyphs (big delimiters of display maths, "(cid:16)") would glue words of the
     # text line they overlap; drop them before words are built.
     page = page.filter(
