@@ -113,7 +113,7 @@ def _open(index: Path | None, corpus: list[str] | None = None):
 
 @index_app.command("build")
 def index_build(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders of JSONL records, S2ORC JSON and PDFs.")],
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders of JSONL records, S2ORC JSON, GROBID TEI XML (.tei.xml) and PDFs.")],
     index: Annotated[Path, typer.Option("--index", "-i", help="Index directory to create or add to.")],
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Start a new index instead of adding to the existing one.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail (writing nothing) on any bad input instead of skipping it.")] = False,

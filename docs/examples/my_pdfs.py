@@ -29,7 +29,7 @@ def pdf_folder(settings: Settings) -> list[Path]:
 CORPUS = Corpus(
     name="my_pdfs",  # what --corpus and `litloop corpora list` use; ids become my_pdfs:<paper_id>
     description="My PDF papers, full text (pages, sections, tables and figure captions)",
-    inputs=pdf_folder,  # files or folders: PDFs, JSONL paper records, S2ORC/GROBID JSON
+    inputs=pdf_folder,  # files or folders: PDFs, JSONL paper records, S2ORC/GROBID JSON, GROBID TEI
     licence="the papers' own",
     # the index goes to data_dir/corpora/my_pdfs; give location=lambda s: Path(...) to move it
 )

@@ -1,9 +1,10 @@
 """Find the supported files under the given paths and parse them into Documents.
 
 Supported: `.jsonl` (normalised paper records, or S2ORC objects one per line), `.json` (one S2ORC
-/ GROBID document), `.pdf` (with an optional `<name>.meta.json` beside it giving title, authors,
-venue, year, paper_id). Bad input never stops the rest: each problem is collected with its file
-(and line) and what to do, and the caller decides (`--strict` turns problems into a failure).
+/ GROBID document), `.tei.xml` (GROBID's TEI XML, its `processFulltextDocument` output), `.pdf`
+(with an optional `<name>.meta.json` beside it giving title, authors, venue, year, paper_id).
+Bad input never stops the rest: each problem is collected with its file (and line) and what to
+do, and the caller decides (`--strict` turns problems into a failure).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tools.ingest.records import (
 
 log = logging.getLogger(__name__)
 
-SUFFIXES = (".jsonl", ".json", ".pdf")
+SUFFIXES = (".jsonl", ".json", ".tei.xml", ".pdf")
 S2ORC_KEYS = ("pdf_parse", "body_text", "grobid_parse", "latex_parse")
 
 
@@ -62,14 +63,19 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
 
 
 def _supported(p: Path) -> bool:
-    return p.suffix.lower() in SUFFIXES and not p.name.endswith(".meta.json") and not p.name.startswith(".")
+    name = p.name.lower()
+    return name.endswith(SUFFIXES) and not name.endswith(".meta.json") and not name.startswith(".")
 
 
 def parse_file(path: Path) -> Iterator[Document | IngestError]:
     """A Document per good record of `path`, an IngestError per bad one (or one for the file)."""
+    from tools.ingest.tei import is_tei, parse_tei
+
     suffix = path.suffix.lower()
     try:
-        if suffix == ".pdf":
+        if is_tei(path):
+            yield from each_record(path, [(None, path)], lambda tei, _: parse_tei(tei))
+        elif suffix == ".pdf":
             yield from each_record(path, [(None, path)], lambda pdf, _: _parse_pdf(pdf))
         elif suffix == ".json":
             from tools.ingest.s2orc import read_s2orc

@@ -54,7 +54,7 @@ _LABEL_RE = re.compile(
     r"\b(?P<label>fig(?:ure)?s?|tab(?:le)?s?)\.?\s*(?P<num>S?\d{1,3}|[IVX]{1,5})(?![\w])",
     re.IGNORECASE,
 )
-_MAX_TABLE_CHARS = 1800  # keep a table block under the 2,000-character chunk cap
+MAX_TABLE_CHARS = 1800  # keep a table block under the 2,000-character chunk cap
 
 Items = Iterable[tuple[int | None, Any] | IngestError]
 
@@ -92,8 +92,7 @@ def _records(path: Path) -> tuple[Items, bool]:
         data = path.read_bytes()
     except FileNotFoundError:
         return [IngestError(str(path), "file not found; check the path")], False
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+    data = data.removeprefix(codecs.BOM_UTF8)
     if not data.strip():
         return [IngestError(str(path), "the file is empty (no records); fill it or leave it out")], False
     first, _, rest = data.lstrip().partition(b"\n")
@@ -132,7 +131,7 @@ def _document(path: Path, value: Any, line: int | None, single: bool) -> Documen
         paper_id=_paper_id(path, record, parse, line, single),
         title=_text(record.title or meta.title),
         abstract=_abstract(record, meta, parse),
-        authors=_authors(record.authors or meta.authors),
+        authors=author_names(record.authors or meta.authors),
         venue=_text(meta.venue or meta.journal or record.venue) or None,
         year=record.year or meta.year,
         source=str(path),
@@ -167,17 +166,17 @@ def _text(value: str) -> str:
 def _abstract(record: S2orcRecord, meta: S2orcMetadata, parse: Parse) -> str:
     for value in (record.abstract, meta.abstract):
         if value.strip():
-            return _strip_abstract_label(_text(value))
+            return strip_abstract_label(_text(value))
     paragraphs = [_text(p.text) for p in parse.abstract or record.bare_parse.abstract]
-    return _strip_abstract_label(" ".join(p for p in paragraphs if p))
+    return strip_abstract_label(" ".join(p for p in paragraphs if p))
 
 
-def _strip_abstract_label(text: str) -> str:
+def strip_abstract_label(text: str) -> str:
     """GROBID keeps the heading glued on: 'Abstract:This paper ...', 'Abstract Forensic ...'."""
     return re.sub(r"^Abstract\s*[:.\-–]?\s*(?=[A-Z])", "", text)
 
 
-def _authors(names: tuple[str, ...]) -> tuple[str, ...]:
+def author_names(names: tuple[str, ...]) -> tuple[str, ...]:
     # GROBID leaves single-glyph 'authors' from affiliation marks
     return tuple(n for n in names if len(n) >= 2)
 
@@ -186,9 +185,13 @@ def _authors(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _section_name(paragraph: Paragraph) -> str | None:
+    return section_name(paragraph.sec_num, paragraph.section)
+
+
+def section_name(sec_num: str, section: str) -> str | None:
     """'3.1 Results' from sec_num '3.1' and section 'Results'; None when unnamed."""
-    section = _text(paragraph.section)
-    num = _text(paragraph.sec_num).rstrip(".")
+    section = _text(section)
+    num = _text(sec_num).rstrip(".")
     if num and section and not section.startswith(num):
         return f"{num} {section}"
     return section or num or None
@@ -269,7 +272,7 @@ def _object_kind(ref_id: str, entry: RefEntry) -> str | None:
     return None
 
 
-def _label_of(text: str, at_start: bool) -> str | None:
+def caption_label(text: str, at_start: bool) -> str | None:
     """'Figure 2' at the start of a caption (or anywhere in a reference span).
 
     'Figure 2 plots the ...' is running text that GROBID took for a caption: a caption label
@@ -291,14 +294,16 @@ def _object_label(ref_id: str, entry: RefEntry, caption: str, mentions: Counter[
     num = _text(entry.num)
     if num not in ("", "None"):
         return f"{kind} {num}"
-    from_caption = _label_of(caption, at_start=True)
-    if from_caption:
-        return from_caption
-    # Main-text numbers beat supplementary ones ('Figure 1' over 'Figure S1').
+    return caption_label(caption, at_start=True) or mentioned_label(mentions) or ref_id
+
+
+def mentioned_label(mentions: Counter[str]) -> str | None:
+    """The label the body uses most for an object; main-text numbers beat supplementary ones
+    ('Figure 1' over 'Figure S1')."""
     main = [(label, n) for label, n in mentions.most_common() if " S" not in label]
     if main or mentions:
         return (main or mentions.most_common())[0][0]
-    return ref_id
+    return None
 
 
 def _reference_mentions(parse: Parse) -> tuple[dict[str, Counter[str]], dict[str, str | None]]:
@@ -310,7 +315,7 @@ def _reference_mentions(parse: Parse) -> tuple[dict[str, Counter[str]], dict[str
             if not span.ref_id:
                 continue
             sections.setdefault(span.ref_id, _section_name(paragraph))
-            label = _label_of(_text(span.text), at_start=False)
+            label = caption_label(_text(span.text), at_start=False)
             if label:
                 mentions.setdefault(span.ref_id, Counter())[label] += 1
     return mentions, sections
@@ -321,15 +326,15 @@ def _table_text(entry: RefEntry) -> str:
     content = entry.content
     if "<t" in content:
         rows = []
-        for row in re.findall(r"<tr>(.*?)</tr>", content, re.S):
+        for row in re.findall(r"<tr>(.*?)</tr>", content, re.DOTALL):
             cells = [_text(html.unescape(re.sub(r"<[^>]+>", " ", c)))
-                     for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+                     for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)]
             if any(cells):
                 rows.append(" | ".join(cells))
         text = "\n".join(rows)
     else:
         text = (content or entry.latex).strip()
-    return text[:_MAX_TABLE_CHARS]
+    return text[:MAX_TABLE_CHARS]
 
 
 # --- bibliography ---------------------------------------------------------------------------
@@ -340,7 +345,7 @@ def _bibliography(entries: dict[str, BibRecord]) -> tuple[BibEntry, ...]:
     for key in sorted(entries, key=_bib_order):
         entry = entries[key]
         title = _text(entry.title)
-        raw = _text(entry.raw_text) or _raw_reference(entry, title)
+        raw = _text(entry.raw_text) or raw_reference(entry.authors, entry.year, title, entry.venue)
         out.append(BibEntry(title=title, year=entry.year, raw=raw, link=entry.link or entry.links))
     return tuple(out)
 
@@ -350,8 +355,8 @@ def _bib_order(key: str) -> tuple[int, str]:
     return (int(m.group(1)) if m else 1 << 62, key)
 
 
-def _raw_reference(entry: BibRecord, title: str) -> str:
+def raw_reference(authors: tuple[str, ...], year: int | None, title: str, venue: str) -> str:
     """'A. Author, B. Author. 2019. Title. Venue.' from the structured fields."""
-    authors = ", ".join(_authors(entry.authors))
-    parts = [authors, str(entry.year) if entry.year else "", title, _text(entry.venue)]
+    names = ", ".join(author_names(authors))
+    parts = [names, str(year) if year else "", title, _text(venue)]
     return ". ".join(p.rstrip(".") for p in parts if p) + ("." if any(parts) else "")
