@@ -26,6 +26,8 @@ class Locator:
     paragraph: int | None = None
     table_id: str | None = None
     figure_id: str | None = None
+    page_end: int | None = None  # the last page, when the chunk runs onto the next one
+    footnote: str | None = None  # footnote marks ("2", "3, 4") when the chunk is footnote text
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -39,7 +41,9 @@ class Locator:
         """Human-readable form for citations: 'p. 3, §4 Results, Table 2'."""
         parts = []
         if self.page is not None:
-            parts.append(f"p. {self.page}")
+            parts.append(f"pp. {self.page}–{self.page_end}" if self.page_end else f"p. {self.page}")
+        if self.footnote:
+            parts.append(f"footnote {self.footnote}")
         if self.section:
             parts.append(f"§ {self.section}")
         if self.paragraph is not None:
@@ -201,6 +205,9 @@ class Block:
     section: str | None = None
     table_id: str | None = None
     figure_id: str | None = None
+    page_end: int | None = None  # a paragraph that runs onto the next page ends there
+    page_end_at: int | None = None  # where in `text` the later page begins
+    footnote: str | None = None  # the mark of a footnote block ("2")
 
 
 @dataclass(frozen=True)

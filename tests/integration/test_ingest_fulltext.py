@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import DEMO_PDFS
 from tools.base import MAX_CHUNK_CHARS, Document, IngestError
+from tools.ingest.chunker import chunk_document
 from tools.ingest.pdf import parse_pdf
 from tools.ingest.s2orc import parse_s2orc
 
@@ -103,7 +104,7 @@ def test_every_block_has_an_exact_page_and_a_kind(pdfs, stem):
             "S2ORC: The Semantic Scholar Open Research Corpus",
             "ACL",
             2020,
-            "We introduce S2ORC,1 a large corpus of 81.1M English-language academic papers",
+            "We introduce S2ORC, a large corpus of 81.1M English-language academic papers",  # footnote mark 1 dropped
         ),
         (
             # no Title in the PDF metadata: the largest font on page 1 gives it
@@ -204,19 +205,64 @@ def test_a_full_width_caption_stays_one_block(pdfs):
 
 
 def test_two_column_reading_order(pdfs):
-    page1 = [b.text for b in pdfs["2020.acl-main.207"].blocks if b.page == 1]
+    page1 = [b.text for b in pdfs["2020.acl-main.207"].blocks if b.page == 1 and b.footnote is None]
     left = next(i for i, t in enumerate(page1) if t.startswith("As the pace of scientific publication"))
-    right = next(i for i, t in enumerate(page1) if t.startswith("or sentences, extensions to whole-document"))
     later = next(i for i, t in enumerate(page1) if t.startswith("In this paper, we introduce a new method"))
-    assert left < right < later
-    # a paragraph broken by the column break is two blocks, each on its own side
-    assert page1[left].endswith("individual words")
+    assert left < later
+    # the paragraph broken by the column break is one block, read left column first
+    assert "representing individual words or sentences, extensions to whole-document" in page1[left]
+
+
+def test_a_paragraph_across_a_page_break_is_one_block_from_its_first_page(pdfs):
+    """SPECTER p. 1 right column ends "...substantially outperform the state-" and p. 2 goes on
+    "of-the-art on a variety of document-level tasks": one block on p. 1 to p. 2, the
+    hyphenation undone, and its chunk keeps the start page, the end page and its paragraph."""
+    doc = pdfs["2020.acl-main.207"]
+    block = next(b for b in doc.blocks if b.text.startswith("In this paper, we introduce a new method"))
+    assert (block.page, block.page_end) == (1, 2) and "outperform the state-of-the-art on a variety" in block.text
+    assert block.text[block.page_end_at:].lstrip().startswith(("of-the-art", "state-of-the-art"))
+    chunk = next(c for c in chunk_document(doc) if c.text.startswith("In this paper, we introduce"))
+    assert chunk.locator.page == 1 and chunk.locator.page_end == 2 and chunk.locator.paragraph == 3
+    assert chunk.locator.describe().startswith("pp. 1–2")
+
+
+def test_footnotes_are_blocks_of_their_own(pdfs):
+    """SPECTER footnote 2 (p. 1, foot of the right column) is not inside the paragraph it
+    interrupts; it is a footnote block with its mark, and the footnotes of a page and section
+    are one chunk apart from the running text."""
+    doc = pdfs["2020.acl-main.207"]
+    notes = [b for b in doc.blocks if b.footnote is not None]
+    two = next(b for b in notes if b.footnote == "2")
+    assert two.page == 1 and two.text == "SPECTER: Scientific Paper Embeddings using Citation-informed TransformERs"
+    running = [b.text for b in doc.blocks if b.footnote is None]
+    assert not any("SPECTER: Scientific Paper" in t or "github.com/allenai/scidocs" in t for t in running)
+    chunk = next(c for c in chunk_document(doc) if c.locator.footnote and "2" in c.locator.footnote.split(", "))
+    assert chunk.kind == "text" and chunk.locator.page == 1 and chunk.locator.paragraph is None
+    assert "Citation-informed TransformERs" in chunk.text and "footnote" in chunk.locator.describe()
+    # the marks are gone from the sentences they followed
+    assert not any(t.endswith(("paper:5", "embeddings.15")) for t in running)
 
 
 def test_equations_are_their_own_blocks(pdfs):
     equations = [b for b in pdfs["2020.acl-main.207"].blocks if b.kind == "equation"]
     assert any("Transformer(input)" in b.text and b.text.endswith("(1)") and b.page == 2 for b in equations)
-    assert any(b.text.startswith("L = max") and b.page == 3 for b in equations)
+    loss = next(b for b in equations if "L = max" in b.text)
+    assert loss.page == 3 and loss.text.splitlines() == [
+        "We then train the model using the following triplet margin loss function:",
+        "L = max d PQ, P+ − d PQ, P− + m , 0 (2)"]
+
+
+def test_an_equation_is_one_block_with_its_lead_in(pdfs):
+    """S2ORC p. 4: the title-similarity score, a fraction over three lines, is one equation
+    block that starts with the sentence introducing it; so are J and C with theirs."""
+    equations = [b for b in pdfs["2020.acl-main.447"].blocks if b.kind == "equation" and b.page == 4]
+    stitle = next(b for b in equations if "Stitle =" in b.text)
+    lead, maths = stitle.text.split("\n")
+    assert lead.endswith("harmonic mean between a Jaccard index and a containment metric:")
+    assert maths == "2 × J × C Stitle = (1) J + C"
+    jc = next(b for b in equations if "J =" in b.text)
+    assert "min (|N1|, |N2|)" in jc.text and jc.text.startswith("where the Jaccard index J")
+    assert len(equations) == 2
 
 
 def test_dehyphenation_and_ligatures_in_body_text(pdfs):

@@ -114,3 +114,35 @@ def test_text_windows_cover_the_chunk_and_stay_short():
     assert wins[0].startswith("w0 ") and wins[-1].endswith("w599")
     words = set(long.split())
     assert set(" ".join(wins).split()) == words  # every word in some window, none cut
+
+
+def test_a_paragraph_across_a_page_break_gives_pieces_with_their_pages():
+    first = "First page sentence number %d is here. "
+    p1 = "".join(first % i for i in range(60)).strip()  # about 2,300 characters on page 3
+    p2 = " ".join(f"Second page sentence {i} is here." for i in range(10))
+    text = f"{p1} {p2}"
+    block = Block("text", text, page=3, section="2 Method", page_end=4, page_end_at=len(p1) + 1)
+    chunks = chunk_document(_doc([block]))[1:]
+    assert len(chunks) == 2 and all(c.locator.paragraph == 1 for c in chunks)
+    assert (chunks[0].locator.page, chunks[0].locator.page_end) == (3, None)  # wholly on page 3
+    assert (chunks[1].locator.page, chunks[1].locator.page_end) == (3, 4)  # runs onto page 4
+    only_p2 = Block("text", "Short first part. " + p2, page=3, section="2 Method", page_end=4, page_end_at=18)
+    (c,) = chunk_document(_doc([only_p2]))[1:]
+    assert (c.locator.page, c.locator.page_end) == (3, 4)
+
+
+def test_footnotes_are_packed_apart_from_the_running_text():
+    blocks = [
+        Block("text", "A short paragraph.", page=1, section="1 Intro"),
+        Block("text", "https://example.org/code", page=1, section="1 Intro", footnote="2"),
+        Block("text", "Another short paragraph.", page=1, section="1 Intro"),
+        Block("text", "Equal contribution.", page=1, section="1 Intro", footnote="∗"),
+        Block("text", "A footnote on the next page.", page=2, section="1 Intro", footnote="3"),
+    ]
+    body = chunk_document(_doc(blocks))[1:]
+    assert [c.text for c in body] == ["A short paragraph.\nAnother short paragraph.",
+                                      "https://example.org/code\nEqual contribution.",
+                                      "A footnote on the next page."]
+    assert body[0].locator.paragraph == 1 and body[0].locator.footnote is None
+    assert body[1].locator.footnote == "2, ∗" and body[1].locator.paragraph is None
+    assert (body[2].locator.page, body[2].locator.footnote) == (2, "3")

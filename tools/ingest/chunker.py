@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from collections.abc import Iterator
 
 from tools.base import MAX_CHUNK_CHARS, Block, Chunk, Document, Locator
@@ -110,23 +111,66 @@ def chunk_document(doc: Document, max_chunks: int | None = None) -> list[Chunk]:
     return chunks
 
 
+def _pieces(text: str, loc: Locator, page_end_at: int | None) -> Iterator[tuple[str, Locator]]:
+    """The text cut to the cap, each piece with its pages: a paragraph that runs onto the next
+    page (`loc.page_end`, the later page starting at `page_end_at`) gives pieces that sit on
+    the first page, on the second, or across both."""
+    at = 0
+    for piece in split_text(text):
+        start = text.find(piece[:40], at)
+        start = at if start < 0 else start
+        at = start + len(piece)
+        if loc.page_end is None or page_end_at is None:
+            yield piece, loc
+        elif at <= page_end_at:
+            yield piece, replace(loc, page_end=None)
+        elif start >= page_end_at:
+            yield piece, replace(loc, page=loc.page_end, page_end=None)
+        else:
+            yield piece, loc
+
+
 def _body_units(blocks: list[Block]) -> Iterator[tuple[str, str, Locator]]:
-    """Yield (kind, text, locator) for every body chunk, packing short paragraphs."""
+    """Yield (kind, text, locator) for every body chunk, packing short paragraphs (and the
+    footnotes of one page and section, apart from the running text)."""
     paragraph_no: dict[str | None, int] = {}
     pending: list[str] = []
     pending_loc: Locator | None = None
+    pending_end_at: int | None = None
+    notes: list[tuple[str, str]] = []  # (mark, text) of the footnotes of one page and section
+    notes_at: tuple[int | None, str | None] | None = None
 
     def flush() -> Iterator[tuple[str, str, Locator]]:
-        nonlocal pending, pending_loc
+        nonlocal pending, pending_loc, pending_end_at
         if pending and pending_loc is not None:
-            for piece in split_text("\n".join(pending)):
-                yield "text", piece, pending_loc
-        pending, pending_loc = [], None
+            for piece, loc in _pieces("\n".join(pending), pending_loc, pending_end_at):
+                yield "text", piece, loc
+        pending, pending_loc, pending_end_at = [], None, None
+
+    def flush_notes() -> Iterator[tuple[str, str, Locator]]:
+        nonlocal notes, notes_at
+        if notes and notes_at is not None:
+            marks = ", ".join(m for m, _ in notes if m)
+            loc = Locator(page=notes_at[0], section=notes_at[1], footnote=marks or None)
+            for piece in split_text("\n".join(t for _, t in notes)):
+                yield "text", piece, loc
+        notes, notes_at = [], None
 
     for block in blocks:
         text = block.text.strip()
         if not text:
             continue
+        if block.footnote is not None:
+            if notes_at != (block.page, block.section) or sum(len(t) + 1 for _, t in notes) + len(text) > MAX_CHUNK_CHARS:
+                if notes_at is not None and notes_at != (block.page, block.section):
+                    yield from flush()  # the page's running text before its footnotes
+                yield from flush_notes()
+            notes.append((block.footnote, text))
+            notes_at = (block.page, block.section)
+            continue
+        if notes_at is not None and notes_at != (block.page, block.section):
+            yield from flush()
+            yield from flush_notes()
         if block.kind != "text":
             yield from flush()
             loc = Locator(page=block.page, section=block.section,
@@ -135,14 +179,20 @@ def _body_units(blocks: list[Block]) -> Iterator[tuple[str, str, Locator]]:
                 yield block.kind, piece, loc
             continue
         paragraph_no[block.section] = paragraph_no.get(block.section, 0) + 1
-        same_place = pending_loc is not None and (pending_loc.page, pending_loc.section) == (
-            block.page, block.section)
+        same_place = pending_loc is not None and pending_loc.page_end is None and (
+            pending_loc.page, pending_loc.section) == (block.page, block.section)
         fits = sum(len(p) + 1 for p in pending) + len(text) <= MAX_CHUNK_CHARS
         if same_place and fits and sum(len(p) for p in pending) < MIN_PACK_CHARS:
+            if block.page_end is not None and pending_loc is not None:  # this one runs onto the next page
+                before = sum(len(p) + 1 for p in pending)
+                pending_loc = replace(pending_loc, page_end=block.page_end)
+                pending_end_at = before + (block.page_end_at if block.page_end_at is not None else len(text))
             pending.append(text)
             continue
         yield from flush()
         pending = [text]
         pending_loc = Locator(page=block.page, section=block.section,
-                              paragraph=paragraph_no[block.section])
+                              paragraph=paragraph_no[block.section], page_end=block.page_end)
+        pending_end_at = block.page_end_at
     yield from flush()
+    yield from flush_notes()

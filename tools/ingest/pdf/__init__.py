@@ -33,6 +33,7 @@ from tools.base import Document
 from tools.ingest.pdf.assemble import Assembler
 from tools.ingest.pdf.document import build_document
 from tools.ingest.pdf.layout import layout_lines
+from tools.ingest.pdf.notes import mark_footnotes
 from tools.ingest.pdf.reading import document_style, open_pdf, read_pdf
 from tools.ingest.pdf.references import (
     guess_venue_year,
@@ -73,5 +74,6 @@ def parse_pdf(
                 page.lines = layout_lines(page, [r.bbox for r in page.regions])
             else:
                 page.lines = lines
+            mark_footnotes(page, style)
     parsed = Assembler(pages, style).run()
     return build_document(path, paper_id, metadata, info, pages, parsed)

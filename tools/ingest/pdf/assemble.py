@@ -11,9 +11,16 @@ from tools.ingest.pdf.model import Line, PageData, Paragraph, Parsed, Style
 from tools.ingest.pdf.text import CAPTION_RE, HEADING_RE, match_caption, match_heading
 
 _BULLET_RE = re.compile(r"^[•◦▪‣∙·–]\s")
-
-
 _LIST_ITEM_RE = re.compile(r"^(?:\(?\d{1,2}[).]|\(?[a-z]\)|\(?[ivx]{1,4}\))\s")
+# A line that ends a sentence, a footnote mark glued after the stop included ("paper:5").
+_ENDED_RE = re.compile(r"(?:[.!?:]['\")\]”’]*|(?<=[^\W\d])[.!?:]\d{1,2})$")
+_ALGORITHM_RE = re.compile(r"^Algorithm \d{1,2}\b")  # an algorithm float opens with its caption
+# Lines of one display (a fraction, an aligned system) are this close, in body line pitches.
+_DISPLAY_GAP = 2.5
+
+
+def ends_sentence(text: str) -> bool:
+    return _ENDED_RE.search(text.rstrip()) is not None
 
 
 class Assembler:
@@ -30,6 +37,11 @@ class Assembler:
         self.located = {(p.number, r.label): r.caption_at for p in pages for r in p.regions}
         self.numbered_seen = False  # a "1 Introduction"-style heading has been passed
         self.captions_seen: set[tuple[int, str]] = set()
+        # The text paragraph last cut off mid-sentence (by a column or page end, or a float),
+        # which a following unindented line carries on; whether a float came since.
+        self.open_text: Paragraph | None = None
+        self.float_since = False
+        self.note: Paragraph | None = None  # the footnote being read
 
     def run(self) -> Parsed:
         has_heading = any(self._heading_at(i) for i in range(len(self.lines)))
@@ -113,6 +125,9 @@ class Assembler:
         if self.mode == "references":
             self._add_reference_line(line)
             return
+        if line.footnote:
+            self._add_footnote_line(line)
+            return
         caption = self._caption_at(i)
         if caption:
             self._flush()
@@ -121,13 +136,71 @@ class Assembler:
             return
         kind = "equation" if self._is_equation(line) else "text"
         cur = self.current
-        if cur is None or self._breaks(i) or (
-            cur.kind in ("text", "equation") and cur.kind != kind
-        ):
-            self._flush()
-            self.current = Paragraph(kind, [line], self.section)
-        else:
+        if cur is not None and cur.label == "algorithm" and self._same_display(cur.lines[-1], line):
+            cur.lines.append(line)  # an algorithm's steps are one block, whatever they look like
+            return
+        if cur is not None and kind == cur.kind == "equation" and self._same_display(cur.lines[-1], line):
             cur.lines.append(line)
+            return
+        if cur is not None and cur.kind in ("table", "figure") and self._float_note(cur.lines[-1], line):
+            cur.lines.append(line)  # the float's notes ("*LaTeX preserves line breaks ...")
+            return
+        if cur is not None and not self._breaks(i) and not (cur.kind in ("text", "equation") and cur.kind != kind):
+            cur.lines.append(line)
+            return
+        self._flush()
+        carried = self._carried(line) if kind == "text" else None
+        if carried is not None:
+            carried.lines.append(line)
+            self.current, self.open_text = carried, None
+        elif _ALGORITHM_RE.match(line.text):
+            self.current = Paragraph("text", [line], self.section, "algorithm")
+        else:
+            self.current = Paragraph(kind, [line], self.section)
+
+    def _add_footnote_line(self, line: Line) -> None:
+        """A footnote line opens a footnote (it has a mark) or continues the one being read;
+        footnotes go straight to the body, leaving the paragraph they interrupt open."""
+        note = self.note
+        if line.mark is not None or note is None or note.lines[-1].page != line.page:
+            note = self.note = Paragraph("text", [line], self.section, line.mark, footnote=True, emitted=True)
+            self.out.body.append(note)
+        else:
+            note.lines.append(line)
+
+    def _float_note(self, prev: Line, line: Line) -> bool:
+        """Is this small-type line right under a caption a note of the float?"""
+        return ((prev.page, prev.seg) == (line.page, line.seg) and line.size < self.style.body_size - 0.8
+                and 0 <= line.top - prev.bottom < self.style.pitch * 1.5)
+
+    def _same_display(self, prev: Line, line: Line) -> bool:
+        """Does this equation line belong to the display above it (same column, close below)?"""
+        return ((prev.page, prev.seg) == (line.page, line.seg)
+                and line.top >= prev.top - 1  # a fraction's lines overlap
+                and line.top - prev.bottom < self.style.pitch * _DISPLAY_GAP)
+
+    def _carried(self, line: Line) -> Paragraph | None:
+        """The paragraph this line carries on: the text paragraph last cut off mid-sentence,
+        when the line is not indented (a new paragraph would be) and is set like it, and the
+        cut was a column or page end or a float in between."""
+        cand = self.open_text
+        if cand is None or cand.section != self.section:
+            return None
+        last = cand.lines[-1]
+        if abs(line.size - last.size) > 0.3 or line.bold > 0.5:
+            return None
+        # A word broken at the end ("cor-" + "pus") carries on whatever the indent (a list
+        # item's hanging one); otherwise a new paragraph would be indented.
+        broken = last.text.endswith("-") and line.text[:1].islower()
+        listing = re.search(r"(?:[,;]|\b(?:and|or))$", last.text) is not None  # "..., 2) b, and" + "3) c"
+        item = _LIST_ITEM_RE.match(line.text) is not None
+        if line.x0 > line.seg_x0 + 3 and not broken and not (listing and item):
+            return None
+        if _BULLET_RE.match(line.text) or (item and not listing):
+            return None
+        if (last.page, last.seg) == (line.page, line.seg) and not self.float_since:
+            return None
+        return cand
 
     def _caption_at(self, i: int) -> tuple[str, str] | None:
         """A caption starts here: 'Table 2:' opening a paragraph, once per page and label.
@@ -149,10 +222,17 @@ class Assembler:
         small = line.size < self.style.body_size - 0.4
         return found if opens and (strong or small or line.bold > 0.1) else None
 
+    def _previous(self, i: int) -> Line | None:
+        """The line before line i in the running text (footnotes skipped)."""
+        for k in range(i - 1, -1, -1):
+            if not self.lines[k].footnote:
+                return self.lines[k]
+        return None
+
     def _breaks(self, i: int) -> bool:
         """Does line i start a new paragraph (rather than continue the one before it)?"""
         line = self.lines[i]
-        prev = self.lines[i - 1] if i > 0 else None
+        prev = self._previous(i)
         if prev is None or prev.page != line.page:
             return True
         pitch = self.style.pitch
@@ -171,14 +251,16 @@ class Assembler:
             return True
         if _BULLET_RE.match(line.text) and line.x0 <= prev.x0 + 2:
             return True
-        if _LIST_ITEM_RE.match(line.text) and re.search(r"[.:;]$", prev.text):
-            return True
+        short = prev.x1 < prev.seg_x1 - 0.1 * (prev.seg_x1 - prev.seg_x0)
+        if _LIST_ITEM_RE.match(line.text) and re.search(r"[.:;]$", prev.text) and short:
+            return True  # an item of a displayed list ("(2)" inside justified text is not one)
         indent = line.x0 - prev.x0
-        nxt = self.lines[i + 1] if i + 1 < len(self.lines) else None
+        nxt = next((ln for ln in self.lines[i + 1:i + 4] if not ln.footnote), None)
         same_column = nxt is not None and (nxt.page, nxt.seg) == (line.page, line.seg)
         nxt_x0 = nxt.x0 if same_column else None
-        if 4 < indent < 30 and (nxt_x0 is None or nxt_x0 < line.x0 - 3):
-            return True  # first-line indent
+        item = _BULLET_RE.match(prev.text) or _LIST_ITEM_RE.match(prev.text)
+        if 4 < indent < 30 and (nxt_x0 is None or nxt_x0 < line.x0 - 3) and not item:
+            return True  # first-line indent (a list item's hanging indent is not one)
         ended = re.search(r"[.!?:]\W*$", prev.text) is not None
         return ended and prev.x1 < prev.seg_x1 - 0.2 * (prev.seg_x1 - prev.seg_x0) and indent > -3
 
@@ -196,6 +278,16 @@ class Assembler:
         cur, self.current = self.current, None
         if cur is None:
             return
+        if cur.kind == "text":
+            self.open_text = None if ends_sentence(cur.lines[-1].text) else cur
+            self.float_since = False
+        elif cur.kind == "equation":
+            self.open_text = None
+        else:
+            self.float_since = True
+        if cur.emitted:
+            return
+        cur.emitted = True
         if self.mode == "abstract":
             self.out.abstract.append(cur)
         else:

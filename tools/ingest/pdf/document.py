@@ -8,6 +8,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,14 @@ def build_document(
     """Paragraphs to blocks, references to entries, and the paper record around them."""
     vocabulary = _vocabulary(ln for p in pages for ln in p.lines)
     regions = {(p.number, r.label): r for p in pages for r in p.regions}
-    blocks = [b for para in parsed.body if (b := _to_block(para, vocabulary, regions))]
+    blocks = []
+    for para in parsed.body:
+        block = _to_block(para, vocabulary, regions)
+        running = [b for b in blocks[-3:] if b.footnote is None]  # footnotes sit between
+        if block is not None and block.kind == "equation" and running:
+            block = _with_lead_in(block, running[-1])
+        if block is not None:
+            blocks.append(block)
     abstract = " ".join(
         _join_lines(p.lines, vocabulary) for p in parsed.abstract if p.kind == "text"
     ).strip()
@@ -99,13 +107,34 @@ def _join_lines(lines: list[Line], vocabulary: frozenset[str]) -> str:
     return dehyphenate("\n".join(ln.text for ln in lines), vocabulary)
 
 
+def _with_lead_in(equation: Block, before: Block) -> Block:
+    """The equation with the sentence that introduces it: the last sentence of the text block
+    right before it ("... the following triplet margin loss function:"), when that block is
+    running text of the same section, so the equation chunk says what it is."""
+    if before.kind != "text" or before.footnote or before.section != equation.section:
+        return equation
+    from tools.sentences import split_sentences
+
+    sentences = split_sentences("", before.text)
+    if not sentences:
+        return equation
+    return replace(equation, text=f"{sentences[-1]['text']}\n{equation.text}")
+
+
 def _to_block(
     para: Paragraph, vocabulary: frozenset[str], regions: dict[tuple[int, str], Region]
 ) -> Block | None:
-    text = _join_lines(para.lines, vocabulary)
+    if para.label == "algorithm":  # one step per line, as printed
+        text = "\n".join(ln.text for ln in para.lines)
+    else:
+        text = _join_lines(para.lines, vocabulary)
+    if para.footnote and para.label:  # the mark is the locator's, not the text's
+        text = re.sub(r"^" + re.escape(para.label) + r"\s?", "", text, count=1)
     if not text:
         return None
     page = para.lines[0].page
+    if para.footnote:
+        return Block("text", text, page=page, section=para.section, footnote=para.label or "")
     if para.kind == "table":
         region = regions.get((page, para.label or ""))
         if region and region.text:
@@ -116,6 +145,11 @@ def _to_block(
         return Block("table", text, page=page, section=para.section, table_id=para.label)
     if para.kind == "figure":
         return Block("figure", text, page=page, section=para.section, figure_id=para.label)
+    page_end = para.lines[-1].page
+    if para.kind == "text" and page_end != page:
+        first = _join_lines([ln for ln in para.lines if ln.page == page], vocabulary)
+        return Block("text", text, page=page, section=para.section, page_end=page_end,
+                     page_end_at=min(len(first), len(text)))
     return Block(para.kind, text, page=page, section=para.section)
 
 

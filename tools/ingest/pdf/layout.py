@@ -115,8 +115,8 @@ def _segments(words: list[Word], width: float) -> list[Segment]:
     """Columns and full-width bands in reading order."""
     rows = group_rows(words)
     gutter = _find_gutter(words, rows, width)
-    if gutter is None:
-        return [Segment(0.0, width, (0.0, width), list(words))] if words else []
+    if gutter is None:  # the text's own edges: a last page with only its left column filled
+        return [Segment(min(w.x0 for w in words), max(w.x1 for w in words), (0.0, width), list(words))] if words else []
     centre, gwidth = gutter
     right_edge = Counter(round(w.x0) for w in words if w.x0 > centre).most_common(1)[0][0]
     spans = _merge_intervals(
@@ -175,8 +175,24 @@ def layout_lines(page: PageData, exclude: list[tuple[float, ...]]) -> list[Line]
         rows = group_rows(seg.words)
         x0 = _left_margin(rows)
         for row in rows:
-            lines.append(Line(row, page.number, k, x0, seg.x1, seg.area))
+            lines.append(Line(_without_note_marks(row), page.number, k, x0, seg.x1, seg.area))
     return [ln for ln in lines if ln.text and not _is_furniture(ln, page)]
+
+
+def _without_note_marks(row: list[Word]) -> list[Word]:
+    """The row without footnote marks set apart after punctuation ("reproducibility. 11"):
+    a word of one or two digits, smaller and raised, after a word that ends in punctuation."""
+    main = max(w.size for w in row)
+    bases = [w.base for w in row if w.size == main]
+    base = sorted(bases)[len(bases) // 2]
+    ordered = sorted(row, key=lambda w: w.x0)
+    keep = [ordered[0]]
+    for prev, w in zip(ordered, ordered[1:]):
+        mark = (len(w.text) <= 2 and w.text.isdigit() and w.size < 0.8 * main and w.base < base - 0.2 * main
+                and w.n_math == 0 and prev.text[-1:] in ".,;:)!?")
+        if not mark:
+            keep.append(w)
+    return keep
 
 
 def _left_margin(rows: list[list[Word]]) -> float:

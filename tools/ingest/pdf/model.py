@@ -57,6 +57,10 @@ class Line:
     size: float = field(init=False)  # the size most of its characters have
     bold: float = field(init=False)  # share of bold characters
     math: float = field(init=False)  # share of math-font characters
+    # Set by notes.mark_footnotes: the line belongs to a footnote at the foot of its column;
+    # `mark` is the footnote's mark ("2", "∗") on the line that opens one.
+    footnote: bool = field(default=False, init=False)
+    mark: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.words.sort(key=lambda w: w.x0)
@@ -133,7 +137,9 @@ class Paragraph:
     kind: ChunkKind  # "text" | "equation" | "table" | "figure"
     lines: list[Line]
     section: str | None
-    label: str | None = None
+    label: str | None = None  # "Table 2" for a caption, the mark for a footnote
+    footnote: bool = False
+    emitted: bool = False  # already in Parsed (a paragraph carried across a break is extended there)
 
 
 @dataclass

@@ -168,7 +168,7 @@ def _read_page(page: Any, number: int) -> PageData:
 
 def _make_word(raw: dict[str, Any], height: float) -> Word | None:
     """A Word from pdfplumber's word with its characters; None for an empty one."""
-    chars = [c for c in raw["chars"] if not c["text"].isspace()]
+    chars = _without_note_mark([c for c in raw["chars"] if not c["text"].isspace()], height)
     text = _word_text(chars)
     if not chars or not text:
         return None
@@ -176,7 +176,7 @@ def _make_word(raw: dict[str, Any], height: float) -> Word | None:
     return Word(
         text=text,
         x0=float(raw["x0"]),
-        x1=float(raw["x1"]),
+        x1=max(float(c["x1"]) for c in chars),
         top=float(raw["top"]),
         bottom=float(raw["bottom"]),
         size=sizes.most_common(1)[0][0],
@@ -185,6 +185,26 @@ def _make_word(raw: dict[str, Any], height: float) -> Word | None:
         n_math=sum(_font_kind(c.get("fontname", ""))[1] for c in chars),
         base=statistics.median(height - float(c["matrix"][5]) for c in chars),
     )
+
+
+def _without_note_mark(chars: list[dict[str, Any]], height: float) -> list[dict[str, Any]]:
+    """The word without a footnote mark glued after its punctuation ("embeddings.15",
+    "paper:5"): one or two digits set smaller and raised, not in a math font. The footnote
+    itself is read at the foot of the column; in the sentence the mark is noise (and it hid
+    the sentence's end). Exponents follow digits or letters, not punctuation, and stay."""
+    n = len(chars)
+    k = n
+    while k > 0 and n - k < 2 and chars[k - 1]["text"].isdigit():
+        k -= 1
+    if k == n or k == 0 or chars[k - 1]["text"] not in ".,;:)!?":
+        return chars
+    main = max(float(c["size"]) for c in chars[:k])
+    base = statistics.median(height - float(c["matrix"][5]) for c in chars[:k])
+    mark = chars[k:]
+    if all(float(c["size"]) < 0.8 * main and height - float(c["matrix"][5]) < base - 0.2 * main
+           and not _font_kind(c.get("fontname", ""))[1] for c in mark):
+        return chars[:k]
+    return chars
 
 
 def _word_text(chars: list[dict[str, Any]]) -> str:
