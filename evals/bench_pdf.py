@@ -13,7 +13,11 @@ Every PDF in --pdfs (default: the demo corpus's four) goes through `parse_pdf` t
   a section (GROBID files footnotes there without a section). Tokens are the `\\w+` runs of the
   NFKC lower-cased text; the overlap of two paragraphs is their multiset token intersection over
   the longer one's token count, and a paragraph is matched when its best overlap on the other side
-  is at least 0.9. Precision = matched ours / ours, recall = matched GROBID's / GROBID's;
+  is at least 0.9. Precision = matched ours / ours, recall = matched GROBID's / GROBID's. Both
+  sides are the body: our acknowledgements and lettered appendix sections are left out, as GROBID
+  files them in `back_matter`. Beside it, a merge-tolerant F1 also matches a paragraph against a
+  run of up to three consecutive paragraphs of the other side: how much of the disagreement is
+  one parse merging what the other split (GROBID merges across run-in headings and indents);
 - section headings against GROBID's (`sec_num section`), compared without the number as sets of
   lower-cased alphanumeric token strings;
 - on every PDF: the share of text chunks (not footnotes) under 120 characters (fragments) and
@@ -68,8 +72,9 @@ _SECTION_NUMBER = re.compile(r"^(?:(?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3}\.?|[IVX]{
 
 
 def tokens(text: str) -> list[str]:
-    """The word tokens compared: `\\w+` runs of the NFKC-normalised, lower-cased text."""
-    return re.findall(r"\w+", unicodedata.normalize("NFKC", text or "").lower())
+    """The word tokens compared: runs of letters or of digits of the NFKC-normalised, lower-cased
+    text (a subscript is "p1" in one parse and "p 1" in another: both give "p", "1")."""
+    return re.findall(r"[^\W\d_]+|\d+", unicodedata.normalize("NFKC", text or "").lower())
 
 
 def overlap(a: Counter, b: Counter) -> float:
@@ -110,6 +115,28 @@ def paragraph_alignment(ours: Sequence[str], theirs: Sequence[str],
     precision, recall = _ratio(sum(hit_a), len(a)), _ratio(sum(hit_b), len(b))
     return {"ours": len(a), "theirs": len(b), "matched_ours": sum(hit_a), "matched_theirs": sum(hit_b),
             "precision": precision, "recall": recall, "f1": f1(precision, recall)}
+
+
+def merge_tolerant_alignment(ours: Sequence[str], theirs: Sequence[str], threshold: float = MATCH_OVERLAP,
+                             run: int = 3) -> dict[str, Any]:
+    """Like paragraph_alignment, but a paragraph also counts as matched when it overlaps a run of
+    up to `run` consecutive paragraphs of the other side (one parse merged what the other split).
+    A diagnostic beside the specified measure: it says how much of the disagreement is merging."""
+    a = [Counter(tokens(p)) for p in ours]
+    b = [Counter(tokens(p)) for p in theirs]
+
+    def runs(bags: list[Counter]) -> list[Counter]:
+        out = []
+        for i in range(len(bags)):
+            acc: Counter = Counter()
+            for bag in bags[i:i + run]:
+                acc = acc + bag
+                out.append(acc)
+        return out
+
+    hit_a, hit_b = _matched(a, runs(b), threshold), _matched(b, runs(a), threshold)
+    precision, recall = _ratio(sum(hit_a), len(a)), _ratio(sum(hit_b), len(b))
+    return {"precision": precision, "recall": recall, "f1": f1(precision, recall)}
 
 
 def section_key(name: str) -> str:
@@ -198,10 +225,20 @@ def shared_data_dir() -> Path:
     return Path(os.environ.get("LITLOOP_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
-def our_paragraphs(doc: Any) -> list[str]:
-    """Body text blocks of a parsed Document, without the abstract and footnotes."""
-    return [b.text for b in doc.blocks if b.kind == "text" and not getattr(b, "footnote", False)
-            and (b.section or "").strip().lower() != "abstract" and b.text.strip()]
+# Back matter: GROBID files acknowledgements and appendices apart from body_text (`back_matter`).
+_BACK_MATTER = re.compile(r"^(?:acknowledg|[A-Z](?:\.\d{1,2})*\s)", re.IGNORECASE)
+
+
+def our_paragraphs(doc: Any, body_only: bool = False) -> list[str]:
+    """Body text blocks of a parsed Document, without the abstract and footnotes; `body_only`:
+    without acknowledgements and lettered appendix sections either (GROBID's body_text has none)."""
+    def back(section: str | None) -> bool:
+        name = (section or "").strip()
+        return bool(_BACK_MATTER.match(name)) and not re.match(r"^\d", name)
+
+    return [b.text for b in doc.blocks if b.kind == "text" and getattr(b, "footnote", None) is None
+            and (b.section or "").strip().lower() != "abstract" and b.text.strip()
+            and not (body_only and back(b.section))]
 
 
 def our_sections(doc: Any) -> list[str]:
@@ -261,7 +298,9 @@ def grobid_scores(docs: Mapping[str, Any], folder: Path) -> dict[str, Any]:
         if not path.is_file():
             continue
         body = grobid_body(json.loads(path.read_text(encoding="utf-8")))
-        out[stem] = {"paragraphs": paragraph_alignment(our_paragraphs(doc), grobid_paragraphs(body)),
+        ours, theirs = our_paragraphs(doc, body_only=True), grobid_paragraphs(body)
+        out[stem] = {"paragraphs": paragraph_alignment(ours, theirs),
+                     "paragraphs_merge_tolerant": merge_tolerant_alignment(ours, theirs),
                      "sections": section_agreement(our_sections(doc), grobid_sections(body))}
     return out
 
@@ -316,7 +355,8 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         pa, se = g["paragraphs"], g["sections"]
         lines.append(f"GROBID {stem}: paragraphs {pa['ours']}/{pa['theirs']} P {_pct(pa['precision'])} "
                      f"R {_pct(pa['recall'])} F1 {_pct(pa['f1'])}; sections P {_pct(se['precision'])} "
-                     f"R {_pct(se['recall'])} F1 {_pct(se['f1'])}")
+                     f"R {_pct(se['recall'])} F1 {_pct(se['f1'])}; merge-tolerant F1 "
+                     f"{_pct(g.get('paragraphs_merge_tolerant', {}).get('f1'))}")
     tb = report["tables"]
     lines.append(f"tables: found {tb['found']}/{tb['total']}, page right {tb['page_right']}, rows right {tb['rows_right']}/{tb['rows_total']}")
     lines.append(f"parse: {report['parse_s_serial']:.1f} s serial ({report['seconds_per_page'] or 0:.2f} s/page), "

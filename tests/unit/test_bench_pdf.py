@@ -15,6 +15,8 @@ from evals.bench_pdf import (
     ends_sentence,
     grobid_paragraphs,
     grobid_sections,
+    merge_tolerant_alignment,
+    our_paragraphs,
     overlap,
     paragraph_alignment,
     section_agreement,
@@ -29,7 +31,9 @@ pytestmark = pytest.mark.unit
 
 
 def words(prefix: str, n: int) -> list[str]:
-    return [f"{prefix}{i}" for i in range(n)]
+    """n distinct letter-only words ("wba", "wbb", ...): digits would be tokens of their own."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return [f"{prefix}{letters[i // 26]}{letters[i % 26]}" for i in range(n)]
 
 
 def test_tokens_are_nfkc_lower_case_word_runs():
@@ -187,3 +191,27 @@ def test_the_table_inventory_is_well_formed():
         for c in t["cells"]:
             assert 0 <= c["row"] < t["header_rows"] + t["body_rows"] and 0 <= c["column"] < t["columns"]
             assert c["text"].strip()
+
+
+def test_subscripts_split_the_same_way_in_both_parses():
+    assert tokens("nodes p1 ! p2") == tokens("nodes p 1 ! p 2") == ["nodes", "p", "1", "p", "2"]
+
+
+def test_merge_tolerant_alignment_matches_a_paragraph_the_other_side_merged():
+    a, b, c = (" ".join(words(x, 30)) for x in "abc")
+    strict = paragraph_alignment([a, b, c], [f"{a} {b}", c])
+    tolerant = merge_tolerant_alignment([a, b, c], [f"{a} {b}", c])
+    assert (strict["precision"], strict["recall"]) == (pytest.approx(1 / 3), 0.5)
+    assert (tolerant["precision"], tolerant["recall"]) == (pytest.approx(1 / 3), 1.0)  # theirs: a+b found
+    assert merge_tolerant_alignment([f"{a} {b}", c], [a, b, c])["precision"] == 1.0
+
+
+def test_body_only_leaves_out_acknowledgements_and_lettered_appendices():
+    from tools.base import Block, Document, Paper
+
+    doc = Document(Paper(paper_id="p", title="t"), (
+        Block("text", "Body text.", section="2 Method"), Block("text", "Thanks.", section="Acknowledgements"),
+        Block("text", "Details.", section="A Appendix A - Baselines"), Block("text", "A note.", section="2 Method",
+                                                                              footnote="3")))
+    assert our_paragraphs(doc) == ["Body text.", "Thanks.", "Details."]
+    assert our_paragraphs(doc, body_only=True) == ["Body text."]

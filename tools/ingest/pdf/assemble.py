@@ -189,6 +189,15 @@ class Assembler:
         last = cand.lines[-1]
         if abs(line.size - last.size) > 0.3 or line.bold > 0.5:
             return None
+        elsewhere = (last.page, last.seg) != (line.page, line.seg)
+        if ends_sentence(last.text):
+            # A sentence ended with the column: the paragraph goes on only when its last line
+            # is full (a paragraph's own last line is short) and the next column's first line
+            # is neither indented nor a run-in heading ("Co-Views Our dataset ...").
+            full = last.x1 >= last.seg_x1 - 0.04 * (last.seg_x1 - last.seg_x0)
+            run_in = line.words[0].n_bold > 0
+            if not (elsewhere and full and not run_in and line.x0 <= line.seg_x0 + 3):
+                return None
         # A word broken at the end ("cor-" + "pus") carries on whatever the indent (a list
         # item's hanging one); otherwise a new paragraph would be indented.
         broken = last.text.endswith("-") and line.text[:1].islower()
@@ -198,7 +207,7 @@ class Assembler:
             return None
         if _BULLET_RE.match(line.text) or (item and not listing):
             return None
-        if (last.page, last.seg) == (line.page, line.seg) and not self.float_since:
+        if not elsewhere and not self.float_since:
             return None
         return cand
 
@@ -278,9 +287,8 @@ class Assembler:
         cur, self.current = self.current, None
         if cur is None:
             return
-        if cur.kind == "text":
-            self.open_text = None if ends_sentence(cur.lines[-1].text) else cur
-            self.float_since = False
+        if cur.kind == "text" and cur.label != "algorithm":
+            self.open_text, self.float_since = cur, False
         elif cur.kind == "equation":
             self.open_text = None
         else:
