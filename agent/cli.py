@@ -179,6 +179,8 @@ def index_info_cmd(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
         ("tokenizer / BM25", f"{info['tokenizer']} / k1 {info['bm25']['k1']}, b {info['bm25']['b']}"),
         ("size", f"{info['total_bytes'] / 1e6:.1f} MB"),
         ("fingerprint", info["corpus_fingerprint"]),
+        ("ingest version", f"{info['ingest_version']}" + ("" if info["ingest_current"] else
+                           " (older parsers cut these papers; `litloop index build PATH... --rebuild` re-cuts them)")),
     ]
     for k, v in rows:
         table.add_row(k, escape(v))

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from tools.base import CHUNK_KINDS, NAMESPACE_SEP, Chunk, Paper, Passage
+from tools.ingest import INGEST_VERSION
 from tools.bm25 import BM25Index
 from tools.jsonl import iter_jsonl, write_jsonl
 from tools.settings import ToolSettings
@@ -538,6 +539,8 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
         "tokenizer": TOKENIZER_VERSION,
         "bm25": {"k1": BM25_K1, "b": BM25_B},
         "corpus_fingerprint": _fingerprint(all_chunks),
+        # the oldest ingestion that cut papers kept here (an add keeps the old papers' chunks)
+        "ingest_version": min(old.manifest.get("ingest_version", 1), INGEST_VERSION) if old else INGEST_VERSION,
         "counts": counts,
         "sources": sorted({p.source for p in papers if p.source}),
     }
@@ -682,6 +685,8 @@ def index_info(root: Path, settings: ToolSettings) -> dict[str, Any]:
         "version": version.name,
         **{k: manifest[k] for k in ("format_version", "created", "updated", "embedder", "paper_embedder",
                                      "tokenizer", "bm25", "corpus_fingerprint", "counts")},
+        "ingest_version": manifest.get("ingest_version", 1),
+        "ingest_current": manifest.get("ingest_version", 1) >= INGEST_VERSION,
         "sources": len(manifest.get("sources", [])),
         "sizes_bytes": sizes,
         "total_bytes": sum(sizes.values()),

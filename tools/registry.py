@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.base import NAMESPACE_SEP, Passage
+from tools.ingest import INGEST_VERSION
 from tools.settings import ToolSettings
 
 if TYPE_CHECKING:
@@ -120,8 +121,13 @@ class Corpus:
         path = self.index_path(settings)
         if (path / "CURRENT").exists():
             try:
-                open_index(path, settings).close()
-                return path
+                idx = open_index(path, settings)
+                cut_by = idx.manifest.get("ingest_version", 1)
+                idx.close()
+                if cut_by >= INGEST_VERSION:
+                    return path
+                log.warning("rebuilding corpus %s: its papers were cut by an older version of the parsers "
+                            "(ingest version %s < %s)", self.name, cut_by, INGEST_VERSION)
             except IndexProblem as exc:
                 log.warning("rebuilding corpus %s: %s", self.name, exc)
         log.info("building corpus %s in %s (first use)", self.name, path)

@@ -175,3 +175,31 @@ def test_killed_build_leaves_old_index_usable(built_index, tmp_path):
     build_index([extra], root, get_settings())
     assert not list(root.glob(".building-*"))
     assert index_info(root, get_settings())["counts"]["papers"] == before["counts"]["papers"] + 100
+
+
+def test_a_built_in_corpus_cut_by_older_parsers_is_rebuilt(tmp_path):
+    """A registered corpus records which ingestion cut its papers; one cut by an older version
+    (here: the manifest says 1) is rebuilt on its next use, so demo users get the new chunks,
+    and `index info` says so for an index of one's own."""
+    from tests.conftest import PAPERS
+    from tools.ingest import INGEST_VERSION
+    from tools.registry import Corpus
+
+    rows = [{"paper_id": p, "title": t, "abstract": a, "references": r} for p, t, a, r in PAPERS]
+    (tmp_path / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    corpus = Corpus("regress", "test corpus", inputs=lambda s: [tmp_path / "papers.jsonl"],
+                    location=lambda s: tmp_path / "idx")
+    settings = get_settings()
+    root = corpus.ensure(settings)
+    first = (root / "CURRENT").read_text().strip()
+    manifest_path = root / first / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["ingest_version"] == INGEST_VERSION
+    assert corpus.ensure(settings) == root and (root / "CURRENT").read_text().strip() == first  # current: kept
+    manifest["ingest_version"] = 1
+    manifest_path.write_text(json.dumps(manifest))
+    info = index_info(root, settings)
+    assert info["ingest_version"] == 1 and info["ingest_current"] is False
+    corpus.ensure(settings)
+    second = (root / "CURRENT").read_text().strip()
+    assert second != first and json.loads((root / second / "manifest.json").read_text())["ingest_version"] == INGEST_VERSION

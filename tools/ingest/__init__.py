@@ -1,0 +1,7 @@
+"""Ingestion: files to Documents (jsonl, s2orc, tei, pdf) and Documents to chunks (chunker)."""
+
+# Bumped when a parser or the chunker cuts the same input into different chunks. An index
+# records the oldest version that cut any of its papers (manifest `ingest_version`); the
+# built-in corpora are rebuilt when theirs is older, other indexes are told how to rebuild.
+# 2: PDF paragraphs whole across breaks, footnotes apart, equations with their lead-in.
+INGEST_VERSION = 2
