@@ -15,6 +15,7 @@ from typing import Any
 
 from tools.retrieve import chunk_of
 from tools.sentences import Sentence, select_sentences, sentence_ids, split_sentences
+from tools.tables import table_parts
 
 _INSTRUCTION = re.compile(
     r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|directions)\b"
@@ -70,8 +71,9 @@ def support_context(idx, sentences: Sequence[Sentence]) -> list[str]:
         out.append(" ".join(str(x) for x in (paper.title, paper.abstract, paper.venue, paper.year) if x))
     for cid in dict.fromkeys(s["chunk_id"] for s in sentences):
         chunk = chunk_of(idx, cid)
-        if chunk.kind == "table":
-            out.append(" ".join(chunk.text.split("\n")[:4]))
+        if chunk.kind == "table":  # its caption and header rows name what the cells are
+            caption, header, _ = table_parts(chunk.text)
+            out.append(" ".join([*caption, *header] if header else chunk.text.split("\n")[:4]))
     return out
 
 

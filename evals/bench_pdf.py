@@ -23,8 +23,9 @@ Every PDF in --pdfs (default: the demo corpus's four) goes through `parse_pdf` t
 - on every PDF: the share of text chunks (not footnotes) under 120 characters (fragments) and
   of those not ending a sentence (a footnote mark after the full stop still ends one), equation chunks (and those under 40 characters), footnote chunks;
 - tables against evals/data/pdf_tables.json (read off page images by hand): found = a table chunk
-  with that table id, rows right = its ' | ' lines after the caption equal the printed rows (on
-  tables of two columns or more);
+  with that table id; rows right = its grid (the pipe-table rows of its chunks, a table cut into
+  pieces read as one) has the printed number of rows; cells right = each hand-read cell (row,
+  column, text) is in that cell of the grid (on tables of two columns or more);
 - parse seconds, serially and with a process pool of --workers over files (the machine may be
   shared: timings are indicative).
 
@@ -206,15 +207,40 @@ def table_scores(expected: Sequence[Mapping[str, Any]], chunks_by_paper: Mapping
             continue
         mine = [c for c in chunks_by_paper[t["paper"]] if c.kind == "table" and c.locator.table_id == t["label"]]
         want = int(t["header_rows"]) + int(t["body_rows"])
-        got = table_rows(mine[0].text) if mine else None
+        grid = table_grid([c.text for c in mine])
+        got = (len(grid) if grid else table_rows(mine[0].text)) if mine else None
         checked = int(t.get("columns", 2)) > 1
+        cells = [_cell_right(grid, cell) for cell in t.get("cells", [])] if checked else []
         per_table.append({"paper": t["paper"], "label": t["label"], "page": t["page"],
                           "found": bool(mine), "page_got": mine[0].locator.page if mine else None,
-                          "expected_rows": want, "got_rows": got, "rows_right": (got == want) if checked else None})
+                          "expected_rows": want, "got_rows": got, "rows_right": (got == want) if checked else None,
+                          "cells_right": sum(cells), "cells_checked": len(cells)})
     return {"total": len(per_table), "found": sum(r["found"] for r in per_table),
             "page_right": sum(r["found"] and r["page_got"] == r["page"] for r in per_table),
             "rows_total": sum(r["rows_right"] is not None for r in per_table),
-            "rows_right": sum(r["rows_right"] is True for r in per_table), "per_table": per_table}
+            "rows_right": sum(r["rows_right"] is True for r in per_table),
+            "cells_total": sum(r["cells_checked"] for r in per_table),
+            "cells_right": sum(r["cells_right"] for r in per_table), "per_table": per_table}
+
+
+def table_grid(pieces: Sequence[str]) -> list[list[str]]:
+    """The rows of a table cut into chunk pieces (each with the caption and header rows): the
+    first piece's rows, then the body rows of the others; [] when the pieces are no pipe table."""
+    from tools.tables import parse_grid
+
+    rows: list[list[str]] = []
+    for k, text in enumerate(pieces):
+        got, heads = parse_grid(text)
+        rows += got if k == 0 else got[heads:]
+    return rows
+
+
+def _cell_right(grid: Sequence[Sequence[str]], cell: Mapping[str, Any]) -> bool:
+    """Is the hand-read cell (row 0 = the first header row, column 0 = leftmost) where the grid has it?"""
+    r, c = int(cell["row"]), int(cell["column"])
+    if r >= len(grid) or c >= len(grid[r]):
+        return False
+    return " ".join(str(cell["text"]).split()) in " ".join(grid[r][c].split())
 
 
 # --- reading the parses -----------------------------------------------------------------------
@@ -358,7 +384,8 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
                      f"R {_pct(se['recall'])} F1 {_pct(se['f1'])}; merge-tolerant F1 "
                      f"{_pct(g.get('paragraphs_merge_tolerant', {}).get('f1'))}")
     tb = report["tables"]
-    lines.append(f"tables: found {tb['found']}/{tb['total']}, page right {tb['page_right']}, rows right {tb['rows_right']}/{tb['rows_total']}")
+    lines.append(f"tables: found {tb['found']}/{tb['total']}, page right {tb['page_right']}, rows right "
+                 f"{tb['rows_right']}/{tb['rows_total']}, cells right {tb.get('cells_right')}/{tb.get('cells_total')}")
     lines.append(f"parse: {report['parse_s_serial']:.1f} s serial ({report['seconds_per_page'] or 0:.2f} s/page), "
                  f"{report['parse_s_pool']:.1f} s with {report['workers']} workers")
     return lines

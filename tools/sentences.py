@@ -57,10 +57,12 @@ def _spans_of_prose(text: str) -> list[tuple[int, int]]:
 
 
 def _spans_of_lines(text: str) -> list[tuple[int, int]]:
+    from tools.tables import is_separator
+
     spans, pos = [], 0
     for line in text.split("\n"):
         stripped = line.strip()
-        if stripped:
+        if stripped and not is_separator(stripped):  # the `|---|` line under a header says nothing
             start = pos + line.index(stripped)
             spans.append((start, start + len(stripped)))
         pos += len(line) + 1

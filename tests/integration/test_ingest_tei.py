@@ -99,7 +99,7 @@ def test_equations_tables_figures_and_back_matter_as_s2orc_has_them():
     assert table1.kind == "table" and table1.text == s2orc_table1.text
     assert table1.text == "Results on the SCIDOCS evaluation suite consisting of 7 tasks."
     table2 = _object(tei, "Table 2")
-    assert table2.text.splitlines()[0] == ": Ablations: Numbers are averages of metrics"  # a row of its <table>
+    assert table2.text.splitlines()[0] == "| : Ablations: Numbers are averages of metrics |"  # a row of its <table>
     assert table2.text == _object(s2orc, "Table 2").text
     assert next(b for b in tei.blocks if b.kind == "figure").text.startswith("t-SNE visualization")
     kinds = [b.kind for b in tei.blocks]
@@ -148,8 +148,8 @@ def test_sections_formulas_tables_and_figures(coords):
     assert (equation.text, equation.section) == ("c(p) = |{q : q cites p}| (1)", "2 Method")
     table = _object(coords, "Table 1")
     assert table.kind == "table" and table.table_id == "Table 1"
-    assert table.text.splitlines() == ["Table 1: Counts per corpus.", "Corpus | Papers | Citations",
-                                       "A | 120 | 340", "B | 80 | 95", "Counts exclude self-citations."]
+    assert table.text.splitlines() == ["Table 1: Counts per corpus.", "| Corpus | Papers | Citations |",
+                                       "| A | 120 | 340 |", "| B | 80 | 95 |", "Counts exclude self-citations."]
     assert table.section == "2 Method"  # the first section that refers to it
     figure = _object(coords, "Figure 1")
     assert (figure.kind, figure.text) == ("figure", "Figure 1: Citations per paper in the example corpus.")

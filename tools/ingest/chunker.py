@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 
 from tools.base import MAX_CHUNK_CHARS, Block, Chunk, Document, Locator
 
@@ -53,6 +53,37 @@ def split_text(text: str, cap: int = MAX_CHUNK_CHARS) -> list[str]:
                 current = part
     if current:
         pieces.append(current)
+    return pieces
+
+
+def split_table(text: str, cap: int = MAX_CHUNK_CHARS) -> list[str]:
+    """A table chunk cut by rows: each piece is the caption (its first sentence after the first
+    piece, when the whole caption would crowd the rows out), the header rows, and as many body
+    rows as fit, so every piece can be read, and cited, on its own."""
+    from tools.tables import table_parts
+
+    if len(text) <= cap:
+        return [text]
+    caption, header, body = table_parts(text)
+    if not body:
+        return split_text(text, cap)
+    head = "\n".join(caption)
+    short = split_text(head, 300)[0] if head else ""
+    pieces: list[str] = []
+    current: list[str] = []
+    for row in body:
+        lead = head if not pieces else short
+        frame = [x for x in (lead, *header) if x]
+        if current and len("\n".join([*frame, *current, row])) > cap:
+            pieces.append("\n".join([*frame, *current]))
+            current = []
+            frame = [x for x in (short, *header) if x]
+        current.append(row)
+        if len("\n".join([*frame, *current])) > cap:  # a caption or a row too long on its own
+            return [p for piece in [*pieces, "\n".join([*frame, *current])] for p in split_text(piece, cap)]
+    if current:
+        lead = head if not pieces else short
+        pieces.append("\n".join([x for x in (lead, *header) if x] + current))
     return pieces
 
 
@@ -175,7 +206,7 @@ def _body_units(blocks: list[Block]) -> Iterator[tuple[str, str, Locator]]:
             yield from flush()
             loc = Locator(page=block.page, section=block.section,
                           table_id=block.table_id, figure_id=block.figure_id)
-            for piece in split_text(text):
+            for piece in (split_table(text) if block.kind == "table" else split_text(text)):
                 yield block.kind, piece, loc
             continue
         paragraph_no[block.section] = paragraph_no.get(block.section, 0) + 1

@@ -45,6 +45,7 @@ from tools.ingest.records import (
     undecodable,
     validate,
 )
+from tools.tables import render_grid
 
 log = logging.getLogger(__name__)
 
@@ -322,7 +323,8 @@ def _reference_mentions(parse: Parse) -> tuple[dict[str, Counter[str]], dict[str
 
 
 def _table_text(entry: RefEntry) -> str:
-    """Rows of the table content ('<table><tr><td>..'), or its LaTeX, as plain text."""
+    """The table content ('<table><tr><td>..') as a pipe-table grid (tools/tables.py), or its
+    LaTeX as plain text."""
     content = entry.content
     if "<t" in content:
         rows = []
@@ -330,11 +332,9 @@ def _table_text(entry: RefEntry) -> str:
             cells = [_text(html.unescape(re.sub(r"<[^>]+>", " ", c)))
                      for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)]
             if any(cells):
-                rows.append(" | ".join(cells))
-        text = "\n".join(rows)
-    else:
-        text = (content or entry.latex).strip()
-    return text[:MAX_TABLE_CHARS]
+                rows.append(cells)
+        return render_grid(rows, 0)  # GROBID marks no header row; the chunker cuts long tables by rows
+    return (content or entry.latex).strip()[:MAX_TABLE_CHARS]
 
 
 # --- bibliography ---------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from pathlib import Path
 from tools.base import BibEntry, Block, Document, IngestError, Paper
 from tools.ingest.records import YEAR_RANGE, document
 from tools.ingest.s2orc import (
-    MAX_TABLE_CHARS,
     author_names,
     caption_label,
     mentioned_label,
@@ -39,6 +38,7 @@ from tools.ingest.s2orc import (
     section_name,
     strip_abstract_label,
 )
+from tools.tables import render_grid
 
 log = logging.getLogger(__name__)
 
@@ -395,15 +395,15 @@ def _caption(head: str, description: str) -> str:
 
 
 def _rows(table: ET.Element | None) -> str:
-    """One 'cell | cell' line per row that has any text."""
+    """The rows that have any text as a pipe-table grid (tools/tables.py)."""
     if table is None:
         return ""
     rows = []
     for row in table.iter(f"{_T}row"):
         cells = [_text_of(c) for c in row.findall(f"{_T}cell")]
         if any(cells):
-            rows.append(" | ".join(cells))
-    return "\n".join(rows)[:MAX_TABLE_CHARS]
+            rows.append(cells)
+    return render_grid(rows, 0)  # the chunker cuts a long table by rows
 
 
 # --- bibliography ---------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from tools.ingest.pdf.references import (
     parse_reference,
     split_references,
 )
-from tools.ingest.pdf.regions import MAX_TABLE_CHARS, truncate_rows
 from tools.ingest.pdf.text import dehyphenate, normalize_text
 
 log = logging.getLogger(__name__)
@@ -137,11 +136,8 @@ def _to_block(
         return Block("text", text, page=page, section=para.section, footnote=para.label or "")
     if para.kind == "table":
         region = regions.get((page, para.label or ""))
-        if region and region.text:
-            # Caption and rows together stay one chunk (the cap is 2,000 characters).
-            budget = min(MAX_TABLE_CHARS, 1990 - len(text) - 1)
-            rows = truncate_rows(region.text, budget)
-            text = f"{text}\n{rows}" if rows else text
+        if region and region.text:  # caption, then the grid (the chunker cuts a long one by rows)
+            text = f"{text}\n{region.text}"
         return Block("table", text, page=page, section=para.section, table_id=para.label)
     if para.kind == "figure":
         return Block("figure", text, page=page, section=para.section, figure_id=para.label)

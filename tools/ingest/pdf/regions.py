@@ -4,19 +4,16 @@ it, tables rendered to rows, and both removed from the running text.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import re
 from typing import Any
 
-from tools.ingest.pdf.layout import group_rows, inside
-from tools.ingest.pdf.model import Line, PageData, Region, Style, Word, line_text
+from tools.ingest.pdf.layout import inside
+from tools.ingest.pdf.model import Line, PageData, Region, Style
+from tools.ingest.pdf.tables import build_grid, render_grid
 from tools.ingest.pdf.text import match_caption, match_heading, normalize_text
 
 log = logging.getLogger(__name__)
-
-
-MAX_TABLE_CHARS = 1800  # a table block stays under the 2,000-character chunk cap
 
 
 def locate_regions(page: PageData, lines: list[Line], style: Style, plumber_page: Any) -> None:
@@ -167,18 +164,38 @@ def _tabular_lines_bbox(
 def _render_table(
     page: PageData, bbox: tuple[float, float, float, float], plumber_page: Any
 ) -> str:
-    """Rows of the table as 'cell | cell | cell' lines, capped for the chunk size."""
-    rows = _ruled_table_rows(plumber_page, bbox) or _word_table_rows(page, bbox)
-    return truncate_rows("\n".join(rows), MAX_TABLE_CHARS)
+    """The table as a pipe-table grid (tables.render_grid): pdfplumber's cells for a fully
+    ruled table, else the grid read from the words and the horizontal rules."""
+    cells = _ruled_table_cells(page, plumber_page, bbox)
+    if cells:
+        return render_grid(cells, 1)
+    words = [w for w in page.words if inside(w, bbox)]
+    rows, heads = build_grid(words, _horizontal_rules(page, bbox))
+    return render_grid(rows, heads)
 
 
-def _ruled_table_rows(plumber_page: Any, bbox: tuple[float, float, float, float]) -> list[str]:
+def _horizontal_rules(page: PageData, bbox: tuple[float, float, float, float]) -> list[tuple[float, float]]:
+    """(y, share of the box's width) of the horizontal rules inside the table's box (booktabs
+    top/mid/bottom rules, and the partial ones under group headers)."""
+    x0, top, x1, bottom = bbox
+    width = x1 - x0
+    return sorted(((g[1] + g[3]) / 2, (g[2] - g[0]) / width) for g in page.graphics
+                  if g[3] - g[1] < 2.5 and g[2] - g[0] > 0.15 * width
+                  and g[0] >= x0 - 5 and g[2] <= x1 + 5 and top - 3 <= g[1] <= bottom + 3)
+
+
+def _ruled_table_cells(page: PageData, plumber_page: Any,
+                       bbox: tuple[float, float, float, float]) -> list[list[str]]:
     """pdfplumber's own table finder inside the region: exact cells for fully ruled tables.
 
-    Booktabs tables (most ACL papers) have no vertical rules and give nothing here; the
-    word-gap rendering below handles them.
+    Booktabs tables (most ACL papers) have no vertical rules and give nothing here, so the
+    finder is only asked when the region has some.
     """
     x0, top, x1, bottom = bbox
+    vertical = [g for g in page.graphics if g[2] - g[0] < 2.5 and g[3] - g[1] > 8
+                and x0 - 2 <= g[0] <= x1 + 2 and g[1] >= top - 3 and g[3] <= bottom + 3]
+    if len(vertical) < 2:
+        return []
     clip = (max(0.0, x0), max(0.0, top), min(float(plumber_page.width), x1),
             min(float(plumber_page.height), bottom))
     try:
@@ -192,36 +209,4 @@ def _ruled_table_rows(plumber_page: Any, bbox: tuple[float, float, float, float]
     cells = table.extract()
     if len(cells) < 2 or max(len(r) for r in cells) < 2:
         return []
-    return [
-        " | ".join(normalize_text(re.sub(r"\s+", " ", c or "")).strip() for c in row)
-        for row in cells
-    ]
-
-
-def _word_table_rows(page: PageData, bbox: tuple[float, float, float, float]) -> list[str]:
-    """Rows from the words in the region; a gap wider than 0.8 em separates two cells."""
-    words = [w for w in page.words if inside(w, bbox)]
-    rows = []
-    for row in group_rows(words):
-        row.sort(key=lambda w: w.x0)
-        cells: list[list[Word]] = [[row[0]]]
-        for prev, w in itertools.pairwise(row):
-            if w.x0 - prev.x1 > 0.8 * max(w.size, prev.size):
-                cells.append([w])
-            else:
-                cells[-1].append(w)
-        rows.append(" | ".join(line_text(c) for c in cells))
-    return rows
-
-
-def truncate_rows(text: str, budget: int) -> str:
-    """Whole rows up to `budget` characters, '...' marking that rows were dropped."""
-    if len(text) <= budget:
-        return text
-    kept, total = [], 0
-    for row in text.split("\n"):
-        if total + len(row) + 1 > budget - 4:
-            break
-        kept.append(row)
-        total += len(row) + 1
-    return "\n".join([*kept, "..."]) if kept else ""
+    return [[normalize_text(re.sub(r"\s+", " ", c or "")).strip() for c in row] for row in cells]
