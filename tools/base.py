@@ -224,6 +224,7 @@ class IngestError(ValueError):
     def __init__(self, path: str, message: str, line: int | None = None):
         self.path = path
         self.line = line
+        self.message = message
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
 

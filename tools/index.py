@@ -446,7 +446,7 @@ def build_index(
         t0 = time.perf_counter()
         with _progress(progress, "reading", unit="file") as bar:
             loaded = load_documents(inputs, set(old.papers) if old else None, on_file=lambda _: bar.update(1),
-                                    max_chunks=settings.ingest.max_chunks_per_paper)
+                                    max_chunks=settings.ingest.max_chunks_per_paper, workers=settings.ingest.workers)
         report.problems = loaded.problems
         report.already_indexed = len(loaded.already_indexed)
         report.seconds["parse"] = time.perf_counter() - t0

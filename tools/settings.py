@@ -58,6 +58,12 @@ class IngestSettings(BaseModel):
         description="Most chunks one paper may make; a paper whose text would make more is indexed "
         "with its first this many chunks and reported (a problem under `--strict`).",
     )
+    workers: int = Field(
+        0,
+        ge=0,
+        description="Processes that parse PDFs in parallel during a build (PDF parsing is pure Python, "
+        "one core per file); 0: one per CPU core, 1: parse in the build's own process.",
+    )
 
 
 class RetrievalSettings(BaseModel):

@@ -586,3 +586,20 @@ def test_s2orc_skips_empty_paragraphs_and_placeholder_equations(tmp_path):
     assert [(b.kind, b.text, b.section) for b in doc.blocks] == [("text", "Real text.", "1 Intro")]
     entry = doc.paper.bibliography[0]
     assert (entry.title, entry.year, entry.raw, entry.link) == ("A title", 2019, "A B. 2019. A title.", None)
+
+
+def test_pdfs_parsed_in_worker_processes_equal_the_serial_parse(tmp_path):
+    """A build parses PDFs in a pool (LITLOOP_INGEST__WORKERS): the same Documents in the same
+    order as one by one, and a broken PDF is still reported with its file, the rest kept."""
+    import shutil
+
+    from tools.ingest.loader import load_documents
+
+    for stem in ("N18-3011", "2020.acl-main.207"):
+        shutil.copy(DEMO_PDFS / f"{stem}.pdf", tmp_path / f"{stem}.pdf")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.5\nnot really a pdf")
+    serial = load_documents([tmp_path], workers=1)
+    pooled = load_documents([tmp_path], workers=2)
+    assert [d.paper.paper_id for d in pooled.documents] == ["2020.acl-main.207", "N18-3011"]
+    assert pooled.documents == serial.documents
+    assert pooled.problems == serial.problems and "broken.pdf" in pooled.problems[0]

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tools.base import Document, IngestError
 from tools.ingest.records import (
@@ -126,6 +127,54 @@ def _sidecar(pdf: Path) -> dict | None:
     return validate(PdfMetadata, data, meta, None).as_metadata()
 
 
+def _parse_in_worker(path: Path) -> list[Document | tuple[str, str, int | None]]:
+    """parse_file in a pool worker; errors travel as (path, message, line) (IngestError's own
+    pickling would lose its fields)."""
+    return [(e.path, e.message, e.line) if isinstance(e, IngestError) else e for e in parse_file(path)]
+
+
+class _PdfPool:
+    """The PDFs of a build parsed ahead in worker processes (pdfplumber is pure Python: one
+    core per file), handed back in file order; everything else is parsed where it is asked."""
+
+    def __init__(self, files: list[Path], workers: int):
+        import os
+
+        self.pdfs = [f for f in files if f.suffix.lower() == ".pdf"]
+        n = workers if workers > 0 else (os.cpu_count() or 1)
+        self.n = min(n, len(self.pdfs))
+        self.futures: dict[Path, Any] = {}
+        self.executor = None
+
+    def __enter__(self) -> _PdfPool:
+        if self.n > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn: the build may already hold threads (torch, Chroma) that a fork would copy mid-lock
+            self.executor = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"))
+            self.futures = {p: self.executor.submit(_parse_in_worker, p) for p in self.pdfs}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(cancel_futures=True)
+
+    def items(self, path: Path) -> Iterator[Document | IngestError]:
+        future = self.futures.pop(path, None)
+        if future is None:
+            yield from parse_file(path)
+            return
+        try:
+            got = future.result()
+        except Exception as exc:  # noqa: BLE001 - a dead worker: parse it here instead
+            log.warning("%s: the parsing worker failed (%s); parsing it in the main process", path, exc)
+            yield from parse_file(path)
+            return
+        for item in got:
+            yield IngestError(item[0], item[1], item[2]) if isinstance(item, tuple) else item
+
+
 def _too_many_chunks(doc: Document, chunks: int, max_chunks: int) -> str:
     paper = doc.paper
     return (
@@ -140,37 +189,41 @@ def load_documents(
     known_ids: set[str] | None = None,
     on_file: Callable[[Path], None] | None = None,
     max_chunks: int | None = None,
+    workers: int = 1,
 ) -> LoadResult:
     """Parse every supported file; papers in `known_ids` (already indexed) and duplicates of
     earlier input are skipped, the latter as problems. A paper that would make more than
-    `max_chunks` chunks is kept and reported: the chunker keeps its first `max_chunks`."""
+    `max_chunks` chunks is kept and reported: the chunker keeps its first `max_chunks`.
+    PDFs are parsed in a pool of `workers` processes (0: one per core) when there are several;
+    the result is the same as parsing them one by one, in the same order."""
     from tools.ingest.chunker import chunk_document
 
     files, problems = discover(paths)
     result = LoadResult(problems=problems, files=len(files))
     known = set(known_ids or ())
     seen: set[str] = set()
-    for path in files:
-        for item in parse_file(path):
-            if isinstance(item, IngestError):
-                result.problems.append(str(item))
-                continue
-            pid = item.paper.paper_id
-            if pid in known:
-                result.already_indexed.append(pid)
-                continue
-            if pid in seen:
-                result.problems.append(
-                    f"{item.paper.source or path}: duplicate paper_id {pid!r} (earlier in the input); "
-                    "skipped - give it a distinct id to keep both"
-                )
-                continue
-            seen.add(pid)
-            if max_chunks is not None and (n := len(chunk_document(item))) > max_chunks:
-                result.problems.append(_too_many_chunks(item, n, max_chunks))
-            result.documents.append(item)
-        if on_file:
-            on_file(path)
+    with _PdfPool(files, workers) as pool:
+        for path in files:
+            for item in pool.items(path):
+                if isinstance(item, IngestError):
+                    result.problems.append(str(item))
+                    continue
+                pid = item.paper.paper_id
+                if pid in known:
+                    result.already_indexed.append(pid)
+                    continue
+                if pid in seen:
+                    result.problems.append(
+                        f"{item.paper.source or path}: duplicate paper_id {pid!r} (earlier in the input); "
+                        "skipped - give it a distinct id to keep both"
+                    )
+                    continue
+                seen.add(pid)
+                if max_chunks is not None and (n := len(chunk_document(item))) > max_chunks:
+                    result.problems.append(_too_many_chunks(item, n, max_chunks))
+                result.documents.append(item)
+            if on_file:
+                on_file(path)
     for p in result.problems:
         log.warning("%s", p)
     if result.already_indexed:
