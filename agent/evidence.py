@@ -81,4 +81,4 @@ def sentence_record(idx, s: Sentence) -> dict[str, Any]:
     """A sentence as an answer records it: where it is (chunk, paper, locator, offsets) and its text."""
     chunk = chunk_of(idx, s["chunk_id"])
     return {"chunk_id": s["chunk_id"], "paper_id": chunk.paper_id, "start": s["start"], "end": s["end"],
-            "text": s["text"], "locator": chunk.locator.to_dict()}
+            "text": s["text"], "locator": chunk.locator.at(s["start"], s["end"]).to_dict()}

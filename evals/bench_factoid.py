@@ -14,7 +14,8 @@ Each question goes through `agent.api.ask`; a row scores
   case folded, whitespace collapsed, thousands separators dropped; a string that starts or ends
   with a digit must not be part of a longer number there, so "4.2" does not match "14.25");
 - `paper_cited`: the gold paper is among the answer's citations;
-- `page_cited`: a citation of the gold paper has the gold page in its locator.
+- `page_cited`: a citation of the gold paper quotes a sentence on the gold page (the page of
+  each quoted sentence; a chunk may run onto a second page), else has it in its locator.
 
 Without --index the demo index is used (built on first use, as `litloop demo` does), whatever
 LITLOOP_INDEX says. The scoring and the data set check are pure functions that import neither
@@ -69,6 +70,16 @@ def matched_answer(text: str, answer_contains: Iterable[str]) -> str | None:
     return None
 
 
+def evidence_page(chunk: Any, evidence: str) -> int | None:
+    """The page of the chunk on which `evidence` starts (whitespace-insensitive), None when the
+    chunk does not hold it. A chunk that runs onto a second page says where that page begins."""
+    words = evidence.split()
+    if not words:
+        return None
+    m = re.search(r"\s+".join(re.escape(w) for w in words), chunk.text)
+    return chunk.locator.page_of(m.start()) if m else None
+
+
 def _page(locator: Any) -> int | None:
     page = locator.get("page") if isinstance(locator, Mapping) else None
     try:
@@ -77,12 +88,21 @@ def _page(locator: Any) -> int | None:
         return None
 
 
+def _cited_pages(citation: Mapping[str, Any]) -> list[int]:
+    """The pages a citation quotes from: its sentences' pages, else its locator's page."""
+    pages = [int(x["page"]) for x in citation.get("sentences") or [] if isinstance(x, Mapping) and x.get("page")]
+    if pages:
+        return pages
+    page = _page(citation.get("locator"))
+    return [page] if page is not None else []
+
+
 def score_answer(item: Mapping[str, Any], answer: Mapping[str, Any]) -> dict[str, Any]:
     """One question's scores: `answer` is the answer record (`ask(...)["answer"]`), with `text`
     and `citations` (each with `paper_id` and a `locator` dict holding `page`)."""
     citations = [c for c in (answer.get("citations") or []) if isinstance(c, Mapping)]
     gold_pages = sorted({p for c in citations if c.get("paper_id") == item["paper_id"]
-                         if (p := _page(c.get("locator"))) is not None})
+                         for p in _cited_pages(c)})
     matched = matched_answer(answer.get("text") or "", item["answer_contains"])
     return {
         "correct": matched is not None,
@@ -172,8 +192,8 @@ def check_dataset(idx, items: Sequence[Mapping[str, Any]]) -> list[str]:
         if it["paper_id"] not in idx.papers:
             problems.append(f"{name}: paper {it['paper_id']} is not in the index")
             continue
-        evidence = _flat(it["evidence"])
-        pages = sorted({c.locator.page for c in by_paper.get(it["paper_id"], []) if evidence in _flat(c.text)},
+        pages = sorted({p for c in by_paper.get(it["paper_id"], []) if (p := evidence_page(c, it["evidence"])) is not None
+                        or (p is None and _flat(it["evidence"]) in _flat(c.text) and c.locator.page is None)},
                        key=lambda p: (p is None, p))
         if it["page"] not in pages:
             where = f"found on page(s) {pages}" if pages else "not found in any chunk of the paper"

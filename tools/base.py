@@ -27,10 +27,24 @@ class Locator:
     table_id: str | None = None
     figure_id: str | None = None
     page_end: int | None = None  # the last page, when the chunk runs onto the next one
+    page_end_at: int | None = None  # where in the chunk's text that page begins
     footnote: str | None = None  # footnote marks ("2", "3, 4") when the chunk is footnote text
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def page_of(self, offset: int) -> int | None:
+        """The page the chunk's text is on at character `offset` (a chunk may run onto a second page)."""
+        if self.page_end is not None and self.page_end_at is not None and offset >= self.page_end_at:
+            return self.page_end
+        return self.page
+
+    def at(self, start: int, end: int) -> Locator:
+        """The locator of the span [start, end) of the chunk's text: its own page (or both)."""
+        first, last = self.page_of(start), self.page_of(max(start, end - 1))
+        if first == last:
+            return replace(self, page=first, page_end=None, page_end_at=None)
+        return replace(self, page_end_at=None)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Locator:

@@ -334,9 +334,13 @@ class _Citations:
             if c is None:
                 c = self.by_chunk[s["chunk_id"]] = citation(self.idx, s["chunk_id"], len(self.by_chunk) + 1)
             if all(x["start"] != s["start"] for x in c["sentences"]):
-                c["sentences"].append({"start": s["start"], "end": s["end"], "text": s["text"]})
+                whole = chunk_of(self.idx, s["chunk_id"]).locator
+                c["sentences"].append({"start": s["start"], "end": s["end"], "text": s["text"],
+                                       "page": whole.page_of(s["start"])})
                 c["sentences"].sort(key=lambda x: x["start"])
                 c["quote"] = " … ".join(x["text"] for x in c["sentences"])
+                # the citation's page is where its quoted sentences are (a chunk may span two)
+                c["locator"] = whole.at(c["sentences"][0]["start"], c["sentences"][-1]["end"]).to_dict()
             numbers.append(c["n"])
         return list(dict.fromkeys(numbers))
 

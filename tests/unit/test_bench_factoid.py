@@ -18,6 +18,7 @@ from evals.bench_factoid import (
     score_answer,
     summarise,
 )
+from tools.base import Locator
 
 pytestmark = pytest.mark.unit
 
@@ -135,7 +136,7 @@ def test_dataset_fields_count_and_ids():
 
 def fake_index():
     def chunk(pid, page, text):
-        return SimpleNamespace(paper_id=pid, text=text, locator=SimpleNamespace(page=page))
+        return SimpleNamespace(paper_id=pid, text=text, locator=Locator(page=page))
     return SimpleNamespace(
         papers={"P1": object(), "P2": object()},
         chunks=[chunk("P1", 2, "Intro."), chunk("P1", 3, "There are around 31.3M PDFs, and 30.5M PDFs\n are selected for "

@@ -146,3 +146,21 @@ def test_footnotes_are_packed_apart_from_the_running_text():
     assert body[0].locator.paragraph == 1 and body[0].locator.footnote is None
     assert body[1].locator.footnote == "2, ∗" and body[1].locator.paragraph is None
     assert (body[2].locator.page, body[2].locator.footnote) == (2, "3")
+
+
+def test_a_span_of_a_chunk_across_a_page_break_has_its_own_page():
+    from tools.base import Locator
+
+    loc = Locator(page=3, section="2 Method", paragraph=1, page_end=4, page_end_at=100)
+    assert (loc.page_of(0), loc.page_of(99), loc.page_of(100)) == (3, 3, 4)
+    assert loc.at(10, 50) == Locator(page=3, section="2 Method", paragraph=1)
+    assert loc.at(120, 180) == Locator(page=4, section="2 Method", paragraph=1)
+    assert loc.at(80, 130) == Locator(page=3, section="2 Method", paragraph=1, page_end=4)  # both pages
+    assert Locator(page=5).at(0, 10) == Locator(page=5)
+    first = "First page sentence here. " * 5
+    block = Block("text", first + "Second page sentence.", page=3, section="2 Method", page_end=4,
+                  page_end_at=len(first))
+    (chunk,) = chunk_document(_doc([block]))[1:]
+    assert chunk.locator.page_end_at == len(first)
+    at = chunk.text.index("Second page")
+    assert chunk.locator.page_of(at) == 4 and chunk.locator.page_of(0) == 3

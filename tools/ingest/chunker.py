@@ -158,7 +158,7 @@ def _pieces(text: str, loc: Locator, page_end_at: int | None) -> Iterator[tuple[
         elif start >= page_end_at:
             yield piece, replace(loc, page=loc.page_end, page_end=None)
         else:
-            yield piece, loc
+            yield piece, replace(loc, page_end_at=page_end_at - start)
 
 
 def _body_units(blocks: list[Block]) -> Iterator[tuple[str, str, Locator]]:
