@@ -60,6 +60,17 @@ def evidence_locator(locator: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def evidence_items(citation: dict[str, Any]) -> list[dict[str, Any]]:
+    """A citation as LitTraceQA evidence: one item, or for a table one per cited row, its
+    locator naming the row (its label) and the column of the cited value."""
+    base = {"paper_id": citation["paper_id"], "source_type": SOURCE_TYPE.get(citation["kind"], "text_span"),
+            "locator": evidence_locator(citation["locator"])}
+    rows = [s for s in citation.get("sentences") or [] if "row" in s]
+    if citation.get("kind") != "table" or not rows:
+        return [base]
+    return [{**base, "locator": {**base["locator"], **{k: s[k] for k in ("row", "column") if k in s}}} for s in rows]
+
+
 def attribution(answer: dict[str, Any]) -> dict[str, Any]:
     """Where each part of an answer comes from (the `attribution` key of `litloop ask --json`,
     docs/attribution.md): its claims with the sentences they cite (chunk, offsets, text), the
@@ -81,7 +92,6 @@ def submission_record(query_id: str, answer: dict[str, Any], answer_types: list[
         ans["multiple_choice"] = {"gold": answer.get("choice", "")}
     if "table" in types:
         ans["table"] = {"rows": answer.get("table_rows", [])}
-    evidence = [{"paper_id": c["paper_id"], "source_type": SOURCE_TYPE.get(c["kind"], "text_span"),
-                 "locator": evidence_locator(c["locator"])} for c in answer.get("citations", [])]
+    evidence = [item for c in answer.get("citations", []) for item in evidence_items(c)]
     return {"query_id": query_id, "gold_papers": [{"paper_id": p} for p in answer.get("papers", [])],
             "evidence": evidence, "answer": ans}

@@ -327,16 +327,18 @@ class _Citations:
         self.idx = idx
         self.by_chunk: dict[str, dict] = {}
 
-    def cite(self, sentences: list[Sentence]) -> list[int]:
+    def cite(self, sentences: list[Sentence], claim: str = "") -> list[int]:
         numbers = []
         for s in sentences:
             c = self.by_chunk.get(s["chunk_id"])
             if c is None:
                 c = self.by_chunk[s["chunk_id"]] = citation(self.idx, s["chunk_id"], len(self.by_chunk) + 1)
             if all(x["start"] != s["start"] for x in c["sentences"]):
-                whole = chunk_of(self.idx, s["chunk_id"]).locator
+                chunk = chunk_of(self.idx, s["chunk_id"])
+                whole = chunk.locator
                 c["sentences"].append({"start": s["start"], "end": s["end"], "text": s["text"],
-                                       "page": whole.page_of(s["start"])})
+                                       "page": whole.page_of(s["start"]),
+                                       **(table_cell(chunk.text, s["text"], claim) if chunk.kind == "table" else {})})
                 c["sentences"].sort(key=lambda x: x["start"])
                 c["quote"] = " … ".join(x["text"] for x in c["sentences"])
                 # the citation's page is where its quoted sentences are (a chunk may span two)
@@ -346,6 +348,19 @@ class _Citations:
 
     def all(self) -> list[dict]:
         return sorted(self.by_chunk.values(), key=lambda c: c["n"])
+
+
+def table_cell(table: str, row: str, claim: str) -> dict[str, Any]:
+    """A cited table row's cell: {"row": its label, "column": the header of the cell holding the
+    claim's first figure found in the row} (LitTraceQA table locators), {} for a caption line."""
+    from tools.tables import cell_locator, split_cells
+
+    cells = split_cells(row)
+    if not cells:
+        return {}
+    figures = re.findall(r"\d+(?:[.,]\d+)*%?", claim)
+    value = next((f for f in figures if any(f in cell for cell in cells)), "")
+    return cell_locator(table, row, value) if value else cell_locator(table, row, "")
 
 
 def extractive(shown: list[Sentence], limit: int = 3) -> list[Sentence]:
@@ -390,7 +405,7 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     if choice_scores and choice_scores.get("choice") in options:
         choice = choice_scores["choice"]  # decided from the evidence (agent/choice.py)
     if kept:
-        claims = [{"text": c["text"], "citations": cites.cite(c["sentences"]),
+        claims = [{"text": c["text"], "citations": cites.cite(c["sentences"], c["text"]),
                    "sentences": [sentence_record(idx, s) for s in c["sentences"]],
                    **({"support_p": c["support_p"]} if c["support_p"] is not None else {}),
                    **({"reanchored_from": c["reanchored_from"]} if c.get("reanchored_from") else {})} for c in kept]

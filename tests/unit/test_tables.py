@@ -103,3 +103,21 @@ def test_header_lines_set_closer_than_the_rows_are_one_header_row():
     rows, heads = build_grid(words, rules=[(5, 1.0), (28, 1.0), (60, 1.0)])
     assert heads == 1 and rows[0] == ["Corpus", "Papers w/ body text", "Citation contexts"]
     assert rows[1:] == [["S2ORC", "8.1M", "full text"], ["AAN", "25k", "full text"]]
+
+
+def test_a_cited_table_row_becomes_evidence_with_its_row_and_column():
+    from agent.nodes.synthesize import table_cell
+    from agent.submission import evidence_items
+
+    row = "| Hybrid | 91.5 | 92.1 |"
+    assert table_cell(TABLE, row, "The hybrid approach reaches 92.1 precision on Bio.") == {
+        "row": "Hybrid", "column": "Bio prec."}
+    assert table_cell(TABLE, row, "Hybrid rules help.") == {"row": "Hybrid"}
+    assert table_cell(TABLE, "Table 2: Document-level evaluation.", "92.1") == {}
+    citation = {"paper_id": "N18-3011", "kind": "table", "locator": {"page": 4, "table_id": "Table 2"},
+                "sentences": [{"start": 0, "end": 9, "text": row, "row": "Hybrid", "column": "Bio prec."}]}
+    assert evidence_items(citation) == [{"paper_id": "N18-3011", "source_type": "table", "locator": {
+        "page": 4, "table_id": "Table 2", "row": "Hybrid", "column": "Bio prec."}}]
+    text = {"paper_id": "p", "kind": "text", "locator": {"page": 2, "section": "1 Intro"}, "sentences": []}
+    assert evidence_items(text) == [{"paper_id": "p", "source_type": "text_span",
+                                     "locator": {"page": 2, "section": "1 Intro"}}]
