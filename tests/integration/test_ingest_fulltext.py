@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -603,3 +604,46 @@ def test_pdfs_parsed_in_worker_processes_equal_the_serial_parse(tmp_path):
     assert [d.paper.paper_id for d in pooled.documents] == ["2020.acl-main.207", "N18-3011"]
     assert pooled.documents == serial.documents
     assert pooled.problems == serial.problems and "broken.pdf" in pooled.problems[0]
+
+
+def _review_copy() -> bytes:
+    """Three one-column pages of a review copy: a running head and foot on every page and line
+    numbers down the left margin, around ordinary paragraphs."""
+    def text(x: float, y: float, size: int, font: str, s: str) -> str:
+        return f"BT /{font} {size} Tf {x} {y} Td ({s}) Tj ET"
+
+    sentence = "Line %d of page %d says something ordinary about toy papers and their parsing here."
+    streams, number = [], 1
+    for page in range(1, 4):
+        ops = [text(72, 760, 9, "F1", "Under review as a conference paper at TOYCONF 2026"),
+               text(290, 30, 9, "F1", f"Page {page} of 3")]
+        if page == 1:
+            ops += [text(72, 720, 16, "F2", "A Toy Review Copy"), text(72, 690, 12, "F2", "1 Introduction")]
+        y = 670 if page == 1 else 720
+        for k in range(14):
+            ops.append(text(40, y, 8, "F1", str(number)))
+            ops.append(text(72, y, 10, "F1", sentence % (k + 1, page)))
+            y, number = y - 13, number + 1
+        streams.append("\n".join(ops).encode("latin-1"))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>"]
+    for k in range(3):
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                       b"/Resources << /Font << /F1 9 0 R /F2 10 0 R >> >> >>" % (6 + k))
+    for stream in streams:
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objects += [b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>"]
+    return _pdf_bytes(objects)
+
+
+def test_running_heads_and_line_numbers_are_dropped(tmp_path):
+    path = tmp_path / "review.pdf"
+    path.write_bytes(_review_copy())
+    doc = parse_pdf(path)
+    body = "\n".join(b.text for b in doc.blocks)
+    assert "Under review" not in body and "Page 2 of 3" not in body
+    assert "Line 1 of page 2 says something ordinary" in body
+    first = next(b for b in doc.blocks if "Line 1 of page 1" in b.text)
+    assert first.text.startswith("Line 1 of page 1 says something ordinary about toy papers")  # no "1 " before it
+    assert not any(re.search(r"\bhere\. \d+ Line", b.text) or re.match(r"\d+ Line", b.text) for b in doc.blocks)

@@ -19,9 +19,10 @@ order:
 5. the References section is split into entries by hanging indent and year, each with a
    guessed title for the resolver.
 
-One module per stage: reading (words, fonts), layout (columns, lines), regions (tables,
-figures), assemble (paragraphs, headings), references, document (blocks and the paper
-record); text holds the pure text helpers and model the data they pass along.
+One module per stage: reading (words, fonts), furniture (line numbers, running heads), layout
+(columns, lines), regions and tables (table and figure bodies, grids), notes (footnotes),
+assemble (paragraphs, headings), references, document (blocks and the paper record); text
+holds the pure text helpers and model the data they pass along.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 from tools.base import Document
 from tools.ingest.pdf.assemble import Assembler
 from tools.ingest.pdf.document import build_document
+from tools.ingest.pdf.furniture import drop_line_numbers, is_running, running_lines
 from tools.ingest.pdf.layout import layout_lines
 from tools.ingest.pdf.notes import mark_footnotes
 from tools.ingest.pdf.reading import document_style, open_pdf, read_pdf
@@ -65,7 +67,10 @@ def parse_pdf(
     metadata = dict(metadata or {})
     with open_pdf(path) as pdf:
         info, pages = read_pdf(path, pdf)
+        for page in pages:
+            drop_line_numbers(page)
         first_pass = [layout_lines(page, exclude=[]) for page in pages]
+        running = running_lines(pages, first_pass)
         style = document_style(pages, first_pass)
         for page, lines in zip(pages, first_pass):
             locate_regions(page, lines, style, pdf.pages[page.number - 1])
@@ -74,6 +79,7 @@ def parse_pdf(
                 page.lines = layout_lines(page, [r.bbox for r in page.regions])
             else:
                 page.lines = lines
+            page.lines = [ln for ln in page.lines if not is_running(ln, page, running)]
             mark_footnotes(page, style)
     parsed = Assembler(pages, style).run()
     return build_document(path, paper_id, metadata, info, pages, parsed)
