@@ -5,6 +5,7 @@ proceedings footer are dropped line by line in layout._is_furniture).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -37,7 +38,7 @@ def drop_line_numbers(page: PageData) -> None:
             continue
         stack.sort(key=lambda w: w.top)
         values = [int(w.text) for w in stack]
-        counting = sum(b - a == 1 for a, b in zip(values, values[1:]))
+        counting = sum(b - a == 1 for a, b in itertools.pairwise(values))
         if counting >= 0.8 * (len(values) - 1):
             drop.update(id(w) for w in stack)
     if drop:
