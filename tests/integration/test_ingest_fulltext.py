@@ -647,3 +647,24 @@ def test_running_heads_and_line_numbers_are_dropped(tmp_path):
     first = next(b for b in doc.blocks if "Line 1 of page 1" in b.text)
     assert first.text.startswith("Line 1 of page 1 says something ordinary about toy papers")  # no "1 " before it
     assert not any(re.search(r"\bhere\. \d+ Line", b.text) or re.match(r"\d+ Line", b.text) for b in doc.blocks)
+
+
+@pytest.mark.parametrize(
+    ("stem", "label", "header_rows", "rows", "cell"),
+    [
+        # read off the page images (evals/data/pdf_tables.json): two header levels, CS and Bio spanning
+        ("N18-3011", "Table 2", 2, 5, (3, 2, "1990")),
+        # numbers set one space apart, and a row label close to its first value
+        ("2020.acl-main.207", "Table 3", 1, 6, (4, 1, "82.9")),
+        # a full-width table whose header cells wrap over three lines: one header row
+        ("2020.acl-main.447", "Table 1", 1, 7, (6, 4, "CiteSeerX")),
+    ],
+)
+def test_tables_are_grids_with_their_rows_and_cells(pdfs, stem, label, header_rows, rows, cell):
+    from tools.tables import parse_grid
+
+    grid, heads = parse_grid(_object(pdfs[stem], label).text)
+    assert (heads, len(grid)) == (header_rows, rows)
+    r, c, text = cell
+    assert grid[r][c] == text
+    assert len({len(row) for row in grid}) == 1  # every row has every column
