@@ -174,6 +174,8 @@ def index_info_cmd(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
         ("citation edges", str(c["citation_edges"])),
         ("coupling pairs", f"{c['coupling_pairs']} (>= 2 shared references)"),
         ("dense windows", str(c["dense_windows"])),
+        ("dense store", "embedded (chroma/ in the version)" if info["dense"]["kind"] == "embedded" else
+                        f"Chroma server {info['dense']['url']}, collection {info['dense']['collection']}"),
         ("embedder", f"{info['embedder']['name']} ({info['embedder']['dim']}-d)"),
         ("paper embedder", f"{info['paper_embedder']['name']} ({info['paper_embedder']['dim']}-d)"),
         ("tokenizer / BM25", f"{info['tokenizer']} / k1 {info['bm25']['k1']}, b {info['bm25']['b']}"),

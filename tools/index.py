@@ -1,18 +1,21 @@
-"""The on-disk index: papers, chunks, two BM25 indexes, dense chunks in Chroma, paper
-embeddings and the citation graph, under one manifest.
+"""The on-disk index: papers, chunks, two BM25 indexes, dense chunks in Chroma (embedded in the
+version folder, or a collection on a Chroma server: tools/dense.py), paper embeddings and the
+citation graph, under one manifest.
 
 Layout of an index directory DIR:
 
     DIR/CURRENT             name of the live version folder (replaced atomically)
     DIR/v-<stamp>/          one complete version:
-        manifest.json       format, embedder, tokenizer, BM25 parameters, fingerprint, counts
+        manifest.json       format, embedder, tokenizer, BM25 parameters, fingerprint, counts,
+                            where the dense vectors are ("dense")
         papers.jsonl        paper records (references resolved to corpus ids)
         chunks.jsonl        chunks with locators, in the row order of the chunk BM25 index
         chunk_bm25.*        chunk BM25 (term frequencies; weights are recomputed on load)
         paper_bm25.*        paper BM25 (all chunks of a paper, rows in papers.jsonl order)
         paper_emb.npy       paper embeddings, rows in papers.jsonl order
         graph.json          citation graph (node-link JSON, no pickle)
-        chroma/             persistent Chroma collection of chunk windows
+        chroma/             persistent Chroma collection of chunk windows (embedded store), or
+        dense.json          the version's collection on a Chroma server (LITLOOP_DENSE__URL)
         .readers            the readers' lease: each open `Index` holds a shared flock on it
     DIR/.building-<stamp>/  a build in progress (removed when the next build starts)
     DIR/.removing-<name>/   a superseded version being deleted
@@ -26,6 +29,12 @@ A superseded version is therefore removed only by whoever gets an exclusive floc
 `.readers` (the build right after its switch, or any later build or `open_index`); a version
 some reader holds stays until a later one finds it free. Removal renames the folder away while
 holding that lock, so a reader that read CURRENT just before sees it gone and reads CURRENT again.
+
+A server version's collection goes with its folder: the cleanup that removes a folder (a
+superseded version, an interrupted build's `.building-*`) first drops the collection its
+`dense.json` names, so the old version's collection stays searchable until the switch and a build
+killed at any moment leaves the old version and its collection usable. When the server cannot be
+reached the folder is emptied but for `dense.json`, and the next cleanup tries again.
 """
 
 from __future__ import annotations
@@ -50,8 +59,8 @@ from typing import Any
 import numpy as np
 
 from tools.base import CHUNK_KINDS, NAMESPACE_SEP, Chunk, Paper, Passage
-from tools.ingest import INGEST_VERSION
 from tools.bm25 import BM25Index
+from tools.ingest import INGEST_VERSION
 from tools.jsonl import iter_jsonl, write_jsonl
 from tools.settings import ToolSettings
 from tools.text import TOKENIZER_VERSION, tokenize
@@ -139,7 +148,7 @@ class Index(PaperTable):
         self.settings = settings
         self._lease = lease_current_version(root)
         self.version_dir = self._lease.version
-        remove_superseded(root)
+        remove_superseded(root, settings.dense.url)
         self.manifest: dict[str, Any] = json.loads((self.version_dir / "manifest.json").read_text())
         if check:
             check_manifest(self.manifest, settings, root)
@@ -171,11 +180,12 @@ class Index(PaperTable):
 
     @cached_property
     def dense(self):
-        from tools.dense import DenseIndex, DenseStoreMissing
+        """The version's dense store, where its manifest says (the setting's server first)."""
+        from tools.dense import DenseStoreProblem, open_dense
 
         try:
-            return DenseIndex(self.version_dir / "chroma")
-        except DenseStoreMissing as exc:
+            return open_dense(self.version_dir, self.manifest.get("dense"), self.settings.dense.url)
+        except DenseStoreProblem as exc:
             raise IndexProblem(str(exc)) from None
 
     @cached_property
@@ -193,11 +203,14 @@ class Index(PaperTable):
         return emb
 
     def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:
-        return [
-            Passage.from_chunk(self.chunks[self.chunk_row[cid]], s, "dense")
-            for cid, s in self.dense.query(vec, k)
-            if cid in self.chunk_row
-        ]
+        from tools.dense import DenseStoreProblem
+
+        try:
+            hits = self.dense.query(vec, k)
+        except DenseStoreProblem as exc:  # a server that went away or lost the collection meanwhile
+            raise IndexProblem(str(exc)) from None
+        return [Passage.from_chunk(self.chunks[self.chunk_row[cid]], s, "dense")
+                for cid, s in hits if cid in self.chunk_row]
 
     def close(self) -> None:
         """Release Chroma and the version's lease; the version may be removed after this."""
@@ -282,18 +295,33 @@ def lease_current_version(root: Path) -> VersionLease:
     )
 
 
-def remove_superseded(root: Path) -> list[str]:
-    """Remove every version CURRENT no longer names and no reader holds; return their names.
+def remove_superseded(root: Path, dense_url: str | None = None) -> list[str]:
+    """Remove every version CURRENT no longer names and no reader holds, with its server
+    collection (on `dense_url`, LITLOOP_DENSE__URL, when given); return their names.
 
     Best effort: a version some reader holds, or one this process may not delete (a read-only
     index), stays for a later build or `open_index`."""
     for p in root.glob(".removing-*"):
-        shutil.rmtree(p, ignore_errors=True)
+        _dispose(root, p, dense_url)
     removed = []
     for p in sorted(root.glob("v-*")):
-        if p.name != _current_name(root) and _remove_if_free(root, p):
+        if p.name != _current_name(root) and _remove_if_free(root, p, dense_url):
             removed.append(p.name)
     return removed
+
+
+def _dispose(root: Path, folder: Path, dense_url: str | None) -> None:
+    """Delete a folder no reader may use any more (renamed away, or an interrupted build's), after
+    its server collection; when the server cannot be reached, keep its `dense.json` alone, for the
+    next cleanup to drop the collection."""
+    from tools.dense import STORE_FILE, drop_collection
+
+    if drop_collection(root, folder, dense_url):
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for p in folder.iterdir():
+        if p.name != STORE_FILE:
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
 def _current_name(root: Path) -> str | None:
@@ -303,7 +331,7 @@ def _current_name(root: Path) -> str | None:
         return None
 
 
-def _remove_if_free(root: Path, version: Path) -> bool:
+def _remove_if_free(root: Path, version: Path, dense_url: str | None = None) -> bool:
     try:
         fd = os.open(version / LEASE, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
@@ -325,7 +353,7 @@ def _remove_if_free(root: Path, version: Path) -> bool:
             return False
     finally:
         os.close(fd)
-    shutil.rmtree(doomed, ignore_errors=True)
+    _dispose(root, doomed, dense_url)
     return True
 
 
@@ -441,7 +469,7 @@ def build_index(
     root = Path(root).expanduser()
     report = BuildReport(index=root)
     with _build_lock(root):
-        _remove_leftovers(root)
+        _remove_leftovers(root, settings.dense.url)
         old = None if rebuild or not (root / "CURRENT").exists() else open_index(root, settings)
         t0 = time.perf_counter()
         with _progress(progress, "reading", unit="file") as bar:
@@ -464,19 +492,25 @@ def build_index(
         own = VersionLease.take(stage, create=True)
         try:
             _write_version(stage, old, loaded.documents, settings, report, progress)
-            final = root / stage.name.replace(".building-", "v-")
+            final = root / _version_name(stage)
             os.replace(stage, final)
             _point_current(root, final.name)
         except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
+            if stage.exists():
+                _dispose(root, stage, settings.dense.url)  # with the collection it made, if any
             raise
         finally:
             if own is not None:
                 own.release()
             if old is not None:
                 old.close()
-        remove_superseded(root)
+        remove_superseded(root, settings.dense.url)
     return report
+
+
+def _version_name(stage: Path) -> str:
+    """The version folder a build's staging folder becomes (and names its collection after)."""
+    return stage.name.replace(".building-", "v-")
 
 
 def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings, report: BuildReport, progress: bool) -> None:
@@ -509,7 +543,8 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
     report.seconds["bm25"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    dim, paper_vecs = _write_dense(stage, old, new_chunks, new_papers, settings, report, progress)
+    store = _dense_store(stage, old, settings)
+    dim, paper_vecs = _write_dense(stage, old, store, new_chunks, new_papers, settings, report, progress)
     report.seconds["embed"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -543,21 +578,53 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
         "ingest_version": min(old.manifest.get("ingest_version", 1), INGEST_VERSION) if old else INGEST_VERSION,
         "counts": counts,
         "sources": sorted({p.source for p in papers if p.source}),
+        "dense": store,
     }
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=2))
     _fsync_tree(stage)
 
 
-def _write_dense(stage, old, new_chunks, new_papers, settings, report, progress) -> tuple[int, np.ndarray]:
-    from tools.dense import DenseIndex, windows_for
+def _dense_store(stage: Path, old: Index | None, settings: ToolSettings) -> dict[str, Any]:
+    """Where the new version's vectors go: LITLOOP_DENSE__URL when set, else where the live
+    version's are (an add keeps a server index on its server; a rebuild follows the settings)."""
+    from tools.dense import EMBEDDED, server_store, store_of
+
+    url = settings.dense.url
+    if url is None and old is not None:
+        live = store_of(old.manifest)
+        url = live.get("url") if live.get("kind") == "server" else None
+    return server_store(stage.parent, _version_name(stage), url) if url else dict(EMBEDDED)
+
+
+def _write_dense(stage, old, store, new_chunks, new_papers, settings, report, progress) -> tuple[int, np.ndarray]:
+    from tools.dense import (
+        STORE_FILE,
+        DenseStoreProblem,
+        open_dense,
+        store_of,
+        windows_for,
+    )
     from tools.embed import get_embedder
 
-    if old:
+    copy_folder = old is not None and store["kind"] == store_of(old.manifest)["kind"] == "embedded"
+    if copy_folder:
         old.dense.close()
         shutil.copytree(old.version_dir / "chroma", stage / "chroma")
+    if store["kind"] == "server":
+        # recorded before the collection exists: the cleanup of a build killed from here on
+        # finds what to drop (the manifest comes last)
+        (stage / STORE_FILE).write_text(json.dumps(store))
     emb = get_embedder(settings.embedder.model, settings.device, settings.embedder.batch_size)
-    dense = DenseIndex(stage / "chroma", create=True)
     try:
+        dense = open_dense(stage, store, create=True)
+    except DenseStoreProblem as exc:
+        raise IndexProblem(str(exc)) from None
+    try:
+        if old is not None and not copy_folder:
+            # another store than the live version's (a server's own collection per version):
+            # the old rows are copied, the old store stays searchable until the switch
+            with _progress(progress, "copying vectors", total=old.dense.count(), unit="window") as bar:
+                dense.copy_from(old.dense, progress=bar.update)
         have = dense.chunk_ids() if old else set()
         todo = [(c.chunk_id, c.paper_id, c.text) for c in new_chunks if c.chunk_id not in have]
         windows = windows_for(todo, settings.embedder.window_chars)
@@ -570,6 +637,8 @@ def _write_dense(stage, old, new_chunks, new_papers, settings, report, progress)
         dense.add([w[:3] for w in windows], vectors)
         report.windows_embedded = len(windows)
         paper_vecs = _paper_vectors(new_papers, new_chunks, windows, vectors, settings, progress)
+    except DenseStoreProblem as exc:
+        raise IndexProblem(str(exc)) from None
     finally:
         dense.close()
     if old:
@@ -638,13 +707,14 @@ def _fsync_tree(path: Path) -> None:
                 os.fsync(fh.fileno())
 
 
-def _remove_leftovers(root: Path) -> None:
-    """What interrupted builds left (only a build, holding the build lock, may remove these),
-    and the superseded versions their readers have let go of since the last build."""
+def _remove_leftovers(root: Path, dense_url: str | None = None) -> None:
+    """What interrupted builds left, with the collections they made (only a build, holding the
+    build lock, may remove these), and the superseded versions their readers have let go of
+    since the last build."""
     for p in root.glob(".building-*"):
         log.info("removing an interrupted build: %s", p)
-        shutil.rmtree(p, ignore_errors=True)
-    remove_superseded(root)
+        _dispose(root, p, dense_url)
+    remove_superseded(root, dense_url)
 
 
 @contextmanager
@@ -667,6 +737,8 @@ def dir_size(path: Path) -> int:
 
 def index_info(root: Path, settings: ToolSettings) -> dict[str, Any]:
     """What `litloop index info` shows; reads the manifest only (fast)."""
+    from tools.dense import store_of
+
     lease = lease_current_version(Path(root).expanduser())
     try:
         version = lease.version
@@ -690,6 +762,7 @@ def index_info(root: Path, settings: ToolSettings) -> dict[str, Any]:
         "sources": len(manifest.get("sources", [])),
         "sizes_bytes": sizes,
         "total_bytes": sum(sizes.values()),
+        "dense": store_of(manifest),
         "compatible_with_settings": compatible,
         "problem": problem,
     }

@@ -1,7 +1,7 @@
-"""The settings `tools/` and `graph_store/` need: indexes, the embedder, ingestion limits,
-retrieval, Relate, the reranker. One pydantic-settings tree, environment prefix `LITLOOP_`;
-`agent.settings.Settings` extends it with the chat models and tracing, so every setting still has
-one name and one place.
+"""The settings `tools/` and `graph_store/` need: indexes, where dense vectors live, the embedder,
+ingestion limits, retrieval, Relate, the reranker. One pydantic-settings tree, environment prefix
+`LITLOOP_`; `agent.settings.Settings` extends it with the chat models and tracing, so every setting
+still has one name and one place.
 
 Precedence, highest first: a value given for this run (a CLI flag, a keyword argument), then the
 environment (`LITLOOP_...`, nested fields with `__`, e.g. `LITLOOP_RETRIEVAL__RRF_K=30`), then a
@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -64,6 +65,34 @@ class IngestSettings(BaseModel):
         description="Processes that parse PDFs in parallel during a build (PDF parsing is pure Python, "
         "one core per file); 0: one per CPU core, 1: parse in the build's own process.",
     )
+
+
+class DenseSettings(BaseModel):
+    """Where the dense chunk index keeps its vectors (SEE: tools/dense.py, docs/architecture.md)."""
+
+    url: str | None = Field(
+        None,
+        description="Chroma server (`http://HOST:PORT`, e.g. started with `chroma run --path DIR --port "
+        "8000`) that holds the dense index, one collection per index version, for a team sharing one "
+        "index; the rest of the index stays in its folder. Unset: the embedded store in each version's "
+        "`chroma/` folder. A build puts the new version's vectors on this server (an add without it "
+        "keeps them where the live version's are); opening an index reads the collection its manifest "
+        "names, on this server when set, else on the server the manifest records.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _canonical_url(cls, value: str | None) -> str | None:
+        # One spelling per server (scheme://host:port), so the manifest records what was meant
+        # and a typo fails when the settings are read, not after a build has embedded everything.
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path.strip("/") or parts.query:
+            raise ValueError(f"expected a Chroma server as http://HOST:PORT (or https://), got {value!r}")
+        port = parts.port or (443 if parts.scheme == "https" else 8000)  # 8000: `chroma run`'s default
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        return f"{parts.scheme}://{host}:{port}"
 
 
 class RetrievalSettings(BaseModel):
@@ -205,6 +234,7 @@ class ToolSettings(BaseSettings):
     )
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    dense: DenseSettings = Field(default_factory=DenseSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     relate: RelateSettings = Field(default_factory=RelateSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
