@@ -187,8 +187,9 @@ def test_verify_without_llm_takes_the_listing_as_evidence():
     assert out["verdict"] == {"sufficient": True, "missing": "", "evidence_papers": out["evidence_papers"], "llm": False}
 
 
-def test_local_preset_runs_one_round_with_every_llm_role(scripted):
-    m = scripted(decompose=numbered("crf"), verify=[NOT_SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
+def test_local_preset_runs_up_to_two_rounds_with_every_llm_role(scripted):
+    m = scripted(decompose=numbered("crf"), verify=[NOT_SATISFIED, NOT_SATISFIED], read=(cite_first_chunk,),
+                 synthesize=[ANSWER])
     out = ask("What F1 do CRFs reach on chunking?", preset="local")
-    assert out["rounds"] == 1 and len(m["decompose"].calls) == len(m["verify"].calls) == 1
+    assert out["rounds"] == 2 and len(m["decompose"].calls) == len(m["verify"].calls) == 2  # never a third
     assert len(m["read"].calls) == 2
