@@ -56,9 +56,25 @@ def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str
             where = chunk.locator.describe()
             paper = f"paper {chunk.paper_id}: {idx.papers[chunk.paper_id].title}; " if with_paper else ""
             lines.append(f"[{paper}{chunk.kind}; {where}]")
+            if chunk.kind == "table" and (context := table_context(chunk.text)):
+                lines.append(context)  # what a row's cells are: not a sentence, not citable
             last = s["chunk_id"]
         lines.append(f"{sid} {s['text']}")
     return "\n".join(lines)
+
+
+def table_context(text: str) -> str:
+    """The line shown under a table chunk's header so its rows can be read alone: its caption's
+    first sentence and its column names ("(Table 2: ... columns: Approach | CS prec. | Bio prec.)")."""
+    from tools.tables import column_names
+
+    caption, header, _ = table_parts(text)
+    if not header:
+        return ""
+    head = " ".join(caption).strip()
+    first = split_sentences("", head)[0]["text"] if head else ""
+    first = first if len(first) <= 160 else first[:157].rsplit(" ", 1)[0] + " …"
+    return f"({first + ' ' if first else ''}columns: {' | '.join(column_names(text))})"
 
 
 def support_context(idx, sentences: Sequence[Sentence]) -> list[str]:

@@ -30,3 +30,22 @@ def test_instructions_to_a_model_are_withheld(text):
 ])
 def test_ordinary_scientific_sentences_are_kept(text):
     assert not is_instruction(text)
+
+
+def test_a_table_chunk_is_listed_with_its_caption_and_column_names():
+    from types import SimpleNamespace
+
+    from agent.evidence import listing, table_context
+    from tools.base import Chunk, Locator, Paper
+    from tools.sentences import split_sentences
+
+    text = ("Table 2: Document-level evaluation of three approaches.\n| Approach | CS prec. | Bio prec. |\n"
+            "|---|---|---|\n| Statistical | 98.4 | 94.4 |\n| Hybrid | 91.5 | 92.1 |")
+    assert table_context(text) == ("(Table 2: Document-level evaluation of three approaches. "
+                                   "columns: Approach | CS prec. | Bio prec.)")
+    assert table_context("Table 1: No grid here.") == ""
+    chunk = Chunk("p#c4", "p", "table", text, Locator(page=4, table_id="Table 2"))
+    idx = SimpleNamespace(chunks=[chunk], chunk_row={"p#c4": 0}, papers={"p": Paper("p", "A paper")})
+    rows = [s for s in split_sentences("p#c4", text, "table") if "Hybrid" in s["text"]]
+    shown = listing(idx, rows).splitlines()
+    assert shown == ["[table; p. 4, Table 2]", table_context(text), "S1 | Hybrid | 91.5 | 92.1 |"]
