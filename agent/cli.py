@@ -117,6 +117,9 @@ def index_build(
     index: Annotated[Path, typer.Option("--index", "-i", help="Index directory to create or add to.")],
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Start a new index instead of adding to the existing one.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail (writing nothing) on any bad input instead of skipping it.")] = False,
+    embeddings: Annotated[Optional[Path], typer.Option(
+        "--embeddings", help="Window vectors computed elsewhere (.npz: ids, vectors, model; or .jsonl), "
+        "imported instead of embedding those windows (see `index export-windows`).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Index papers; an existing index gets only the new papers (nothing is re-embedded)."""
@@ -125,7 +128,8 @@ def index_build(
 
     settings = _settings(index)
     try:
-        report = build_index(paths, index, settings, rebuild=rebuild, strict=strict, progress=_progress())
+        report = build_index(paths, index, settings, rebuild=rebuild, strict=strict, progress=_progress(),
+                             embeddings=embeddings)
     except BuildFailed as exc:
         for p in exc.problems:
             err.print(f"[yellow]problem:[/] {escape(p)}")
@@ -143,10 +147,30 @@ def index_build(
         f"{report.windows_embedded} embedded windows, {report.references_resolved} references resolved) "
         f"into {index}"
     )
+    if embeddings is not None:
+        out.print(f"{report.windows_imported} windows imported from {escape(str(embeddings))}, "
+                  f"{report.windows_embedded} embedded here"
+                  + (f"; {report.vectors_ignored} vectors for unknown ids ignored" if report.vectors_ignored else ""))
     if report.already_indexed:
         out.print(f"{report.already_indexed} papers of the input were already in the index (skipped).")
     if t:
         out.print(f"Index now holds {t['papers']} papers, {t['chunks']} chunks, {t['citation_edges']} citation edges.")
+
+
+@index_app.command("export-windows")
+def index_export_windows(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="The JSONL file to write.")],
+    index: IndexOpt = None,
+) -> None:
+    """Write the windows a build of the index's chunks embeds ({"id", "chunk_id", "text"} a line),
+    for a job elsewhere to embed and `index build --embeddings` to import."""
+    from tools.vector_file import export_windows
+
+    with _using_index(index) as idx:
+        n = export_windows(idx, out_file)
+        e = idx.manifest["embedder"]
+    out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with {escape(e['name'])} "
+              f"({e['dim']}-d) and save ids, vectors and model={escape(e['name'])} in an .npz")
 
 
 @index_app.command("info")

@@ -394,7 +394,9 @@ class BuildReport:
     index: Path
     papers_added: int = 0
     chunks_added: int = 0
-    windows_embedded: int = 0
+    windows_embedded: int = 0  # by the embedder in this build
+    windows_imported: int = 0  # taken from an --embeddings file
+    vectors_ignored: int = 0  # rows of that file for no window this build embeds
     references_resolved: int = 0
     already_indexed: int = 0  # papers of the input the index already holds: skipped, not problems
     problems: list[str] = field(default_factory=list)
@@ -407,6 +409,8 @@ class BuildReport:
             "papers_added": self.papers_added,
             "chunks_added": self.chunks_added,
             "windows_embedded": self.windows_embedded,
+            "windows_imported": self.windows_imported,
+            "vectors_ignored": self.vectors_ignored,
             "references_resolved": self.references_resolved,
             "already_indexed": self.already_indexed,
             "problems": self.problems,
@@ -456,6 +460,7 @@ def build_index(
     rebuild: bool = False,
     strict: bool = False,
     progress: bool = False,
+    embeddings: Path | None = None,
 ) -> BuildReport:
     """Index the papers under `inputs` into `root`, adding to what is there unless `rebuild`.
 
@@ -463,14 +468,21 @@ def build_index(
     (Chroma included) and only new chunks are embedded. Input papers the index already holds are
     counted in `already_indexed`, not as problems, so `strict` (fail on any problem, writing
     nothing) holds for rerunning the same input.
+
+    `embeddings` names a file of window vectors computed elsewhere (tools/vector_file.py): the
+    windows it has are imported, the rest embedded; a file that does not fit this build fails it
+    before anything is written.
     """
     from tools.ingest.loader import load_documents
 
     root = Path(root).expanduser()
     report = BuildReport(index=root)
+    imported = _load_imported(embeddings, settings) if embeddings is not None else None
     with _build_lock(root):
         _remove_leftovers(root, settings.dense.url)
         old = None if rebuild or not (root / "CURRENT").exists() else open_index(root, settings)
+        if imported is not None and old is not None:
+            _check_imported(imported, settings, old)
         t0 = time.perf_counter()
         with _progress(progress, "reading", unit="file") as bar:
             loaded = load_documents(inputs, set(old.papers) if old else None, on_file=lambda _: bar.update(1),
@@ -491,7 +503,7 @@ def build_index(
         # elsewhere takes it for a leftover between the rename and the switch.
         own = VersionLease.take(stage, create=True)
         try:
-            _write_version(stage, old, loaded.documents, settings, report, progress)
+            _write_version(stage, old, loaded.documents, settings, report, progress, imported)
             final = root / _version_name(stage)
             os.replace(stage, final)
             _point_current(root, final.name)
@@ -513,7 +525,8 @@ def _version_name(stage: Path) -> str:
     return stage.name.replace(".building-", "v-")
 
 
-def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings, report: BuildReport, progress: bool) -> None:
+def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings, report: BuildReport, progress: bool,
+                   imported=None) -> None:
     from graph_store.citation_graph import CitationGraph
     from tools.ingest.chunker import chunk_document
     from tools.ingest.resolve import resolve_references
@@ -544,7 +557,7 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
 
     t = time.perf_counter()
     store = _dense_store(stage, old, settings)
-    dim, paper_vecs = _write_dense(stage, old, store, new_chunks, new_papers, settings, report, progress)
+    dim, paper_vecs = _write_dense(stage, old, store, new_chunks, new_papers, settings, report, progress, imported)
     report.seconds["embed"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -560,7 +573,8 @@ def _write_version(stage: Path, old: Index | None, docs, settings: ToolSettings,
         "chunks_by_kind": {k: v for k, v in Counter(c.kind for c in all_chunks).items()},
         "citation_edges": graph.num_edges,
         "coupling_pairs": graph.coupling_edge_count(min_shared=2),
-        "dense_windows": (old.manifest["counts"]["dense_windows"] if old else 0) + report.windows_embedded,
+        "dense_windows": ((old.manifest["counts"]["dense_windows"] if old else 0)
+                          + report.windows_embedded + report.windows_imported),
     }
     counts["chunks_by_kind"] = {k: counts["chunks_by_kind"].get(k, 0) for k in CHUNK_KINDS}
     report.totals = counts
@@ -596,7 +610,56 @@ def _dense_store(stage: Path, old: Index | None, settings: ToolSettings) -> dict
     return server_store(stage.parent, _version_name(stage), url) if url else dict(EMBEDDED)
 
 
-def _write_dense(stage, old, store, new_chunks, new_papers, settings, report, progress) -> tuple[int, np.ndarray]:
+def _load_imported(path: Path, settings: ToolSettings):
+    """The --embeddings file, read and checked against this build's embedder (before the build
+    lock: a file that does not fit fails the build before it touches the index)."""
+    from tools import vector_file
+    from tools.embed import get_embedder
+
+    e = settings.embedder
+    try:
+        vf = vector_file.load(path)
+        vector_file.check(vf, e.model, get_embedder(e.model, settings.device, e.batch_size).dim, e.window_chars)
+    except vector_file.VectorFileProblem as exc:
+        raise BuildFailed(f"{exc}; nothing written") from None
+    return vf
+
+
+def _check_imported(vf, settings: ToolSettings, old: Index) -> None:
+    """An add's --embeddings file against the index it adds to (its vectors' dimension)."""
+    from tools import vector_file
+
+    e = settings.embedder
+    try:
+        vector_file.check(vf, e.model, vf.dim, e.window_chars, old.manifest["embedder"]["dim"], old.root)
+    except vector_file.VectorFileProblem as exc:
+        old.close()
+        raise BuildFailed(f"{exc}; nothing written") from None
+
+
+def _embed_windows(windows, emb, imported, settings: ToolSettings, report: BuildReport, progress: bool) -> np.ndarray:
+    """The vectors of `windows`: the imported file's where it has them, the embedder's for the rest."""
+    vectors = np.zeros((len(windows), emb.dim), dtype=np.float32)
+    todo = list(range(len(windows)))
+    if imported is not None:
+        at, rows = imported.match(windows)
+        vectors[at] = imported.vectors[rows]
+        done = set(at)
+        todo = [i for i in todo if i not in done]
+        report.windows_imported = len(at)
+        report.vectors_ignored = len(imported.ids) - len(rows)
+    batch = max(256, settings.embedder.batch_size * 8)
+    with _progress(progress, "embedding chunks", total=len(todo), unit="window") as bar:
+        for s in range(0, len(todo), batch):
+            rows = todo[s:s + batch]
+            vectors[rows] = emb.encode([windows[i][3] for i in rows])
+            bar.update(len(rows))
+    report.windows_embedded = len(todo)
+    return vectors
+
+
+def _write_dense(stage, old, store, new_chunks, new_papers, settings, report, progress,
+                 imported=None) -> tuple[int, np.ndarray]:
     from tools.dense import (
         STORE_FILE,
         DenseStoreProblem,
@@ -628,14 +691,8 @@ def _write_dense(stage, old, store, new_chunks, new_papers, settings, report, pr
         have = dense.chunk_ids() if old else set()
         todo = [(c.chunk_id, c.paper_id, c.text) for c in new_chunks if c.chunk_id not in have]
         windows = windows_for(todo, settings.embedder.window_chars)
-        vectors = np.zeros((len(windows), emb.dim), dtype=np.float32)
-        batch = max(256, settings.embedder.batch_size * 8)
-        with _progress(progress, "embedding chunks", total=len(windows), unit="window") as bar:
-            for s in range(0, len(windows), batch):
-                vectors[s:s + batch] = emb.encode([w[3] for w in windows[s:s + batch]])
-                bar.update(len(windows[s:s + batch]))
+        vectors = _embed_windows(windows, emb, imported, settings, report, progress)
         dense.add([w[:3] for w in windows], vectors)
-        report.windows_embedded = len(windows)
         paper_vecs = _paper_vectors(new_papers, new_chunks, windows, vectors, settings, progress)
     except DenseStoreProblem as exc:
         raise IndexProblem(str(exc)) from None
