@@ -243,6 +243,9 @@ def test_footnotes_are_blocks_of_their_own(pdfs):
     chunk = next(c for c in chunk_document(doc) if c.locator.footnote and "2" in c.locator.footnote.split(", "))
     assert chunk.kind == "text" and chunk.locator.page == 1 and chunk.locator.paragraph is None
     assert "Citation-informed TransformERs" in chunk.text and "footnote" in chunk.locator.describe()
+    # a first-page note on the authors ("∗ Equal contribution") is not the paper's text
+    assert not any(b.text.startswith("Equal contribution") for b in doc.blocks)
+    assert not any(b.footnote == "∗" for b in doc.blocks)
     # the marks are gone from the sentences they followed
     assert not any(t.endswith(("paper:5", "embeddings.15")) for t in running)
 

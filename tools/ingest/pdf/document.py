@@ -106,6 +106,10 @@ def _join_lines(lines: list[Line], vocabulary: frozenset[str]) -> str:
     return dehyphenate("\n".join(ln.text for ln in lines), vocabulary)
 
 
+# First-page footnotes marked with a symbol rather than a number are notes on the authors.
+_AUTHOR_NOTE_MARKS = frozenset("∗*†‡")
+
+
 def _with_lead_in(equation: Block, before: Block) -> Block:
     """The equation with the sentence that introduces it: the last sentence of the text block
     right before it ("... the following triplet margin loss function:"), when that block is
@@ -133,6 +137,8 @@ def _to_block(
         return None
     page = para.lines[0].page
     if para.footnote:
+        if page == 1 and para.label in _AUTHOR_NOTE_MARKS:
+            return None  # "∗ Equal contribution", "† Work done at ...": about the authors, not the paper
         return Block("text", text, page=page, section=para.section, footnote=para.label or "")
     if para.kind == "table":
         region = regions.get((page, para.label or ""))
