@@ -1,0 +1,348 @@
+"""Scale benchmark of today's index on a synthetic corpus (the baseline for a later rework).
+
+    python -m evals.bench_scale --papers 300 --chunks-per-paper 20 --out DIR [--json] [--seed 0] [--queries 50]
+
+1. Writes a deterministic synthetic corpus (seeded numpy RNG) as S2ORC-style JSONL (bare parse:
+   paper_id, title, abstract, year, venue, `body_text` paragraphs, `bib_entries` linked to corpus
+   ids), which `build_index` reads like any S2ORC export. Words are drawn from a Zipf law (s 1.07)
+   over the words of the demo CiteSeer abstracts ranked by frequency; body paragraphs have the
+   lengths of the demo index's text chunks (a log-normal, median 550 chars, clipped to 400..1,900
+   so that the chunker makes one chunk of each), so a paper makes about M chunks (M - 1 paragraphs
+   plus its title-and-abstract chunk). References follow preferential attachment: paper i cites
+   k ~ Poisson(10) earlier papers chosen in proportion to (in-degree + 1), a heavy-tailed in-degree.
+2. The embedder is replaced by random unit vectors of dimension 384 seeded by a hash of the text
+   (real embedding of 50K chunks takes hours on 2 CPUs): the dense index holds real 384-d vectors
+   of the right count, but the vectors mean nothing. Embedding throughput on real text is measured
+   separately (docs/benchmarks.md, "Index: build throughput").
+3. Builds the index, then in a fresh subprocess (no cache of the build helps) times `open_index`,
+   the lazy loads, resident memory (VmRSS) after open and after the first hybrid query, and p50/p95
+   latency of chunk BM25 top-200, paper BM25 top-200, dense top-200, hybrid (`query_ranking`: the
+   three indexes fused by RRF; no PRF pass) over Q random queries, and Relate's ranking B for 5
+   random seeds; last, the time to add 100 more papers (a second build on the same index).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evals.answers import percentile
+
+VOCAB_SOURCE = Path(__file__).resolve().parents[1] / "tools" / "corpora" / "demo_data" / "citeseer.jsonl"
+ZIPF_S = 1.07  # word frequencies of English text fall roughly as 1/rank
+# text chunks of the demo index (~/.local/share/litloop/demo-index, 2026-12-01): median 546,
+# mean 578 chars; title-and-abstract chunks: median 1,055
+PARAGRAPH_MEDIAN, PARAGRAPH_SIGMA = 550.0, 0.35
+PARAGRAPH_MIN, PARAGRAPH_MAX = 400, 1900  # >= the chunker's 400-char packing floor, < its 2,000 cap
+ABSTRACT_MEDIAN = 900.0
+MEAN_REFS = 10
+QUERY_SKIP_TOP = 100  # queries leave out the 100 commonest words (stop words make poor queries)
+DIM = 384
+SECTIONS = ("Introduction", "Related work", "Method", "Experiments", "Discussion", "Conclusion")
+
+
+# ----------------------------------------------------------------------------- corpus (pure)
+
+
+def load_vocabulary(path: Path = VOCAB_SOURCE, limit: int = 20000) -> list[str]:
+    """Lower-case alphabetic words of the abstracts in `path`, commonest first (ties by word)."""
+    counts: Counter[str] = Counter()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            for w in f"{rec.get('title', '')} {rec.get('abstract', '')}".lower().split():
+                w = w.strip(".,;:()[]\"'!?")
+                if w.isalpha() and len(w) > 1:
+                    counts[w] += 1
+    return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+
+
+def zipf_cdf(n: int, s: float = ZIPF_S) -> np.ndarray:
+    w = 1.0 / np.arange(1, n + 1) ** s
+    return np.cumsum(w) / w.sum()
+
+
+class WordSampler:
+    def __init__(self, vocab: list[str], rng: np.random.Generator, s: float = ZIPF_S):
+        self.vocab = np.array(vocab, dtype=object)
+        self.cdf = zipf_cdf(len(vocab), s)
+        self.rng = rng
+        self.mean_len = float(np.dot(np.diff(self.cdf, prepend=0.0), [len(w) + 1 for w in vocab]))
+
+    def words(self, n: int, skip: int = 0) -> list[str]:
+        lo = self.cdf[skip - 1] if skip else 0.0
+        u = lo + (1.0 - lo) * self.rng.random(n)
+        return list(self.vocab[np.minimum(np.searchsorted(self.cdf, u), len(self.vocab) - 1)])
+
+    def text(self, chars: int) -> str:
+        """About `chars` characters of words, cut at a word boundary at or after `chars`."""
+        out: list[str] = []
+        size = -1  # the length of " ".join(out)
+        while size < chars:
+            for w in self.words(max(8, int((chars - size) / self.mean_len) + 4)):
+                out.append(w)
+                size += len(w) + 1
+                if size >= chars:
+                    break
+        return " ".join(out)
+
+
+def preferential_references(n: int, rng: np.random.Generator, mean_refs: float = MEAN_REFS) -> list[list[int]]:
+    """Paper i cites k ~ Poisson(mean_refs) distinct earlier papers, each with probability
+    proportional to its in-degree + 1 (preferential attachment: a heavy-tailed in-degree)."""
+    indeg = np.zeros(n, dtype=np.float64)
+    refs: list[list[int]] = []
+    for i in range(n):
+        k = min(int(rng.poisson(mean_refs)), i)
+        if k == 0:
+            refs.append([])
+            continue
+        w = indeg[:i] + 1.0
+        chosen = rng.choice(i, size=k, replace=False, p=w / w.sum())
+        indeg[chosen] += 1
+        refs.append(sorted(int(c) for c in chosen))
+    return refs
+
+
+def paper_id(i: int) -> str:
+    return f"syn{i:07d}"
+
+
+def synthetic_corpus(papers: int, chunks_per_paper: int, seed: int, vocab: list[str]) -> list[dict[str, Any]]:
+    """`papers` S2ORC-style records (bare parse) that the chunker cuts into ~`chunks_per_paper`
+    chunks each: the title-and-abstract chunk plus one per body paragraph."""
+    rng = np.random.default_rng(seed)
+    sampler = WordSampler(vocab, rng)
+    refs = preferential_references(papers, rng)
+    titles = [sampler.text(int(rng.integers(40, 110))).capitalize() for _ in range(papers)]
+    out = []
+    for i in range(papers):
+        n_par = max(0, chunks_per_paper - 1)
+        lengths = np.clip(rng.lognormal(np.log(PARAGRAPH_MEDIAN), PARAGRAPH_SIGMA, n_par), PARAGRAPH_MIN, PARAGRAPH_MAX)
+        body = [{"text": sampler.text(int(L)), "section": SECTIONS[j * len(SECTIONS) // max(1, n_par)]}
+                for j, L in enumerate(lengths)]
+        abstract = sampler.text(int(np.clip(rng.lognormal(np.log(ABSTRACT_MEDIAN), 0.3), 300, 1600)))
+        out.append({
+            "paper_id": paper_id(i),
+            "title": titles[i],
+            "abstract": abstract,
+            "year": 1990 + (30 * i) // max(1, papers),  # citations point back in time
+            "venue": f"Synthetic Venue {i % 20}",
+            "body_text": body,
+            "bib_entries": {f"BIBREF{j}": {"title": titles[r], "link": paper_id(r)} for j, r in enumerate(refs[i])},
+        })
+    return out
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in records)
+
+
+def in_degrees(records: list[dict[str, Any]]) -> list[int]:
+    deg = Counter(e["link"] for r in records for e in r["bib_entries"].values())
+    return [deg.get(r["paper_id"], 0) for r in records]
+
+
+def make_queries(vocab: list[str], n: int, seed: int) -> list[str]:
+    """`n` queries of 3 to 6 Zipf-drawn words, the commonest words left out."""
+    rng = np.random.default_rng(seed + 1)
+    sampler = WordSampler(vocab, rng)
+    return [" ".join(sampler.words(int(rng.integers(3, 7)), skip=min(QUERY_SKIP_TOP, len(vocab) - 1))) for _ in range(n)]
+
+
+def latency_ms(times_s: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(1000 * percentile(times_s, 50), 2), "p95_ms": round(1000 * percentile(times_s, 95), 2)}
+
+
+# ----------------------------------------------------------------------------- random vectors
+
+
+class HashEmbedder:
+    """Random unit vectors of dimension 384 seeded by a hash of the text: deterministic, no model.
+    For this benchmark only; the vectors carry no meaning."""
+
+    def __init__(self, name: str, dim: int = DIM):
+        self.name, self.dim, self.batch_size, self.device, self.max_tokens = name, dim, 32, "cpu", 256
+
+    def encode(self, texts, progress: bool = False) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
+            v = np.random.default_rng(seed).standard_normal(self.dim)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+def patch_embedder() -> None:
+    import tools.embed
+
+    made: dict[str, HashEmbedder] = {}
+    tools.embed.get_embedder = lambda name="", device="auto", batch_size=32: made.setdefault(name, HashEmbedder(name))
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+def rss_gb() -> dict[str, float]:
+    """VmRSS (now) and VmHWM (peak) of this process, GB."""
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            key, kb = line.split(":")[0], int(line.split()[1])
+            out[key] = round(kb / 1024 ** 2, 3)
+    return out
+
+
+def disk_bytes(version: Path) -> dict[str, int]:
+    parts: dict[str, int] = {}
+    for p in sorted(version.iterdir()):
+        size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
+        parts[p.name] = size
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
+    """Run in a fresh process: open the index, load its parts, time the searches."""
+    patch_embedder()
+    from agent.settings import get_settings
+    from tools.index import open_index
+    from tools.relate import ranking_b
+    from tools.retrieve import query_ranking
+    from tools.text import tokenize
+
+    settings = get_settings(index=root)
+    rss_start = rss_gb()
+    t = time.perf_counter()
+    idx = open_index(root, settings)
+    out: dict[str, Any] = {"open_s": round(time.perf_counter() - t, 3), "rss_before_open": rss_start,
+                           "rss_after_open": rss_gb()}
+    vocab = load_vocabulary()
+    qs = make_queries(vocab, queries + 1, seed)
+    cfg = settings.retrieval.model_copy(update={"prf": False})  # query_ranking runs no PRF anyway
+    t = time.perf_counter()
+    query_ranking(idx, qs[0], cfg)  # loads both BM25 indexes and the Chroma collection
+    out["first_hybrid_s"] = round(time.perf_counter() - t, 3)
+    out["rss_after_query"] = rss_gb()
+    t = time.perf_counter()
+    idx.graph  # noqa: B018 - lazy parts Relate needs, timed apart from its queries
+    out["graph_load_s"] = round(time.perf_counter() - t, 3)
+    t = time.perf_counter()
+    idx.paper_embeddings  # noqa: B018
+    out["paper_emb_load_s"] = round(time.perf_counter() - t, 3)
+    k = cfg.per_index_k
+    runs = {
+        "bm25": lambda q: idx.chunk_bm25.top_k(tokenize(q), k),
+        "paper_bm25": lambda q: idx.paper_bm25.top_k(tokenize(q), k),
+        "dense": lambda q: idx.dense_chunks(q, k),
+        "hybrid": lambda q: query_ranking(idx, q, cfg),
+    }
+    for name, fn in runs.items():
+        times = []
+        for q in qs[1:]:
+            t = time.perf_counter()
+            fn(q)
+            times.append(time.perf_counter() - t)
+        out[name] = latency_ms(times)
+    rng = np.random.default_rng(seed + 2)
+    times = []
+    for _ in range(max(5, queries // 5)):
+        seeds = [idx.paper_ids[int(i)] for i in rng.choice(len(idx.paper_ids), size=5, replace=False)]
+        t = time.perf_counter()
+        ranking_b(idx, seeds, settings.relate)
+        times.append(time.perf_counter() - t)
+    out["relate"] = latency_ms(times)
+    out["rss_end"] = rss_gb()
+    idx.close()
+    return out
+
+
+def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, add: int = 100) -> dict[str, Any]:
+    patch_embedder()
+    from agent.settings import get_settings
+    from tools.index import build_index, current_version
+
+    vocab = load_vocabulary()
+    t = time.perf_counter()
+    records = synthetic_corpus(papers + add, chunks_per_paper, seed, vocab)
+    write_jsonl(out / "corpus" / "base.jsonl", records[:papers])
+    write_jsonl(out / "add" / "add.jsonl", records[papers:])
+    gen_s = time.perf_counter() - t
+    deg = in_degrees(records[:papers])
+    root = out / "index"
+    settings = get_settings(index=root)
+    t = time.perf_counter()
+    report = build_index([out / "corpus"], root, settings, rebuild=True)
+    build_s = time.perf_counter() - t
+    version = current_version(root)
+    result: dict[str, Any] = {
+        "papers": report.totals["papers"], "chunks": report.totals["chunks"],
+        "citation_edges": report.totals["citation_edges"], "dense_windows": report.totals["dense_windows"],
+        "in_degree": {"median": float(np.median(deg)), "max": int(max(deg))},
+        "vectors": "random unit vectors (384-d, seeded by a hash of the text), not a model's",
+        "generate_s": round(gen_s, 2), "build_s": round(build_s, 2),
+        "build_stages": {k: round(v, 2) for k, v in report.seconds.items()},
+        "disk_bytes": disk_bytes(version),
+    }
+    proc = subprocess.run([sys.executable, "-m", "evals.bench_scale", "--probe", str(root), "--queries", str(queries),
+                           "--seed", str(seed)], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    p = json.loads(proc.stdout.strip().splitlines()[-1])
+    result.update({
+        "open_s": p["open_s"], "first_hybrid_s": p["first_hybrid_s"], "graph_load_s": p["graph_load_s"],
+        "paper_emb_load_s": p["paper_emb_load_s"],
+        "rss_gb": p["rss_after_open"]["VmRSS"], "rss_after_query_gb": p["rss_after_query"]["VmRSS"],
+        "rss_end_gb": p["rss_end"]["VmRSS"], "rss_peak_gb": p["rss_end"]["VmHWM"],
+        "rss_interpreter_gb": p["rss_before_open"]["VmRSS"],
+    })
+    for name in ("bm25", "paper_bm25", "dense", "hybrid", "relate"):
+        result[f"{name}_p50_ms"], result[f"{name}_p95_ms"] = p[name]["p50_ms"], p[name]["p95_ms"]
+    t = time.perf_counter()
+    added = build_index([out / "add"], root, settings)
+    result["add100_s"] = round(time.perf_counter() - t, 2)
+    result["add100_stages"] = {k: round(v, 2) for k, v in added.seconds.items()}
+    result["add100_papers"] = added.papers_added
+    result["queries"] = queries
+    result["seed"] = seed
+    (out / "result.json").write_text(json.dumps(result, indent=2))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--papers", type=int, default=300)
+    ap.add_argument("--chunks-per-paper", type=int, default=20)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--probe", type=Path, help=argparse.SUPPRESS)  # the fresh subprocess
+    args = ap.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.probe:
+        print(json.dumps(probe(args.probe, args.queries, args.seed)))
+        return 0
+    if args.out is None:
+        ap.error("--out DIR is required")
+    result = run(args.papers, args.chunks_per_paper, args.out, args.seed, args.queries)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
