@@ -15,7 +15,7 @@ from typing import Any
 
 from tools.retrieve import chunk_of
 from tools.sentences import Sentence, select_sentences, sentence_ids, split_sentences
-from tools.tables import table_parts
+from tools.tables import column_names, table_parts
 
 _INSTRUCTION = re.compile(
     r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|directions)\b"
@@ -66,8 +66,6 @@ def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str
 def table_context(text: str) -> str:
     """The line shown under a table chunk's header so its rows can be read alone: its caption's
     first sentence and its column names ("(Table 2: ... columns: Approach | CS prec. | Bio prec.)")."""
-    from tools.tables import column_names
-
     caption, header, _ = table_parts(text)
     if not header:
         return ""

@@ -71,13 +71,12 @@ def matched_answer(text: str, answer_contains: Iterable[str]) -> str | None:
 
 
 def evidence_page(chunk: Any, evidence: str) -> int | None:
-    """The page of the chunk on which `evidence` starts (whitespace-insensitive), None when the
-    chunk does not hold it. A chunk that runs onto a second page says where that page begins."""
+    """The page of a chunk that holds `evidence` on which the evidence starts (found
+    whitespace-insensitively; else the chunk's page). A chunk that runs onto a second page says
+    where that page begins."""
     words = evidence.split()
-    if not words:
-        return None
-    m = re.search(r"\s+".join(re.escape(w) for w in words), chunk.text)
-    return chunk.locator.page_of(m.start()) if m else None
+    m = re.search(r"\s+".join(re.escape(w) for w in words), chunk.text) if words else None
+    return chunk.locator.page_of(m.start()) if m else chunk.locator.page
 
 
 def _page(locator: Any) -> int | None:
@@ -192,9 +191,9 @@ def check_dataset(idx, items: Sequence[Mapping[str, Any]]) -> list[str]:
         if it["paper_id"] not in idx.papers:
             problems.append(f"{name}: paper {it['paper_id']} is not in the index")
             continue
-        pages = sorted({p for c in by_paper.get(it["paper_id"], []) if (p := evidence_page(c, it["evidence"])) is not None
-                        or (p is None and _flat(it["evidence"]) in _flat(c.text) and c.locator.page is None)},
-                       key=lambda p: (p is None, p))
+        evidence = _flat(it["evidence"])
+        pages = sorted({evidence_page(c, it["evidence"]) for c in by_paper.get(it["paper_id"], [])
+                        if evidence in _flat(c.text)}, key=lambda p: (p is None, p))
         if it["page"] not in pages:
             where = f"found on page(s) {pages}" if pages else "not found in any chunk of the paper"
             problems.append(f"{name}: evidence not on page {it['page']} ({where})")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TypedDict
 
+from tools.tables import is_separator
 from tools.text import tokenize
 
 # a sentence shorter than this (after stripping) is glued to the one before it: a stray "(1)"
@@ -57,8 +58,6 @@ def _spans_of_prose(text: str) -> list[tuple[int, int]]:
 
 
 def _spans_of_lines(text: str) -> list[tuple[int, int]]:
-    from tools.tables import is_separator
-
     spans, pos = [], 0
     for line in text.split("\n"):
         stripped = line.strip()

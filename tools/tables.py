@@ -83,7 +83,8 @@ def cell_locator(text: str, row_line: str, value: str) -> dict[str, str | int]:
     hits = [c for c, cell in enumerate(cells) if norm and norm in _norm(cell).split()] or \
         [c for c, cell in enumerate(cells) if norm and norm in _norm(cell)]
     if len(hits) == 1:
-        out["column"] = column_names(text)[hits[0]] if hits[0] < len(column_names(text)) else hits[0]
+        names = column_names(text)
+        out["column"] = names[hits[0]] if hits[0] < len(names) else hits[0]
     return out
 
 

@@ -25,7 +25,8 @@ from agent.state import State
 from agent.support import check_claim, normalise
 from tools.fusion import round_robin
 from tools.retrieve import chunk_of
-from tools.sentences import Sentence, sentence_ids, sentence_index
+from tools.sentences import Sentence, sentence_ids, sentence_index, sentence_scores
+from tools.tables import cell_locator, split_cells
 
 NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
 # no evidence, but some readings failed: what was not read is not known to lack evidence
@@ -297,8 +298,6 @@ def _reanchor(text: str, cited: list[Sentence], shown: list[Sentence], idx, judg
     """The shown sentence (not among `cited`) that states the claim: the `tries` sentences with
     the best word match (BM25 over the shown sentences) are checked, best first, by the
     deterministic check and the judge; (sentence, P(yes)) of the first that passes both."""
-    from tools.sentences import sentence_scores
-
     taken = {(s["chunk_id"], s["start"]) for s in cited}
     scores = sentence_scores(shown, [text])
     order = sorted((i for i, sc in enumerate(scores) if sc > 0 and (shown[i]["chunk_id"], shown[i]["start"]) not in taken),
@@ -353,14 +352,12 @@ class _Citations:
 def table_cell(table: str, row: str, claim: str) -> dict[str, Any]:
     """A cited table row's cell: {"row": its label, "column": the header of the cell holding the
     claim's first figure found in the row} (LitTraceQA table locators), {} for a caption line."""
-    from tools.tables import cell_locator, split_cells
-
     cells = split_cells(row)
     if not cells:
         return {}
     figures = re.findall(r"\d+(?:[.,]\d+)*%?", claim)
     value = next((f for f in figures if any(f in cell for cell in cells)), "")
-    return cell_locator(table, row, value) if value else cell_locator(table, row, "")
+    return cell_locator(table, row, value)
 
 
 def extractive(shown: list[Sentence], limit: int = 3) -> list[Sentence]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from tools.base import MAX_CHUNK_CHARS, Block, Chunk, Document, Locator
+from tools.tables import table_parts
 
 # Paragraphs shorter than this are packed with the next one of the same page and section.
 MIN_PACK_CHARS = 400
@@ -60,8 +61,6 @@ def split_table(text: str, cap: int = MAX_CHUNK_CHARS) -> list[str]:
     """A table chunk cut by rows: each piece is the caption (its first sentence after the first
     piece, when the whole caption would crowd the rows out), the header rows, and as many body
     rows as fit, so every piece can be read, and cited, on its own."""
-    from tools.tables import table_parts
-
     if len(text) <= cap:
         return [text]
     caption, header, body = table_parts(text)
@@ -69,21 +68,22 @@ def split_table(text: str, cap: int = MAX_CHUNK_CHARS) -> list[str]:
         return split_text(text, cap)
     head = "\n".join(caption)
     short = split_text(head, 300)[0] if head else ""
+
+    def frame(first: bool) -> list[str]:
+        return [x for x in (head if first else short, *header) if x]
+
     pieces: list[str] = []
     current: list[str] = []
     for row in body:
-        lead = head if not pieces else short
-        frame = [x for x in (lead, *header) if x]
-        if current and len("\n".join([*frame, *current, row])) > cap:
-            pieces.append("\n".join([*frame, *current]))
-            current = []
-            frame = [x for x in (short, *header) if x]
+        lines = frame(not pieces)
+        if current and len("\n".join([*lines, *current, row])) > cap:
+            pieces.append("\n".join([*lines, *current]))
+            current, lines = [], frame(False)
         current.append(row)
-        if len("\n".join([*frame, *current])) > cap:  # a caption or a row too long on its own
-            return [p for piece in [*pieces, "\n".join([*frame, *current])] for p in split_text(piece, cap)]
+        if len("\n".join([*lines, *current])) > cap:  # a caption or a row too long on its own
+            return [p for piece in [*pieces, "\n".join([*lines, *current])] for p in split_text(piece, cap)]
     if current:
-        lead = head if not pieces else short
-        pieces.append("\n".join([x for x in (lead, *header) if x] + current))
+        pieces.append("\n".join([*frame(not pieces), *current]))
     return pieces
 
 

@@ -24,7 +24,7 @@ _LOWER_PART = 0.5
 _MAX_LINES = 20  # a "footnote zone" longer than this is something else (a small-type column)
 
 
-def footnote_mark(line: Line, style: Style) -> str | None:
+def footnote_mark(line: Line) -> str | None:
     """The mark when the line opens a footnote: a mark at its start, indented from the column
     edge (the mark hangs in the first-line indent)."""
     m = MARK_RE.match(line.text)
@@ -45,7 +45,7 @@ def mark_footnotes(page: PageData, style: Style) -> None:
                 break
             run.append(line)
         run.reverse()
-        start = next((k for k, ln in enumerate(run) if footnote_mark(ln, style)), None)
+        start = next((k for k, ln in enumerate(run) if footnote_mark(ln)), None)
         if start is None:
             continue
         zone = run[start:]
@@ -53,4 +53,4 @@ def mark_footnotes(page: PageData, style: Style) -> None:
             continue
         for line in zone:
             line.footnote = True
-            line.mark = footnote_mark(line, style)
+            line.mark = footnote_mark(line)
