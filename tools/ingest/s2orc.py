@@ -130,10 +130,10 @@ def _document(path: Path, value: Any, line: int | None, single: bool) -> Documen
     meta = record.metadata or S2orcMetadata()
     paper = Paper(
         paper_id=_paper_id(path, record, parse, line, single),
-        title=_text(record.title or meta.title),
+        title=one_line(record.title or meta.title),
         abstract=_abstract(record, meta, parse),
         authors=author_names(record.authors or meta.authors),
-        venue=_text(meta.venue or meta.journal or record.venue) or None,
+        venue=one_line(meta.venue or meta.journal or record.venue) or None,
         year=record.year or meta.year,
         source=str(path),
         bibliography=_bibliography(parse.bib_entries),
@@ -160,15 +160,16 @@ def _paper_id(path: Path, record: S2orcRecord, parse: Parse, line: int | None, s
     return pid
 
 
-def _text(value: str) -> str:
+def one_line(value: str) -> str:
+    """The text on one line: runs of whitespace as one space, none at the ends."""
     return re.sub(r"\s+", " ", value).strip()
 
 
 def _abstract(record: S2orcRecord, meta: S2orcMetadata, parse: Parse) -> str:
     for value in (record.abstract, meta.abstract):
         if value.strip():
-            return strip_abstract_label(_text(value))
-    paragraphs = [_text(p.text) for p in parse.abstract or record.bare_parse.abstract]
+            return strip_abstract_label(one_line(value))
+    paragraphs = [one_line(p.text) for p in parse.abstract or record.bare_parse.abstract]
     return strip_abstract_label(" ".join(p for p in paragraphs if p))
 
 
@@ -191,8 +192,8 @@ def _section_name(paragraph: Paragraph) -> str | None:
 
 def section_name(sec_num: str, section: str) -> str | None:
     """'3.1 Results' from sec_num '3.1' and section 'Results'; None when unnamed."""
-    section = _text(section)
-    num = _text(sec_num).rstrip(".")
+    section = one_line(section)
+    num = one_line(sec_num).rstrip(".")
     if num and section and not section.startswith(num):
         return f"{num} {section}"
     return section or num or None
@@ -201,7 +202,7 @@ def section_name(sec_num: str, section: str) -> str | None:
 def _body_blocks(parse: Parse) -> list[Block]:
     blocks = []
     for paragraph in parse.body_text + parse.back_matter:
-        text = _text(paragraph.text)
+        text = one_line(paragraph.text)
         section = _section_name(paragraph)
         if _is_equation(paragraph, text):
             equation = _equation_text(paragraph, text)
@@ -227,9 +228,9 @@ def _is_equation(paragraph: Paragraph, text: str) -> bool:
 def _equation_text(paragraph: Paragraph, text: str) -> str:
     parts = []
     for span in paragraph.eq_spans:
-        raw = _text(span.raw_str or span.latex)
+        raw = one_line(span.raw_str or span.latex)
         if raw:
-            parts.append(f"{raw} {_text(span.eq_num)}".strip())
+            parts.append(f"{raw} {one_line(span.eq_num)}".strip())
     if parts:
         return " ".join(parts)
     return "" if text.upper() == "EQUATION" else text
@@ -246,7 +247,7 @@ def _object_blocks(parse: Parse) -> list[Block]:
         kind = _object_kind(ref_id, entry)
         if kind is None:
             continue
-        caption = _text(entry.text)
+        caption = one_line(entry.text)
         body = _table_text(entry) if kind == "table" else ""
         text = "\n".join(p for p in (caption, body) if p)
         if not text:
@@ -292,7 +293,7 @@ def caption_label(text: str, at_start: bool) -> str | None:
 def _object_label(ref_id: str, entry: RefEntry, caption: str, mentions: Counter[str]) -> str:
     """'Figure 2' from the entry's number, its caption, or how the body text refers to it."""
     kind = "Figure" if _object_kind(ref_id, entry) == "figure" else "Table"
-    num = _text(entry.num)
+    num = one_line(entry.num)
     if num not in ("", "None"):
         return f"{kind} {num}"
     return caption_label(caption, at_start=True) or mentioned_label(mentions) or ref_id
@@ -316,7 +317,7 @@ def _reference_mentions(parse: Parse) -> tuple[dict[str, Counter[str]], dict[str
             if not span.ref_id:
                 continue
             sections.setdefault(span.ref_id, _section_name(paragraph))
-            label = caption_label(_text(span.text), at_start=False)
+            label = caption_label(one_line(span.text), at_start=False)
             if label:
                 mentions.setdefault(span.ref_id, Counter())[label] += 1
     return mentions, sections
@@ -329,7 +330,7 @@ def _table_text(entry: RefEntry) -> str:
     if "<t" in content:
         rows = []
         for row in re.findall(r"<tr>(.*?)</tr>", content, re.DOTALL):
-            cells = [_text(html.unescape(re.sub(r"<[^>]+>", " ", c)))
+            cells = [one_line(html.unescape(re.sub(r"<[^>]+>", " ", c)))
                      for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)]
             if any(cells):
                 rows.append(cells)
@@ -344,8 +345,8 @@ def _bibliography(entries: dict[str, BibRecord]) -> tuple[BibEntry, ...]:
     out = []
     for key in sorted(entries, key=_bib_order):
         entry = entries[key]
-        title = _text(entry.title)
-        raw = _text(entry.raw_text) or raw_reference(entry.authors, entry.year, title, entry.venue)
+        title = one_line(entry.title)
+        raw = one_line(entry.raw_text) or raw_reference(entry.authors, entry.year, title, entry.venue)
         out.append(BibEntry(title=title, year=entry.year, raw=raw, link=entry.link or entry.links))
     return tuple(out)
 
@@ -358,5 +359,5 @@ def _bib_order(key: str) -> tuple[int, str]:
 def raw_reference(authors: tuple[str, ...], year: int | None, title: str, venue: str) -> str:
     """'A. Author, B. Author. 2019. Title. Venue.' from the structured fields."""
     names = ", ".join(author_names(authors))
-    parts = [names, str(year) if year else "", title, _text(venue)]
+    parts = [names, str(year) if year else "", title, one_line(venue)]
     return ". ".join(p.rstrip(".") for p in parts if p) + ("." if any(parts) else "")

@@ -34,6 +34,7 @@ from tools.ingest.s2orc import (
     author_names,
     caption_label,
     mentioned_label,
+    one_line,
     raw_reference,
     section_name,
     strip_abstract_label,
@@ -164,10 +165,6 @@ def _local(tag: object) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-def _text(value: str) -> str:
-    return re.sub(r"\s+", " ", value).strip()
-
-
 def _text_of(el: ET.Element | None, skip: frozenset[str] = frozenset()) -> str:
     """All text inside `el` (inline markup such as <ref>, <hi> kept as its text), whitespace
     normalised; sentences, cells and the like spaced apart; `skip` elements left out.
@@ -193,7 +190,7 @@ def _text_of(el: ET.Element | None, skip: frozenset[str] = frozenset()) -> str:
                 todo.append(child.tail)
         todo.append(space)
         stack.extend(reversed(todo))
-    return _text("".join(parts))
+    return one_line("".join(parts))
 
 
 def _page(el: ET.Element) -> int | None:
