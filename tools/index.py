@@ -48,7 +48,7 @@ import shutil
 import time
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -461,6 +461,7 @@ def build_index(
     strict: bool = False,
     progress: bool = False,
     embeddings: Path | None = None,
+    loader: Callable[[Sequence[Path], set[str] | None], tuple[Any, Any]] | None = None,
 ) -> BuildReport:
     """Index the papers under `inputs` into `root`, adding to what is there unless `rebuild`.
 
@@ -472,6 +473,10 @@ def build_index(
     `embeddings` names a file of window vectors computed elsewhere (tools/vector_file.py): the
     windows it has are imported, the rest embedded; a file that does not fit this build fails it
     before anything is written.
+
+    `loader(inputs, known_ids)` replaces the local parse (tools.ingest.loader.load_documents) with
+    another engine's (tools/ray_build.py): it returns the same `LoadResult` and, optionally, a
+    `VectorFile` of the windows it embedded, which the build imports as it would `embeddings`.
     """
     from tools.ingest.loader import load_documents
 
@@ -484,9 +489,15 @@ def build_index(
         if imported is not None and old is not None:
             _check_imported(imported, settings, old)
         t0 = time.perf_counter()
-        with _progress(progress, "reading", unit="file") as bar:
-            loaded = load_documents(inputs, set(old.papers) if old else None, on_file=lambda _: bar.update(1),
-                                    max_chunks=settings.ingest.max_chunks_per_paper, workers=settings.ingest.workers)
+        known = set(old.papers) if old else None
+        if loader is not None:
+            loaded, computed = loader(list(inputs), known)
+            imported = computed if computed is not None else imported
+        else:
+            with _progress(progress, "reading", unit="file") as bar:
+                loaded = load_documents(inputs, known, on_file=lambda _: bar.update(1),
+                                        max_chunks=settings.ingest.max_chunks_per_paper,
+                                        workers=settings.ingest.workers)
         report.problems = loaded.problems
         report.already_indexed = len(loaded.already_indexed)
         report.seconds["parse"] = time.perf_counter() - t0
