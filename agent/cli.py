@@ -120,6 +120,12 @@ def index_build(
     embeddings: Annotated[Optional[Path], typer.Option(
         "--embeddings", help="Window vectors computed elsewhere (.npz: ids, vectors, model; or .jsonl), "
         "imported instead of embedding those windows (see `index export-windows`).")] = None,
+    ray: Annotated[bool, typer.Option(
+        "--ray", help="Parse, chunk and embed on Ray (pip install 'litloop[ray]'): a local Ray instance "
+        "started for the build, or the cluster of --ray-address; GPU workers are used when present.")] = False,
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", metavar="ADDRESS", help="Build on this Ray cluster (implies --ray): `auto` for the one "
+        "`ray start --head` began on this machine, HOST:6379, or ray://HOST:10001.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Index papers; an existing index gets only the new papers (nothing is re-embedded)."""
@@ -127,14 +133,26 @@ def index_build(
     from tools.index import BuildFailed, IndexProblem, build_index
 
     settings = _settings(index)
+    on_ray = ray or ray_address is not None
+    loader, ray_problem = None, ()
+    if on_ray:
+        from tools.ray_build import RayProblem, ray_loader
+
+        ray_problem = (RayProblem,)
+        if embeddings is not None:
+            raise _fail("--embeddings and --ray: give one (Ray computes every window's vector itself)")
+        try:
+            loader = ray_loader(settings, ray_address, progress=_progress())
+        except RayProblem as exc:
+            raise _fail(str(exc)) from None
     try:
         report = build_index(paths, index, settings, rebuild=rebuild, strict=strict, progress=_progress(),
-                             embeddings=embeddings)
+                             embeddings=embeddings, loader=loader)
     except BuildFailed as exc:
         for p in exc.problems:
             err.print(f"[yellow]problem:[/] {escape(p)}")
         raise _fail(str(exc)) from None
-    except (IndexProblem, ModelNotAvailable) as exc:
+    except (IndexProblem, ModelNotAvailable, *ray_problem) as exc:
         raise _fail(str(exc)) from None
     if as_json:
         out.print_json(json.dumps(report.to_dict()))
@@ -147,6 +165,9 @@ def index_build(
         f"{report.windows_embedded} embedded windows, {report.references_resolved} references resolved) "
         f"into {index}"
     )
+    if on_ray:
+        out.print(f"{report.windows_imported} windows embedded on Ray"
+                  + (f", {report.windows_embedded} here" if report.windows_embedded else ""))
     if embeddings is not None:
         out.print(f"{report.windows_imported} windows imported from {escape(str(embeddings))}, "
                   f"{report.windows_embedded} embedded here"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.base import Document, IngestError
+from tools.base import Document, IngestError, Paper
 from tools.ingest.records import (
     PdfMetadata,
     Unreadable,
@@ -175,13 +175,17 @@ class _PdfPool:
             yield IngestError(item[0], item[1], item[2]) if isinstance(item, tuple) else item
 
 
-def _too_many_chunks(doc: Document, chunks: int, max_chunks: int) -> str:
-    paper = doc.paper
+def too_many_chunks_problem(paper: Paper, chunks: int, max_chunks: int) -> str:
     return (
         f"{paper.source}: paper {paper.paper_id!r} makes {chunks} chunks, more than the limit of "
         f"{max_chunks} (LITLOOP_INGEST__MAX_CHUNKS_PER_PAPER); only its first {max_chunks} are "
         "indexed - raise the limit to index it whole"
     )
+
+
+def duplicate_problem(paper: Paper, path: Path) -> str:
+    return (f"{paper.source or path}: duplicate paper_id {paper.paper_id!r} (earlier in the input); "
+            "skipped - give it a distinct id to keep both")
 
 
 def load_documents(
@@ -213,14 +217,11 @@ def load_documents(
                     result.already_indexed.append(pid)
                     continue
                 if pid in seen:
-                    result.problems.append(
-                        f"{item.paper.source or path}: duplicate paper_id {pid!r} (earlier in the input); "
-                        "skipped - give it a distinct id to keep both"
-                    )
+                    result.problems.append(duplicate_problem(item.paper, path))
                     continue
                 seen.add(pid)
                 if max_chunks is not None and (n := len(chunk_document(item))) > max_chunks:
-                    result.problems.append(_too_many_chunks(item, n, max_chunks))
+                    result.problems.append(too_many_chunks_problem(item.paper, n, max_chunks))
                 result.documents.append(item)
             if on_file:
                 on_file(path)

