@@ -51,6 +51,7 @@ OBJECT_STORE_BYTES = 512 * 1024**2
 # Papers per embedding call: a call embeds all of their windows (an abstract is one, a full-text
 # paper about a hundred), enough to keep a GPU busy between Ray's hand-offs.
 DOCS_PER_BATCH = 256
+CONNECT_TIMEOUT_S = 10
 THREADS_PER_CPU_ACTOR = 4  # torch scales to a few threads per model; more actors beyond that
 # A file's rows carry their place in the input: file number << 32 | record number.
 _KEY_SHIFT = 32
@@ -78,10 +79,13 @@ def ray_loader(settings: ToolSettings, address: str | None = None, progress: boo
     or on a local instance started for the build and stopped after it. A Ray already initialised
     in this process is used as it is and left running."""
     import_ray()  # fail before the build takes its lock
+    if address:
+        _check_reachable(address)
 
     def load(inputs: Sequence[Path], known_ids: set[str] | None) -> tuple[LoadResult, VectorFile | None]:
         with ray_session(address, settings.ingest.workers):
-            return load_on_ray(inputs, known_ids, settings, progress, remote=address is not None)
+            # workers of a cluster (even `auto` here) do not run in this process's directory
+            return load_on_ray(inputs, known_ids, settings, progress, remote=address not in (None, "", "local"))
 
     return load
 
@@ -91,18 +95,21 @@ def ray_session(address: str | None = None, num_cpus: int = 0) -> Iterator[Any]:
     """Ray, initialised for the block: connected to `address`, or a local instance of `num_cpus`
     CPUs (0: all of them) that is shut down after it."""
     ray = import_ray()
+    if address:
+        _check_reachable(address)
     if ray.is_initialized():
         yield ray
         return
+    quiet = {} if log.isEnabledFor(logging.INFO) else {"logging_level": logging.WARNING}
     try:
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, log_to_driver=False, **quiet)
         else:
             # a local build reaches nothing beyond this machine, and neither does its Ray
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1,
                      object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False,
-                     ignore_reinit_error=True, log_to_driver=False)
+                     ignore_reinit_error=True, log_to_driver=False, **quiet)
     except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
         where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
         todo = ("start one with `ray start --head` and give its address (or `auto` on its head node)"
@@ -112,6 +119,21 @@ def ray_session(address: str | None = None, num_cpus: int = 0) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast when nothing listens at a HOST:PORT address: Ray itself waits for minutes for a
+    head node that does not answer. `auto` and other forms are left to Ray."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise RayProblem(f"nothing answers at Ray address {address!r} ({exc}); start the cluster with "
+                         "`ray start --head` and give its address (HOST:6379, or ray://HOST:10001)") from None
 
 
 def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: ToolSettings,
@@ -252,15 +274,12 @@ def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
     """The vectors of the kept papers' windows, from one actor per GPU when the cluster has GPUs
     (and the settings allow them), else from CPU actors of a few threads each."""
     e = settings.embedder
-    resources = ray.cluster_resources()
-    gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
+    gpus = int(ray.cluster_resources().get("GPU", 0))
     if gpus and settings.device != "cpu":
-        device, per_actor = settings.device, {"num_gpus": 1, "num_cpus": 1}
-        actors = gpus
+        device, per_actor, actors = settings.device, {"num_gpus": 1, "num_cpus": 1}, gpus
     else:
-        threads = min(cpus, THREADS_PER_CPU_ACTOR)
+        threads, actors = cpu_actors([n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")])
         device, per_actor = "cpu", {"num_cpus": threads}
-        actors = max(1, cpus // threads)
     log.info("embedding on Ray: %d %s actor(s)", actors, "GPU" if "num_gpus" in per_actor else "CPU")
     out = kept.map_batches(
         _Embed,
@@ -278,6 +297,15 @@ def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
         parts.append(np.asarray(b["vector"], dtype=np.float32))
     vectors = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
     return VectorFile(Path("ray"), e.model, ids, vectors, e.window_chars)
+
+
+def cpu_actors(node_cpus: Sequence[float]) -> tuple[int, int]:
+    """(threads per actor, actors) for CPU embedding on nodes of `node_cpus` CPUs: actors of up to
+    THREADS_PER_CPU_ACTOR threads that fit on the smallest node (an actor larger than every node
+    would never start), as many as the nodes hold."""
+    cpus = [int(c) for c in node_cpus if c >= 1] or [1]
+    threads = min(THREADS_PER_CPU_ACTOR, min(cpus))
+    return threads, max(1, sum(c // threads for c in cpus))
 
 
 def _last_line(exc: BaseException) -> str:
