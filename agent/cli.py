@@ -38,6 +38,7 @@ app.add_typer(index_app, name="index")
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 log = logging.getLogger("litloop")
+COMPACT_HINT = 8  # segments from which `index info` suggests `index compact`
 
 IndexOpt = Annotated[
     Optional[Path],
@@ -219,8 +220,10 @@ def index_info_cmd(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
         ("citation edges", str(c["citation_edges"])),
         ("coupling pairs", f"{c['coupling_pairs']} (>= 2 shared references)"),
         ("dense windows", str(c["dense_windows"])),
-        ("dense store", "embedded (chroma/ in the version)" if info["dense"]["kind"] == "embedded" else
+        ("dense store", "embedded (chroma/ in each segment)" if info["dense"]["kind"] == "embedded" else
                         f"Chroma server {info['dense']['url']}, collection {info['dense']['collection']}"),
+        ("segments", f"{len(info['segments'])}" + ("" if len(info["segments"]) < COMPACT_HINT else
+                     " (searches ask each one; `litloop index compact` merges them)")),
         ("embedder", f"{info['embedder']['name']} ({info['embedder']['dim']}-d)"),
         ("paper embedder", f"{info['paper_embedder']['name']} ({info['paper_embedder']['dim']}-d)"),
         ("tokenizer / BM25", f"{info['tokenizer']} / k1 {info['bm25']['k1']}, b {info['bm25']['b']}"),
@@ -234,6 +237,46 @@ def index_info_cmd(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
     out.print(table)
     if not info["compatible_with_settings"]:
         err.print(f"[yellow]warning:[/] {escape(info['problem'])}")
+
+
+@index_app.command("compact")
+def index_compact(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
+    """Merge the index's segments (one per build or add) into one; searches then ask one of each
+    store. Rewrites every chunk and vector, so it takes about as long as the build did without
+    the embedding; readers keep the version they opened meanwhile."""
+    from tools.index import IndexProblem, compact_index
+
+    settings = _settings(index)
+    try:
+        report = compact_index(settings.resolved_index, settings, progress=_progress())
+    except IndexProblem as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps(report.to_dict()))
+    elif report.segments_before <= 1:
+        out.print(f"Nothing to compact: the index is {report.segments_before} segment.")
+    else:
+        out.print(f"Merged {report.segments_before} segments into 1 ({report.chunks} chunks, {report.windows} "
+                  f"vectors) in {report.seconds:.1f} s.")
+
+
+@index_app.command("upgrade")
+def index_upgrade(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
+    """Convert an index written by an earlier litloop (format 1) to this format in place, keeping
+    its embeddings (nothing is re-embedded); readers keep the old version until they reopen."""
+    from tools.index import IndexProblem, upgrade_index
+
+    settings = _settings(index)
+    try:
+        result = upgrade_index(settings.resolved_index, settings, progress=_progress())
+    except IndexProblem as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps(result))
+    elif not result["upgraded"]:
+        out.print(f"Nothing to do: the index is already format {result['format_version']}.")
+    else:
+        out.print(f"Upgraded to format {result['format_version']} ({result['chunks']} chunks) in {result['seconds']:.1f} s.")
 
 
 @index_app.command("show")
@@ -308,12 +351,12 @@ def search(
 
     if retriever not in RETRIEVERS:
         raise _fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}", 2)
-    with _using_index(index, corpus) as idx:
+    with _using_index(index, corpus) as idx:  # open while printing: records are read on demand
         hits = run_search(idx, query, retriever, k)  # type: ignore[arg-type]
-    if as_json:
-        out.print_json(json.dumps({"query": query, "retriever": retriever, "hits": [h.to_dict() for h in hits]}))
-        return
-    print_hits(query, retriever, hits, idx)
+        if as_json:
+            out.print_json(json.dumps({"query": query, "retriever": retriever, "hits": [h.to_dict() for h in hits]}))
+            return
+        print_hits(query, retriever, hits, idx)
 
 
 def print_hits(query: str, retriever: str, hits, idx) -> None:
@@ -355,8 +398,8 @@ def retrieve(
             raise _fail(f"unknown seed paper id(s): {', '.join(unknown)}; use ids from `litloop search`", 2)
         run = run_retrieval(idx, question, idx.settings, subqueries=subquery, seeds=seed,
                             relate=stage != "a")
-    ranking = {"a": run.a, "b": run.b, "fused": run.fused}[stage][:k]
-    papers = [_retrieved_paper(idx, run, pid, rank, stage) for rank, pid in enumerate(ranking, start=1)]
+        ranking = {"a": run.a, "b": run.b, "fused": run.fused}[stage][:k]
+        papers = [_retrieved_paper(idx, run, pid, rank, stage) for rank, pid in enumerate(ranking, start=1)]
     if as_json:
         out.print_json(json.dumps({"question": question, "stage": stage, "subqueries": run.subqueries,
                                    "seeds": run.seeds, "papers": papers, "seconds": run.seconds}))

@@ -316,6 +316,39 @@ class ServerDense(ChromaDense):
         self._client = None
 
 
+class SegmentedDense:
+    """The dense stores of an index's segments as one: a query asks each and keeps the best
+    chunks (a chunk's windows all live in its segment's store, and every store holds the same
+    embedder's unit vectors, so the similarities compare across stores)."""
+
+    def __init__(self, stores: Sequence[ChromaDense]):
+        self.stores = list(stores)
+
+    def count(self) -> int:
+        return sum(s.count() for s in self.stores)
+
+    def _batch(self) -> int:
+        return min(s._batch() for s in self.stores)
+
+    def chunk_ids(self) -> set[str]:
+        return set().union(*(s.chunk_ids() for s in self.stores))
+
+    def rows(self, include_embeddings: bool = True, batch: int = BATCH) -> Iterator[tuple[list, Any, list]]:
+        for s in self.stores:
+            yield from s.rows(include_embeddings, batch)
+
+    def query(self, vector: np.ndarray, k: int, where: dict | None = None) -> list[tuple[str, float]]:
+        if len(self.stores) == 1:
+            return self.stores[0].query(vector, k, where)
+        hits = [h for s in self.stores for h in s.query(vector, k, where)]
+        hits.sort(key=lambda kv: (-kv[1], kv[0]))
+        return hits[:k]
+
+    def close(self) -> None:
+        for s in self.stores:
+            s.close()
+
+
 def _connect(url: str, collection: str):
     try:
         return _http_client(url)

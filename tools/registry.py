@@ -116,12 +116,17 @@ class Corpus:
     def ensure(self, settings: ToolSettings, progress: bool = False) -> Path:
         """The index path, building it on first use, or again when it no longer matches the
         settings (a registered corpus is rebuilt from its own sources, so nothing is lost)."""
-        from tools.index import IndexProblem, open_index
+        from tools.index import IndexFormatOld, IndexProblem, open_index, upgrade_index
 
         path = self.index_path(settings)
         if (path / "CURRENT").exists():
             try:
-                idx = open_index(path, settings)
+                try:
+                    idx = open_index(path, settings)
+                except IndexFormatOld:
+                    log.warning("upgrading corpus %s to this litloop's index format (keeps its embeddings)", self.name)
+                    upgrade_index(path, settings, progress=progress)
+                    idx = open_index(path, settings)
                 cut_by = idx.manifest.get("ingest_version", 1)
                 idx.close()
                 if cut_by >= INGEST_VERSION:

@@ -1,7 +1,8 @@
 """The dense index as collections on a real Chroma server (`chroma run`, on loopback), the rest of
-the index on disk: builds, adds, the old version's collection dropped after the switch, a copy of
-the index folder that never drops the original's, and a server that is down or has lost the
-collection as an `IndexProblem` naming the URL, never zero hits."""
+the index on disk: builds, adds (a new segment, a new collection; the old ones stay in use),
+compaction and rebuilds (the old segments' collections dropped once no version names them), a
+copy of the index folder that never drops the original's, and a server that is down or has lost
+a collection as an `IndexProblem` naming the URL, never zero hits."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ from agent.cli import app
 from agent.settings import default_settings, get_settings
 from tests.conftest import build_papers_index
 from tools.dense import STORE_FILE, collection_name, server_store
-from tools.index import IndexProblem, build_index, index_info, open_index
+from tools.index import (
+    SEGMENTS,
+    IndexProblem,
+    build_index,
+    compact_index,
+    index_info,
+    open_index,
+)
 from tools.search import search
 
 pytestmark = pytest.mark.integration
@@ -143,19 +151,27 @@ def _papers_file(tmp_path: Path, name: str, *records: dict) -> Path:
     return path
 
 
+def _stores(root: Path) -> list[dict]:
+    """The live version's segments' dense records, in order."""
+    return [seg["dense"] for seg in _manifest(root)["segments"]]
+
+
 def _set_manifest_store(root: Path, **changes) -> None:
     path = _live(root) / "manifest.json"
     manifest = json.loads(path.read_text())
-    manifest["dense"] = {**manifest["dense"], **changes}
+    for seg in manifest["segments"]:
+        seg["dense"] = {**seg["dense"], **changes}
     path.write_text(json.dumps(manifest))
 
 
 def test_a_build_keeps_the_vectors_on_the_server_and_the_manifest_says_where(server, server_index):
-    version, manifest = _live(server_index), _manifest(server_index)
-    store = manifest["dense"]
-    assert store == {"kind": "server", "url": server, "collection": collection_name(server_index, version.name)}
-    assert not (version / "chroma").exists(), "a server index keeps no embedded store"
-    assert json.loads((version / STORE_FILE).read_text()) == store
+    manifest = _manifest(server_index)
+    [segment] = manifest["segments"]
+    store = segment["dense"]
+    folder = server_index / SEGMENTS / segment["name"]
+    assert store == {"kind": "server", "url": server, "collection": collection_name(server_index, segment["name"])}
+    assert not (folder / "chroma").exists(), "a server index keeps no embedded store"
+    assert json.loads((folder / STORE_FILE).read_text()) == store
     assert store["collection"] in _collections(server)
     assert index_info(server_index, get_settings())["dense"] == store
     shown = CliRunner().invoke(app, ["index", "info", "--index", str(server_index)])
@@ -171,49 +187,72 @@ def test_a_build_keeps_the_vectors_on_the_server_and_the_manifest_says_where(ser
         idx.close()
 
 
-def test_an_add_goes_through_the_server_and_drops_the_old_versions_collection(server, server_index, tmp_path, monkeypatch):
+def test_adds_make_collections_and_compaction_and_rebuilds_drop_the_unused(server, server_index, tmp_path, monkeypatch):
     monkeypatch.setenv(URL_VAR, server)
-    old_version, old = _live(server_index), _manifest(server_index)
-    # what a build killed mid-way leaves: its staging folder (no manifest yet) and its collection
-    crashed = server_index / ".building-20000101T000000-1-1"
+    root = tmp_path / "idx"
+    shutil.copytree(server_index, root)  # a copy: its collections are the original's until it makes its own
+    # what a build killed mid-way leaves: a segment's staging folder and the collection it made
+    crashed = root / SEGMENTS / ".building-s-20000101T000000-1-1"
     crashed.mkdir()
-    leftover = server_store(server_index, "v-20000101T000000-1-1", server)
+    leftover = server_store(root, "s-20000101T000000-1-1", server)
     (crashed / STORE_FILE).write_text(json.dumps(leftover))
     client = _client(server)
     client.get_or_create_collection(leftover["collection"], embedding_function=None)
     client.close()
 
-    report = build_index([_papers_file(tmp_path, "extra.jsonl", VITERBI)], server_index, get_settings())
+    old = _manifest(root)
+    report = build_index([_papers_file(tmp_path, "extra.jsonl", VITERBI)], root, get_settings())
     assert report.papers_added == 1 and report.problems == []
-    new_version, new = _live(server_index), _manifest(server_index)
-    assert new_version != old_version and not (new_version / "chroma").exists()
-    assert new["dense"]["collection"] == collection_name(server_index, new_version.name)
+    new = _manifest(root)
+    first, added = new["segments"]
+    assert first == old["segments"][0], "an add leaves the old segment as it was"
+    assert added["dense"] == server_store(root, added["name"], server)
     assert new["counts"]["dense_windows"] == old["counts"]["dense_windows"] + report.windows_embedded
     on_server = _collections(server)
-    assert new["dense"]["collection"] in on_server
-    assert old["dense"]["collection"] not in on_server, "the superseded version's collection goes with its folder"
+    assert {first["dense"]["collection"], added["dense"]["collection"]} <= on_server
     assert leftover["collection"] not in on_server and not crashed.exists(), "an interrupted build's leftovers go"
-    assert not old_version.exists()
 
-    idx = open_index(server_index, get_settings())
+    idx = open_index(root, get_settings())
     try:
         assert idx.dense.count() == new["counts"]["dense_windows"]
         assert search(idx, "Viterbi dynamic programming label sequence", "dense", k=1)[0].paper_id == "viterbi"
-        assert search(idx, CRF_QUERY, "dense", k=1)[0].paper_id == "crf", "the old rows were copied"
+        assert search(idx, CRF_QUERY, "dense", k=1)[0].paper_id == "crf", "the old segment is still searched"
     finally:
         idx.close()
+
+    compacted = compact_index(root, get_settings())
+    assert (compacted.segments_before, compacted.segments_after) == (2, 1)
+    [merged] = _manifest(root)["segments"]
+    on_server = _collections(server)
+    assert merged["dense"]["collection"] in on_server
+    assert added["dense"]["collection"] not in on_server, "a segment no version names goes with its collection"
+    assert first["dense"]["collection"] in on_server, "the original index's collection is not this copy's to drop"
+    idx = open_index(root, get_settings())
+    try:
+        assert idx.dense.count() == new["counts"]["dense_windows"]
+        assert search(idx, "Viterbi dynamic programming label sequence", "dense", k=1)[0].paper_id == "viterbi"
+        assert search(idx, CRF_QUERY, "dense", k=1)[0].paper_id == "crf"
+    finally:
+        idx.close()
+
+    build_index([_papers_file(tmp_path, "again.jsonl", VITERBI)], root, get_settings(), rebuild=True)
+    [rebuilt] = _manifest(root)["segments"]
+    on_server = _collections(server)
+    assert rebuilt["dense"]["collection"] in on_server and merged["dense"]["collection"] not in on_server
+    assert [p.name for p in (root / SEGMENTS).iterdir()] == [rebuilt["name"]]
 
 
 def test_a_copy_of_the_folder_elsewhere_never_drops_the_originals_collection(server, server_index, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(server_index, copy)
-    original = _manifest(server_index)["dense"]["collection"]
+    original = _stores(server_index)[0]["collection"]
     # no LITLOOP_DENSE__URL: an add keeps a server index on the server its manifest names
     build_index([_papers_file(tmp_path, "more.jsonl", {**VITERBI, "paper_id": "forward",
                                                        "title": "The forward algorithm"})], copy, get_settings())
-    mine = _manifest(copy)["dense"]
-    assert mine["url"] == server and mine["collection"] == collection_name(copy, _live(copy).name)
-    assert {original, mine["collection"]} <= _collections(server)
+    _, mine = _manifest(copy)["segments"]
+    assert mine["dense"] == server_store(copy, mine["name"], server)
+    compact_index(copy, get_settings())  # no version of the copy names the copied segment now
+    assert original in _collections(server)
     idx = open_index(server_index, get_settings())
     try:
         assert search(idx, CRF_QUERY, "dense", k=1)[0].paper_id == "crf"
@@ -250,7 +289,8 @@ def test_a_server_that_does_not_answer_is_an_index_problem_naming_it(server, ser
         build_index([_papers_file(tmp_path, "extra.jsonl", {**VITERBI, "paper_id": "baum-welch",
                                                             "title": "Baum-Welch training"})], copy, get_settings())
     assert _live(copy).name == live
-    tombstones = list(copy.glob(".building-*"))
+    assert not list(copy.glob(".building-*")), "the failed build's version folder is gone"
+    tombstones = list((copy / SEGMENTS).glob(".building-*"))
     assert [sorted(p.name for p in t.iterdir()) for t in tombstones] == [[STORE_FILE]], \
         "what the failed build may have made on the server stays recorded for the next cleanup"
 

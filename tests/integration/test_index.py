@@ -121,7 +121,7 @@ def test_manifest_mismatch_is_a_clear_error(built_index, tmp_path, monkeypatch):
     m = json.loads((version / "manifest.json").read_text())
     m["format_version"] = 0
     (version / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(IndexProblem, match="format 0 but this litloop reads format 1.*--rebuild"):
+    with pytest.raises(IndexProblem, match="format 0 but this litloop reads format 2.*--rebuild"):
         open_index(root, get_settings())
     with pytest.raises(IndexProblem, match="not a litloop index"):
         open_index(tmp_path, get_settings())
@@ -130,17 +130,16 @@ def test_manifest_mismatch_is_a_clear_error(built_index, tmp_path, monkeypatch):
 KILLED_BUILD = """
 import sys, time
 from pathlib import Path
-import tools.embed as embed
-real = embed.Embedder.encode
-def slow(self, texts, progress=False):
-    out = real(self, texts, progress)
+import tools.index as index
+real = index._embed_windows
+def slow(*args, **kwargs):
+    out = real(*args, **kwargs)
     Path(sys.argv[3]).write_text("embedding")
     time.sleep(120)
     return out
-embed.Embedder.encode = slow
+index._embed_windows = slow
 from agent.settings import get_settings
-from tools.index import build_index
-build_index([Path(sys.argv[1])], Path(sys.argv[2]), get_settings())
+index.build_index([Path(sys.argv[1])], Path(sys.argv[2]), get_settings())
 """
 
 

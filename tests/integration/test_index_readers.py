@@ -91,10 +91,11 @@ def test_a_dense_store_removed_under_a_reader_is_an_error_never_zero_hits(papers
     # what no lease can prevent (someone deletes the folder by hand) is still never a silent 0
     reader = open_index(papers_index, get_settings())
     try:
-        shutil.rmtree(reader.version_dir / "chroma")
+        store = reader.segment_dirs[0] / "chroma"
+        shutil.rmtree(store)
         with pytest.raises(IndexProblem, match=r"chroma: no dense store here.*--rebuild"):
             reader.dense_chunks(QUERY, 3)
-        assert not (reader.version_dir / "chroma").exists(), "a reader must never create a store"
+        assert not store.exists(), "a reader must never create a store"
     finally:
         reader.close()
 

@@ -1,0 +1,123 @@
+"""BM25 over segments (tools/bm25_segments.py) against rank_bm25 and one BM25Index over all
+documents: however the documents are cut into segments, saved and memory-mapped, merged back by
+a compaction, the scores and rankings are the same."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.conftest import CITESEER
+from tests.unit.test_bm25 import HAND, HAND_QUERIES, assert_same
+from tools import bm25_segments
+from tools.bm25 import BM25Index
+from tools.bm25_segments import Postings, SegmentedBM25, Stats
+from tools.text import tokenize
+
+rank_bm25 = pytest.importorskip("rank_bm25")
+
+pytestmark = pytest.mark.unit
+
+K1, B, EPS = 1.5, 0.75, 0.25
+
+
+def segmented(parts, tmp_path=None) -> SegmentedBM25:
+    """BM25 over `parts` (lists of token lists), one segment each; saved and loaded memory-mapped
+    when `tmp_path` is given, as an index does."""
+    postings = [Postings.build(p) for p in parts]
+    stats = Stats.empty()
+    for p in postings:
+        stats = stats.add(p)
+    if tmp_path is not None:
+        for i, p in enumerate(postings):
+            (tmp_path / f"s{i}").mkdir()
+            p.save(tmp_path / f"s{i}", "bm25")
+        meta = stats.save(tmp_path, "bm25")
+        json.loads(json.dumps(meta))  # what the manifest keeps is plain JSON
+        stats = Stats.load(tmp_path, "bm25", meta)
+        postings = [Postings.load(tmp_path / f"s{i}", "bm25") for i in range(len(parts))]
+        assert isinstance(postings[0].rows, np.memmap)
+    return SegmentedBM25(stats, postings, K1, B, EPS)
+
+
+@pytest.mark.parametrize("cuts", [[6], [1, 5], [2, 2, 2], [4, 0, 2], [1, 1, 1, 1, 1, 1]])
+def test_any_cut_of_the_hand_corpus_equals_rank_bm25(cuts, tmp_path):
+    parts, at = [], 0
+    for n in cuts:
+        parts.append(HAND[at:at + n])
+        at += n
+    ours = segmented(parts, tmp_path)
+    theirs = rank_bm25.BM25Okapi(HAND, k1=K1, b=B, epsilon=EPS)
+    whole = BM25Index.fit(HAND, k1=K1, b=B, epsilon=EPS)
+    assert len(ours) == len(HAND) and ours.avgdl == theirs.avgdl
+    for query in HAND_QUERIES:
+        assert_same(ours.scores(query), theirs.get_scores(query))
+        assert [r for r, _ in ours.top_k(query, 4)] == [r for r, _ in whole.top_k(query, 4)]
+    assert ours.idf("neural") == pytest.approx(whole.idf("neural"), rel=1e-12)  # the epsilon floor
+    assert ours.idf("unknownterm") == 0.0
+
+
+@pytest.fixture(scope="module")
+def citeseer_docs() -> tuple[list[list[str]], list[list[str]]]:
+    with open(CITESEER, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f][:2400]
+    docs = [tokenize(f"{r.get('title') or ''}\n{r.get('abstract') or ''}") for r in records[:2000]]
+    queries = [q for r in records[2000:] if (q := tokenize(r.get("title") or ""))][:40]
+    return docs, queries
+
+
+def test_segments_of_a_real_corpus_rank_as_one_index(citeseer_docs, tmp_path):
+    docs, queries = citeseer_docs
+    whole = BM25Index.fit(docs)
+    ours = segmented([docs[:1500], docs[1500:1501], docs[1501:]], tmp_path)
+    assert ours.vocab_size == whole.vocab_size
+    for query in queries:
+        assert_same(ours.scores(query), whole.scores(query))
+        got, want = ours.top_k(query, 20), whole.top_k(query, 20)
+        assert [r for r, _ in got] == [r for r, _ in want]
+        assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9)
+
+
+def test_a_compaction_gives_the_same_postings_and_scores(citeseer_docs, tmp_path):
+    docs, queries = citeseer_docs
+    parts = [Postings.build(docs[a:b]) for a, b in ((0, 700), (700, 1300), (1300, 2000))]
+    merged = Postings.concat(parts)
+    fresh = Postings.build(docs)
+    for name in ("terms", "indptr", "rows", "tf", "doc_len"):
+        assert np.array_equal(getattr(merged, name), getattr(fresh, name)), name
+    stats = Stats.empty()
+    for p in parts:
+        stats = stats.add(p)
+    one, three = SegmentedBM25(stats, [merged], K1, B, EPS), SegmentedBM25(stats, parts, K1, B, EPS)
+    for query in queries[:10]:
+        assert np.array_equal(one.scores(query), three.scores(query))
+
+
+def test_statistics_grow_by_union(citeseer_docs):
+    docs, _ = citeseer_docs
+    a, b = Postings.build(docs[:1000]), Postings.build(docs[1000:])
+    grown = Stats.empty().add(a).add(b)
+    whole = Postings.build(docs)
+    assert np.array_equal(grown.terms, whole.terms) and np.array_equal(grown.df, whole.df)
+    assert grown.n_docs == 2000 and grown.total_len == int(whole.doc_len.sum())
+
+
+def test_empty_segments_and_queries():
+    ours = segmented([[], [["only"]], []])
+    assert len(ours) == 1 and ours.top_k(["only"], 5) == [(0, pytest.approx(ours.scores(["only"])[0]))]
+    assert ours.top_k([], 5) == [] and ours.top_k(["only"], 0) == []
+    assert segmented([[]]).scores(["x"]).shape == (0,)
+
+
+def test_a_hash_collision_within_a_segment_stops_the_build_naming_both(monkeypatch):
+    monkeypatch.setattr(bm25_segments, "term_hash", lambda t: 7)
+    with pytest.raises(ValueError, match="collision between 'neural' and 'network'"):
+        Postings.build([["neural", "network"]])
+
+
+def test_segments_that_do_not_match_the_statistics_are_refused():
+    p = Postings.build(HAND)
+    with pytest.raises(ValueError, match="segments hold 6 documents, the statistics 0"):
+        SegmentedBM25(Stats.empty(), [p], K1, B, EPS)

@@ -1,0 +1,335 @@
+"""Paper and chunk records on disk (SQLite), read by row or id when a query needs them.
+
+An index version holds its papers in `papers.sqlite`; each segment holds its chunks in
+`chunks.sqlite` (tools/index.py has the layout). Opening an index connects to these files and
+reads nothing else: a record is parsed when something asks for it, and kept in a small cache,
+so opening a million-chunk index costs what opening a ten-chunk one does.
+
+Decision: SQLite (the standard library's) over Arrow/Parquet. Reads here are point lookups (a
+chunk by row for a BM25 hit, by id for a dense hit, a paper's chunk range), which SQLite answers
+from its B-tree in microseconds without loading anything; Parquet would need a reader per row
+group and an extra package. The files are written once and never changed, so readers open them
+with `immutable=1` (no locking, no journal) and any number of processes share them.
+
+The views (`ChunkTable`, `ChunkRows`, `PaperRecords`, `PaperIds`, `PaperRows`, `ChunkRanges`)
+are the `Sequence`s and `Mapping`s the retrieval code indexes (`index.chunks[row]`,
+`index.chunk_row[chunk_id]`, `index.papers[paper_id]`, ...), so it runs unchanged on them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from tools.base import Chunk, Paper
+
+CACHE = 8192  # records kept parsed per table (a query touches a few hundred)
+PAGE = 2000  # rows per read when streaming a whole table
+
+_CHUNKS = """CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE,
+    paper_id TEXT NOT NULL, record TEXT NOT NULL)"""
+_PAPERS = """CREATE TABLE papers (row INTEGER PRIMARY KEY, paper_id TEXT NOT NULL UNIQUE,
+    first_chunk INTEGER NOT NULL, n_chunks INTEGER NOT NULL, record TEXT NOT NULL)"""
+
+
+class StoreProblem(RuntimeError):
+    """A record file that is missing or unreadable."""
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _create(path: Path, schema: str) -> sqlite3.Connection:
+    if path.exists():
+        raise FileExistsError(f"{path}: a record file is written once; this one exists")
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=OFF")  # a half-written file is in a folder no reader uses
+    db.execute("PRAGMA synchronous=OFF")  # the build fsyncs the whole folder before switching
+    db.execute(schema)
+    return db
+
+
+def write_chunks(path: Path, chunks: Iterable[Chunk]) -> int:
+    """Write `chunks` in row order; the number written."""
+    rows = ((i, c.chunk_id, c.paper_id, json.dumps(c.to_dict(), ensure_ascii=False)) for i, c in enumerate(chunks))
+    return _insert(_create(Path(path), _CHUNKS), "INSERT INTO chunks VALUES (?, ?, ?, ?)", rows)
+
+
+def write_papers(path: Path, papers: Iterable[tuple[Paper, int, int]]) -> int:
+    """Write (paper, first chunk row, chunk count) in row order; the number written."""
+    rows = ((i, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
+            for i, (p, first, count) in enumerate(papers))
+    return _insert(_create(Path(path), _PAPERS), "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
+
+
+def _insert(db: sqlite3.Connection, sql: str, rows: Iterator[tuple]) -> int:
+    """Insert `rows` a page at a time in one transaction, close the file; the rows inserted."""
+    n = 0
+    try:
+        with db:
+            while page := list(itertools.islice(rows, PAGE)):
+                db.executemany(sql, page)
+                n += len(page)
+    finally:
+        db.close()
+    return n
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+class RecordFile:
+    """A read-only connection to one record file, shared by the threads of a process."""
+
+    def __init__(self, path: Path):
+        path = Path(path)
+        if not path.is_file():
+            raise StoreProblem(f"{path}: record file missing; this index version is incomplete or was "
+                               "removed while open. Open the index again, or rebuild it")
+        self.path = path
+        self._db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1", uri=True,
+                                   check_same_thread=False)
+        self._lock = threading.Lock()
+
+    def one(self, sql: str, args: tuple = ()) -> tuple | None:
+        with self._lock:
+            return self._db.execute(sql, args).fetchone()
+
+    def all(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def pages(self, sql: str) -> Iterator[list[tuple]]:
+        """`sql` (which must take `row > ? ORDER BY row LIMIT ?`) a page at a time, by row."""
+        last = -1
+        while True:
+            got = self.all(sql, (last, PAGE))
+            if not got:
+                return
+            yield got
+            last = got[-1][0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class _Cache(OrderedDict):
+    def __init__(self, size: int = CACHE):
+        super().__init__()
+        self.size = size
+        self.lock = threading.Lock()
+
+    def put(self, key: Any, value: Any) -> Any:
+        with self.lock:
+            self[key] = value
+            if len(self) > self.size:
+                self.popitem(last=False)
+        return value
+
+
+def _chunk(record: str) -> Chunk:
+    return Chunk.from_dict(json.loads(record))
+
+
+def _paper(record: str) -> Paper:
+    return Paper.from_dict(json.loads(record))
+
+
+class ChunkTable(Sequence[Chunk]):
+    """The chunks of several segments as one sequence: a segment's rows follow the previous ones'."""
+
+    def __init__(self, files: Sequence[RecordFile], sizes: Sequence[int]):
+        self.files = list(files)
+        self.offsets = [0]
+        for n in sizes:
+            self.offsets.append(self.offsets[-1] + n)
+        self._cache = _Cache()
+
+    def __len__(self) -> int:
+        return self.offsets[-1]
+
+    def _locate(self, row: int) -> tuple[RecordFile, int]:
+        s = bisect.bisect_right(self.offsets, row) - 1
+        return self.files[s], row - self.offsets[s]
+
+    def __getitem__(self, row):  # type: ignore[override]
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        row = int(row)
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(f"chunk row {row} outside 0..{len(self) - 1}")
+        hit = self._cache.get(row)
+        if hit is not None:
+            return hit
+        f, local = self._locate(row)
+        got = f.one("SELECT record FROM chunks WHERE row = ?", (local,))
+        if got is None:
+            raise StoreProblem(f"{f.path}: chunk row {local} is missing; rebuild the index")
+        return self._cache.put(row, _chunk(got[0]))
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for f in self.files:
+            for page in f.pages("SELECT row, record FROM chunks WHERE row > ? ORDER BY row LIMIT ?"):
+                for _, record in page:
+                    yield _chunk(record)
+
+    def row_of(self, chunk_id: str) -> int | None:
+        for f, off in zip(self.files, self.offsets, strict=False):
+            got = f.one("SELECT row FROM chunks WHERE chunk_id = ?", (chunk_id,))
+            if got is not None:
+                return off + got[0]
+        return None
+
+    def ids(self) -> Iterator[str]:
+        for f in self.files:
+            for page in f.pages("SELECT row, chunk_id FROM chunks WHERE row > ? ORDER BY row LIMIT ?"):
+                for _, cid in page:
+                    yield cid
+
+
+class ChunkRows(Mapping[str, int]):
+    """chunk id -> global row, looked up in the segments' files."""
+
+    def __init__(self, table: ChunkTable):
+        self._table = table
+
+    def __getitem__(self, chunk_id: str) -> int:
+        row = self._table.row_of(chunk_id) if isinstance(chunk_id, str) else None
+        if row is None:
+            raise KeyError(chunk_id)
+        return row
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return isinstance(chunk_id, str) and self._table.row_of(chunk_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return self._table.ids()
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+class PaperRecords(Mapping[str, Paper]):
+    """paper id -> Paper, from a version's `papers.sqlite`, in row order."""
+
+    def __init__(self, file: RecordFile, size: int):
+        self.file = file
+        self._size = size
+        self._cache = _Cache()
+
+    def __getitem__(self, paper_id: str) -> Paper:
+        hit = self._cache.get(paper_id)
+        if hit is not None:
+            return hit
+        got = self.file.one("SELECT record FROM papers WHERE paper_id = ?", (paper_id,)) if isinstance(paper_id, str) else None
+        if got is None:
+            raise KeyError(paper_id)
+        return self._cache.put(paper_id, _paper(got[0]))
+
+    def __contains__(self, paper_id: object) -> bool:
+        return (isinstance(paper_id, str)
+                and (paper_id in self._cache or self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None))
+
+    def __iter__(self) -> Iterator[str]:
+        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
+            for _, pid in page:
+                yield pid
+
+    def __len__(self) -> int:
+        return self._size
+
+    def values(self):  # type: ignore[override]
+        """Every paper in row order, streamed (not cached)."""
+        for page in self.file.pages("SELECT row, record FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
+            for _, record in page:
+                yield _paper(record)
+
+
+class PaperIds(Sequence[str]):
+    """Paper ids by row (the row order of the paper BM25 index and the paper embeddings)."""
+
+    def __init__(self, file: RecordFile, size: int):
+        self.file = file
+        self._size = size
+        self._cache = _Cache()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, row):  # type: ignore[override]
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        row = int(row)
+        if row < 0:
+            row += len(self)
+        hit = self._cache.get(row)
+        if hit is not None:
+            return hit
+        got = self.file.one("SELECT paper_id FROM papers WHERE row = ?", (row,))
+        if got is None:
+            raise IndexError(f"paper row {row} outside 0..{len(self) - 1}")
+        return self._cache.put(row, got[0])
+
+    def __iter__(self) -> Iterator[str]:
+        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
+            for _, pid in page:
+                yield pid
+
+
+class PaperRows(Mapping[str, int]):
+    """paper id -> row."""
+
+    def __init__(self, file: RecordFile, size: int):
+        self.file = file
+        self._size = size
+
+    def __getitem__(self, paper_id: str) -> int:
+        got = self.file.one("SELECT row FROM papers WHERE paper_id = ?", (paper_id,)) if isinstance(paper_id, str) else None
+        if got is None:
+            raise KeyError(paper_id)
+        return got[0]
+
+    def __contains__(self, paper_id: object) -> bool:
+        return isinstance(paper_id, str) and self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
+            for _, pid in page:
+                yield pid
+
+    def __len__(self) -> int:
+        return self._size
+
+
+class ChunkRanges(Mapping[str, range]):
+    """paper id -> the rows of its chunks (a paper's chunks are consecutive, title and abstract first)."""
+
+    def __init__(self, file: RecordFile, size: int):
+        self.file = file
+        self._size = size
+
+    def __getitem__(self, paper_id: str) -> range:
+        got = (self.file.one("SELECT first_chunk, n_chunks FROM papers WHERE paper_id = ?", (paper_id,))
+               if isinstance(paper_id, str) else None)
+        if got is None:
+            raise KeyError(paper_id)
+        return range(got[0], got[0] + got[1])
+
+    def __iter__(self) -> Iterator[str]:
+        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
+            for _, pid in page:
+                yield pid
+
+    def __len__(self) -> int:
+        return self._size
