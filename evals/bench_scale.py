@@ -1,6 +1,9 @@
-"""Scale benchmark of today's index on a synthetic corpus (the baseline for a later rework).
+"""Scale benchmark of the index on a synthetic corpus.
 
-    python -m evals.bench_scale --papers 300 --chunks-per-paper 20 --out DIR [--json] [--seed 0] [--queries 50]
+    python -m evals.bench_scale [--papers 27487] [--chunks-per-paper 93] --out DIR [--json] [--seed 0] [--queries 50]
+    python -m evals.bench_scale --probe DIR/index [--queries 50]   # the measurements of a built index only
+
+The defaults are the published corpus's size (27,487 papers cut into 2,564,545 chunks).
 
 1. Writes a deterministic synthetic corpus (seeded numpy RNG) as S2ORC-style JSONL (bare parse:
    paper_id, title, abstract, year, venue, `body_text` paragraphs, `bib_entries` linked to corpus
@@ -155,11 +158,11 @@ def in_degrees(records: list[dict[str, Any]]) -> list[int]:
     return [deg.get(r["paper_id"], 0) for r in records]
 
 
-def make_queries(vocab: list[str], n: int, seed: int) -> list[str]:
-    """`n` queries of 3 to 6 Zipf-drawn words, the commonest words left out."""
+def make_queries(vocab: list[str], n: int, seed: int, skip: int = QUERY_SKIP_TOP) -> list[str]:
+    """`n` queries of 3 to 6 Zipf-drawn words, the `skip` commonest words left out."""
     rng = np.random.default_rng(seed + 1)
     sampler = WordSampler(vocab, rng)
-    return [" ".join(sampler.words(int(rng.integers(3, 7)), skip=min(QUERY_SKIP_TOP, len(vocab) - 1))) for _ in range(n)]
+    return [" ".join(sampler.words(int(rng.integers(3, 7)), skip=min(skip, len(vocab) - 1))) for _ in range(n)]
 
 
 def latency_ms(times_s: list[float]) -> dict[str, float]:
@@ -189,7 +192,7 @@ def patch_embedder() -> None:
     import tools.embed
 
     made: dict[str, HashEmbedder] = {}
-    tools.embed.get_embedder = lambda name="", device="auto", batch_size=32: made.setdefault(name, HashEmbedder(name))
+    tools.embed.get_embedder = lambda name="", *args, **kwargs: made.setdefault(name, HashEmbedder(name))
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -205,11 +208,11 @@ def rss_gb() -> dict[str, float]:
     return out
 
 
-def disk_bytes(version: Path) -> dict[str, int]:
-    parts: dict[str, int] = {}
-    for p in sorted(version.iterdir()):
-        size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
-        parts[p.name] = size
+def disk_bytes(root: Path, settings) -> dict[str, int]:
+    """Bytes per file of the live version and per kind of segment file (`index info`'s sizes)."""
+    from tools.index import index_info
+
+    parts = dict(index_info(root, settings)["sizes_bytes"])
     parts["total"] = sum(parts.values())
     return parts
 
@@ -256,6 +259,13 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
             fn(q)
             times.append(time.perf_counter() - t)
         out[name] = latency_ms(times)
+    # the worst case for BM25: queries that may hold the commonest words (the longest postings)
+    times = []
+    for q in make_queries(vocab, queries, seed + 3, skip=0):
+        t = time.perf_counter()
+        idx.chunk_bm25.top_k(tokenize(q), k)
+        times.append(time.perf_counter() - t)
+    out["bm25_common"] = latency_ms(times)
     rng = np.random.default_rng(seed + 2)
     times = []
     for _ in range(max(5, queries // 5)):
@@ -272,7 +282,7 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
 def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, add: int = 100) -> dict[str, Any]:
     patch_embedder()
     from agent.settings import get_settings
-    from tools.index import build_index, current_version
+    from tools.index import build_index
 
     vocab = load_vocabulary()
     t = time.perf_counter()
@@ -286,7 +296,6 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
     t = time.perf_counter()
     report = build_index([out / "corpus"], root, settings, rebuild=True)
     build_s = time.perf_counter() - t
-    version = current_version(root)
     result: dict[str, Any] = {
         "papers": report.totals["papers"], "chunks": report.totals["chunks"],
         "citation_edges": report.totals["citation_edges"], "dense_windows": report.totals["dense_windows"],
@@ -294,7 +303,7 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
         "vectors": "random unit vectors (384-d, seeded by a hash of the text), not a model's",
         "generate_s": round(gen_s, 2), "build_s": round(build_s, 2),
         "build_stages": {k: round(v, 2) for k, v in report.seconds.items()},
-        "disk_bytes": disk_bytes(version),
+        "disk_bytes": disk_bytes(root, settings),
     }
     proc = subprocess.run([sys.executable, "-m", "evals.bench_scale", "--probe", str(root), "--queries", str(queries),
                            "--seed", str(seed)], capture_output=True, text=True, check=True,
@@ -307,13 +316,18 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
         "rss_end_gb": p["rss_end"]["VmRSS"], "rss_peak_gb": p["rss_end"]["VmHWM"],
         "rss_interpreter_gb": p["rss_before_open"]["VmRSS"],
     })
-    for name in ("bm25", "paper_bm25", "dense", "hybrid", "relate"):
+    for name in ("bm25", "bm25_common", "paper_bm25", "dense", "hybrid", "relate"):
         result[f"{name}_p50_ms"], result[f"{name}_p95_ms"] = p[name]["p50_ms"], p[name]["p95_ms"]
     t = time.perf_counter()
     added = build_index([out / "add"], root, settings)
     result["add100_s"] = round(time.perf_counter() - t, 2)
     result["add100_stages"] = {k: round(v, 2) for k, v in added.seconds.items()}
     result["add100_papers"] = added.papers_added
+    proc = subprocess.run([sys.executable, "-m", "evals.bench_scale", "--probe", str(root), "--queries", "5",
+                           "--seed", str(seed)], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    after = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["after_add"] = {"segments": 2, "open_s": after["open_s"], "hybrid_p50_ms": after["hybrid"]["p50_ms"]}
     result["queries"] = queries
     result["seed"] = seed
     (out / "result.json").write_text(json.dumps(result, indent=2))
@@ -322,8 +336,8 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--papers", type=int, default=300)
-    ap.add_argument("--chunks-per-paper", type=int, default=20)
+    ap.add_argument("--papers", type=int, default=27487)
+    ap.add_argument("--chunks-per-paper", type=int, default=93)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--seed", type=int, default=0)
