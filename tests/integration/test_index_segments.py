@@ -272,3 +272,19 @@ def test_a_kill_at_any_stage_leaves_the_previous_version_usable(job, stage, two_
     named = {s["name"] for s in index_info(root, get_settings())["segments"]}
     assert {p.name for p in (root / SEGMENTS).iterdir()} == named
     assert not list(root.glob(".building-*")) and len(list(root.glob("v-*"))) == 1
+
+
+def test_a_built_in_corpus_of_format_1_is_upgraded_not_rebuilt(tmp_path):
+    from tools.registry import Corpus
+
+    with tarfile.open(FORMAT1 / "index.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    root = tmp_path / "v1idx"
+    v1 = json.loads((root / (root / "CURRENT").read_text().strip() / "manifest.json").read_text())
+    corpus = Corpus("old", "a corpus indexed by an earlier litloop", inputs=lambda s: [CITESEER],
+                    location=lambda s: root)
+    assert corpus.ensure(get_settings()) == root
+    now = json.loads((root / (root / "CURRENT").read_text().strip() / "manifest.json").read_text())
+    assert now["format_version"] == 2 and now["counts"] == v1["counts"]
+    assert now["created"] == v1["created"] and now["corpus_fingerprint"] == v1["corpus_fingerprint"], \
+        "upgraded in place, not rebuilt from its sources (which would take the whole CiteSeer file)"
