@@ -168,6 +168,24 @@ def _read_jsonl(path: Path) -> tuple[str, list[str], np.ndarray, int | None]:
     return str(head["model"]), ids, vectors, int(wc) if wc is not None else None
 
 
+def export_input_windows(paths, settings, out: Path) -> tuple[int, list[str]]:
+    """Write the windows a build of the papers under `paths` would embed, with no index: they are
+    parsed and chunked as a build does (same chunk ids, same `window_chars`), so a build of the
+    same input imports their vectors. The number written and the input's problems."""
+    from tools.dense import windows_for
+    from tools.ingest.chunker import chunk_document
+    from tools.ingest.loader import load_documents
+    from tools.jsonl import write_jsonl
+
+    ing = settings.ingest
+    loaded = load_documents(paths, max_chunks=ing.max_chunks_per_paper, workers=ing.workers)
+    chunks = ((c.chunk_id, c.paper_id, c.text) for d in loaded.documents
+              for c in chunk_document(d, ing.max_chunks_per_paper))
+    windows = windows_for(chunks, settings.embedder.window_chars)
+    write_jsonl(Path(out), ({"id": w[0], "chunk_id": w[1], "text": w[3]} for w in windows))
+    return len(windows), loaded.problems
+
+
 def export_windows(index, out: Path) -> int:
     """Write every window of `index`'s chunks (the windows a build of them embeds), as
     `{"id", "chunk_id", "text"}` lines; the number written."""

@@ -73,6 +73,17 @@ def _dense_ids(root) -> list[list[str]]:
         idx.close()
 
 
+def test_export_of_input_files_gives_the_windows_a_build_of_them_embeds(corpus, windows, tmp_path):
+    out = tmp_path / "from-input.jsonl"
+    r = runner.invoke(app, ["index", "export-windows", str(corpus), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert [json.loads(line) for line in out.read_text().splitlines()] == windows[0]
+    bad = tmp_path / "none.jsonl"
+    bad.write_text("not json\n")
+    r = runner.invoke(app, ["index", "export-windows", str(bad), "--out", str(tmp_path / "x.jsonl")])
+    assert r.exit_code == 1 and "none.jsonl:1" in r.output and "nothing to embed" in r.output
+
+
 def test_export_writes_every_window_a_build_embeds(first, windows):
     rows, _ = windows
     manifest = json.loads((first / (first / "CURRENT").read_text().strip() / "manifest.json").read_text())
