@@ -182,12 +182,26 @@ def index_build(
 @index_app.command("export-windows")
 def index_export_windows(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="The JSONL file to write.")],
+    paths: Annotated[Optional[list[Path]], typer.Argument(
+        help="Papers to cut into windows without building an index (as `index build` reads them). "
+        "Without: the windows of the index's chunks.")] = None,
     index: IndexOpt = None,
 ) -> None:
-    """Write the windows a build of the index's chunks embeds ({"id", "chunk_id", "text"} a line),
-    for a job elsewhere to embed and `index build --embeddings` to import."""
-    from tools.vector_file import export_windows
+    """Write the windows a build embeds ({"id", "chunk_id", "text"} a line), of the given papers or
+    of the index's chunks, for a job elsewhere to embed and `index build --embeddings` to import."""
+    from tools.vector_file import export_input_windows, export_windows
 
+    if paths:
+        settings = _settings(index)
+        n, problems = export_input_windows(paths, settings, out_file)
+        for p in problems:
+            err.print(f"[yellow]problem:[/] {escape(p)}")
+        if not n:
+            raise _fail("no papers could be read from the input; nothing to embed")
+        out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with "
+                  f"{escape(settings.embedder.model)} and save ids, vectors and "
+                  f"model={escape(settings.embedder.model)} in an .npz")
+        return
     with _using_index(index) as idx:
         n = export_windows(idx, out_file)
         e = idx.manifest["embedder"]
