@@ -67,7 +67,7 @@ import shutil
 import time
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -109,16 +109,16 @@ class IndexFormatOld(IndexProblem):
 
 
 class PaperTable:
-    """The paper and chunk records every index view holds in memory (`Index`, and
-    `tools.multi.MultiIndex` over several), their row lookups, and what reads only those and
-    the view's BM25 indexes and embedder."""
+    """The paper and chunk records of an index view (`Index`, read from disk on demand;
+    `tools.multi.MultiIndex`, namespaced views over several), their row lookups, and what reads
+    only those and the view's BM25 indexes and embedder."""
 
-    papers: dict[str, Paper]
-    chunks: list[Chunk]
+    papers: Mapping[str, Paper]
+    chunks: Sequence[Chunk]
 
     def _index_rows(self) -> None:
-        """Row lookups of `papers` and `chunks`: paper ids in order, paper and chunk rows, and
-        each paper's chunk rows in order."""
+        """Row lookups of in-memory `papers` and `chunks` (a table made by hand): paper ids in
+        order, paper and chunk rows, and each paper's chunk rows in order."""
         self.paper_ids: list[str] = list(self.papers)
         self.paper_row = {pid: i for i, pid in enumerate(self.paper_ids)}
         self.chunk_row = {c.chunk_id: i for i, c in enumerate(self.chunks)}

@@ -19,13 +19,16 @@ single corpus (or `--index`) keeps the plain `Index`, untouched and as fast as b
 - Paper embeddings come from the one embedder the settings name (the manifests are checked
   against it), so cosine similarity across corpora is meaningful for Relate.
 
-Memory: the namespaced paper and chunk records are copies (a few hundred bytes per chunk); the
-heavy parts (BM25 matrices, Chroma, embeddings) stay in the corpora's own indexes.
+Memory: nothing is copied. The papers and chunks are views that namespace a corpus's record when
+it is read (`_Papers`, `_Chunks`, ...), so joining corpora of millions of chunks costs what
+opening them does; the heavy parts (BM25 arrays, Chroma, embeddings) stay in the corpora's own
+indexes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import bisect
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import Any, TypeVar
@@ -107,6 +110,136 @@ class _FusedGraph:
         return sum(p.graph.num_edges for p in self._parts.values())
 
 
+def _ns_paper(name: str, p: Paper) -> Paper:
+    return replace(p, paper_id=namespaced(name, p.paper_id), references=tuple(namespaced(name, r) for r in p.references))
+
+
+def _ns_chunk(name: str, c: Chunk) -> Chunk:
+    return replace(c, chunk_id=namespaced(name, c.chunk_id), paper_id=namespaced(name, c.paper_id))
+
+
+class _Parts:
+    """The corpora in order with their row offsets in the joined paper and chunk rows."""
+
+    def __init__(self, parts: Mapping[str, Any]):
+        self.names = list(parts)
+        self.indexes = list(parts.values())
+        self.paper_offsets, self.chunk_offsets = [0], [0]
+        for idx in self.indexes:
+            self.paper_offsets.append(self.paper_offsets[-1] + len(idx.paper_ids))
+            self.chunk_offsets.append(self.chunk_offsets[-1] + len(idx.chunks))
+
+    def split(self, ns_id: object) -> tuple[int, str] | None:
+        """(corpus position, local id) of a namespaced id; None when it names no corpus here."""
+        if not isinstance(ns_id, str):
+            return None
+        try:
+            corpus, local = split_namespaced(ns_id)
+        except ValueError:
+            return None
+        return (self.names.index(corpus), local) if corpus in self.names else None
+
+    @staticmethod
+    def locate(offsets: list[int], row: int) -> tuple[int, int]:
+        if not 0 <= row < offsets[-1]:
+            raise IndexError(f"row {row} outside 0..{offsets[-1] - 1}")
+        i = bisect.bisect_right(offsets, row) - 1
+        return i, row - offsets[i]
+
+
+class _Papers(Mapping[str, Paper]):
+    def __init__(self, parts: _Parts):
+        self._p = parts
+
+    def __getitem__(self, ns_id: str) -> Paper:
+        at = self._p.split(ns_id)
+        if at is None:
+            raise KeyError(ns_id)
+        i, local = at
+        return _ns_paper(self._p.names[i], self._p.indexes[i].papers[local])
+
+    def __contains__(self, ns_id: object) -> bool:
+        at = self._p.split(ns_id)
+        return at is not None and at[1] in self._p.indexes[at[0]].papers
+
+    def __iter__(self) -> Iterator[str]:
+        for name, idx in zip(self._p.names, self._p.indexes, strict=True):
+            for pid in idx.papers:
+                yield namespaced(name, pid)
+
+    def __len__(self) -> int:
+        return self._p.paper_offsets[-1]
+
+    def values(self):  # type: ignore[override]
+        for name, idx in zip(self._p.names, self._p.indexes, strict=True):
+            for p in idx.papers.values():
+                yield _ns_paper(name, p)
+
+
+class _Chunks(Sequence[Chunk]):
+    def __init__(self, parts: _Parts):
+        self._p = parts
+
+    def __len__(self) -> int:
+        return self._p.chunk_offsets[-1]
+
+    def __getitem__(self, row):  # type: ignore[override]
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        row = int(row) + (len(self) if int(row) < 0 else 0)
+        i, local = self._p.locate(self._p.chunk_offsets, row)
+        return _ns_chunk(self._p.names[i], self._p.indexes[i].chunks[local])
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for name, idx in zip(self._p.names, self._p.indexes, strict=True):
+            for c in idx.chunks:
+                yield _ns_chunk(name, c)
+
+
+class _PaperIds(Sequence[str]):
+    def __init__(self, parts: _Parts):
+        self._p = parts
+
+    def __len__(self) -> int:
+        return self._p.paper_offsets[-1]
+
+    def __getitem__(self, row):  # type: ignore[override]
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        row = int(row) + (len(self) if int(row) < 0 else 0)
+        i, local = self._p.locate(self._p.paper_offsets, row)
+        return namespaced(self._p.names[i], self._p.indexes[i].paper_ids[local])
+
+
+class _Rows(Mapping[str, Any]):
+    """A namespaced id -> a corpus's row mapping (`paper_row`, `chunk_row`) or chunk rows
+    (`chunks_of`), shifted by that corpus's offset."""
+
+    def __init__(self, parts: _Parts, attr: str, offsets: list[int], ranges: bool = False):
+        self._p, self._attr, self._offsets, self._ranges = parts, attr, offsets, ranges
+
+    def __getitem__(self, ns_id: str):
+        at = self._p.split(ns_id)
+        if at is None:
+            raise KeyError(ns_id)
+        i, local = at
+        got = getattr(self._p.indexes[i], self._attr)[local]
+        off = self._offsets[i]
+        return [off + r for r in got] if self._ranges else off + got
+
+    def __contains__(self, ns_id: object) -> bool:
+        at = self._p.split(ns_id)
+        return at is not None and at[1] in getattr(self._p.indexes[at[0]], self._attr)
+
+    def __iter__(self) -> Iterator[str]:
+        for name, idx in zip(self._p.names, self._p.indexes, strict=True):
+            for local in getattr(idx, self._attr):
+                yield namespaced(name, local)
+
+    def __len__(self) -> int:
+        return sum(len(getattr(idx, self._attr)) for idx in self._p.indexes)
+
+
 class MultiIndex(PaperTable):
     """A read-only, namespaced view of several corpora's indexes (see the module docstring)."""
 
@@ -119,20 +252,14 @@ class MultiIndex(PaperTable):
         self.settings = first.settings
         self.root = None
         self.manifest = {"corpora": {n: p.manifest for n, p in self.parts.items()}}
-        self.papers: dict[str, Paper] = {}
-        self.chunks: list[Chunk] = []
-        self._paper_offsets: list[int] = []
-        self._chunk_offsets: list[int] = []
-        for name, idx in self.parts.items():
-            self._paper_offsets.append(len(self.papers))
-            self._chunk_offsets.append(len(self.chunks))
-            for p in idx.papers.values():
-                ns = replace(p, paper_id=namespaced(name, p.paper_id),
-                             references=tuple(namespaced(name, r) for r in p.references))
-                self.papers[ns.paper_id] = ns
-            self.chunks.extend(replace(c, chunk_id=namespaced(name, c.chunk_id), paper_id=namespaced(name, c.paper_id))
-                               for c in idx.chunks)
-        self._index_rows()
+        layout = _Parts(self.parts)
+        self._paper_offsets, self._chunk_offsets = layout.paper_offsets[:-1], layout.chunk_offsets[:-1]
+        self.papers = _Papers(layout)
+        self.chunks = _Chunks(layout)
+        self.paper_ids = _PaperIds(layout)
+        self.paper_row = _Rows(layout, "paper_row", layout.paper_offsets)
+        self.chunk_row = _Rows(layout, "chunk_row", layout.chunk_offsets)
+        self.chunks_of = _Rows(layout, "chunks_of", layout.chunk_offsets, ranges=True)
         rrf_k = self.settings.retrieval.rrf_k
         parts_list = list(self.parts.values())
         self.chunk_bm25 = _FusedBM25([lambda i=i: i.chunk_bm25 for i in parts_list], self._chunk_offsets, rrf_k)
