@@ -7,6 +7,7 @@ a compaction leaves the previous version usable, and the next build clears what 
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -136,6 +137,8 @@ def test_an_add_writes_a_segment_and_answers_as_one_build(two_step, at_once):
     assert _files(root / SEGMENTS / before["first"]) == before["files"], "an add never rewrites an old segment"
     assert sorted(p.name for p in (root / SEGMENTS).iterdir()) == sorted(s["name"] for s in info["segments"])
     assert info["counts"] == index_info(at_once, get_settings())["counts"]
+    shown = CliRunner().invoke(app, ["index", "info", "--index", str(root)])
+    assert shown.exit_code == 0 and re.search(r"segments +2\b", shown.stdout), shown.output
     _assert_same_answers(_answers(root), _answers(at_once))
 
 
