@@ -320,3 +320,51 @@ def test_opening_an_index_whose_server_has_stopped_is_an_index_problem_naming_it
                 idx.dense_chunks("Viterbi decoding", 3)
         finally:
             idx.close()
+
+
+def test_a_format_1_server_index_is_upgraded_with_its_vectors_copied_to_a_segment(server, tmp_path, monkeypatch):
+    """A format-1 index kept its vectors in one collection per version, named in its manifest
+    and in the version's `dense.json`: made here from the format-1 fixture by moving its embedded
+    vectors to the server, as a format-1 build against a server wrote them."""
+    import tarfile
+
+    import numpy as np
+
+    from tools.dense import DenseIndex, ServerDense
+    from tools.index import upgrade_index
+    from tools.text import tokenize
+
+    fixture = Path(__file__).resolve().parents[1] / "data" / "index-format1"
+    with tarfile.open(fixture / "index.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    root = tmp_path / "v1idx"
+    version = _live(root)
+    store = server_store(root, version.name, server)
+    embedded, remote = DenseIndex(version / "chroma"), ServerDense(server, store["collection"], create=True)
+    remote.copy_from(embedded)
+    embedded.close()
+    remote.close()
+    shutil.rmtree(version / "chroma")
+    manifest = json.loads((version / "manifest.json").read_text())
+    (version / "manifest.json").write_text(json.dumps({**manifest, "dense": store}))
+    (version / STORE_FILE).write_text(json.dumps(store))
+
+    monkeypatch.delenv(URL_VAR, raising=False)
+    monkeypatch.setenv("LITLOOP_EMBEDDER__BACKEND", "torch")  # the fixture's answers are torch's
+    assert upgrade_index(root, get_settings())["upgraded"]
+    [segment] = _manifest(root)["segments"]
+    assert segment["dense"] == server_store(root, segment["name"], server)
+    on_server = _collections(server)
+    assert segment["dense"]["collection"] in on_server
+    assert store["collection"] not in on_server, "the format-1 version's collection goes with its version"
+    expected = json.loads((fixture / "expected.json").read_text())
+    idx = open_index(root, get_settings())
+    try:
+        for q, want in expected["queries"].items():
+            dense = idx.dense_chunks(q, 8)
+            assert [p.chunk_id for p in dense] == [c for c, _ in want["dense"]], q
+            assert np.allclose([p.score for p in dense], [s for _, s in want["dense"]], atol=1e-5)
+            assert [idx.chunks[r].chunk_id for r, _ in idx.chunk_bm25.top_k(tokenize(q), 8)] == \
+                [c for c, _ in want["bm25"]]
+    finally:
+        idx.close()
