@@ -288,7 +288,7 @@ def skip_dense() -> None:
 
 
 def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, add: int = 100,
-        dense: bool = True) -> dict[str, Any]:
+        dense: bool = True, compact: bool = False) -> dict[str, Any]:
     patch_embedder()
     if not dense:
         skip_dense()
@@ -340,6 +340,11 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
                           cwd=Path(__file__).resolve().parents[1])
     after = json.loads(proc.stdout.strip().splitlines()[-1])
     result["after_add"] = {"segments": 2, "open_s": after["open_s"], "hybrid_p50_ms": after["hybrid"]["p50_ms"]}
+    if compact:
+        from tools.index import compact_index
+
+        done = compact_index(root, settings)
+        result["compact_s"] = round(done.seconds, 2)
     result["queries"] = queries
     result["seed"] = seed
     (out / "result.json").write_text(json.dumps(result, indent=2))
@@ -357,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-dense", action="store_true",
                     help="keep no vectors in Chroma (its insertion takes hours at millions of chunks); "
                     "dense and hybrid figures then mean nothing")
+    ap.add_argument("--compact", action="store_true", help="also time `compact_index` after the add (2 segments to 1)")
     ap.add_argument("--probe", type=Path, help="measure the index built in this folder (no build)")
     args = ap.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -365,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.out is None:
         ap.error("--out DIR is required")
-    result = run(args.papers, args.chunks_per_paper, args.out, args.seed, args.queries, dense=not args.no_dense)
+    result = run(args.papers, args.chunks_per_paper, args.out, args.seed, args.queries, dense=not args.no_dense,
+                 compact=args.compact)
     if args.json:
         print(json.dumps(result))
     else:
