@@ -126,7 +126,7 @@ def index_build(
         "started for the build, or the cluster of --ray-address; GPU workers are used when present.")] = False,
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", metavar="ADDRESS", help="Build on this Ray cluster (implies --ray): `auto` for the one "
-        "`ray start --head` began on this machine, HOST:6379, or ray://HOST:10001.")] = None,
+        "`ray start --head` began on this machine, or HOST:6379 (its GCS address).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Index papers; an existing index gets only the new papers (nothing is re-embedded)."""

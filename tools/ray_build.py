@@ -9,8 +9,10 @@ The work, for `build_index(..., loader=ray_loader(settings, address))`:
 2. decide, on the driver and in input order, what a local build keeps: papers the index already
    holds are counted, later duplicates and papers with too many chunks are reported
    (`tools.ingest.loader.load_documents` does the same in one process);
-3. embed: an actor pool (one actor per GPU when the cluster has GPUs, else CPU actors) chunks the
-   kept papers (`chunk_document`), cuts their windows (`windows_for`) and embeds them.
+3. embed: workers chunk the kept papers (`chunk_document`) and cut their windows
+   (`windows_for`); the driver slices the windows, in the build's order, into the embedding
+   calls a local build makes, and an actor pool (one actor per GPU when the cluster has GPUs,
+   else CPU actors) embeds each slice in one call, so the vectors equal a local build's.
 
 The driver hands back the Documents in input order and the windows' vectors as a `VectorFile`,
 which the build imports instead of embedding. Every worker needs litloop and the embedder
@@ -48,9 +50,6 @@ INSTALL = "pip install 'litloop[ray]'"
 # The local instance's shared-memory store: Documents and vectors pass through it once, and Ray
 # spills to disk past it, so a modest size serves any corpus without taking a machine's memory.
 OBJECT_STORE_BYTES = 512 * 1024**2
-# Papers per embedding call: a call embeds all of their windows (an abstract is one, a full-text
-# paper about a hundred), enough to keep a GPU busy between Ray's hand-offs.
-DOCS_PER_BATCH = 256
 CONNECT_TIMEOUT_S = 10
 THREADS_PER_CPU_ACTOR = 4  # torch scales to a few threads per model; more actors beyond that
 # A file's rows carry their place in the input: file number << 32 | record number.
@@ -75,7 +74,7 @@ def import_ray():
 
 def ray_loader(settings: ToolSettings, address: str | None = None, progress: bool = False) -> Loader:
     """A `loader` for `tools.index.build_index` that parses, chunks and embeds on Ray: on the
-    cluster at `address` (`auto`: the one `ray start` began on this machine; `ray://host:10001`),
+    cluster at `address` (`auto`: the one `ray start` began on this machine; `HOST:6379`),
     or on a local instance started for the build and stopped after it. A Ray already initialised
     in this process is used as it is and left running."""
     import_ray()  # fail before the build takes its lock
@@ -133,7 +132,7 @@ def _check_reachable(address: str) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
         raise RayProblem(f"nothing answers at Ray address {address!r} ({exc}); start the cluster with "
-                         "`ray start --head` and give its address (HOST:6379, or ray://HOST:10001)") from None
+                         "`ray start --head` and give its address (HOST:6379, or `auto` on its head node)") from None
 
 
 def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: ToolSettings,
@@ -151,12 +150,13 @@ def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: To
         if files:
             rows = ray.data.from_items([{"file": n, "path": str(f)} for n, f in enumerate(files)],
                                        override_num_blocks=len(files))
-            parsed = rows.flat_map(_parse_rows, fn_kwargs={"max_chunks": settings.ingest.max_chunks_per_paper})
+            parsed = rows.flat_map(_parse_rows, fn_kwargs={"max_chunks": settings.ingest.max_chunks_per_paper,
+                                                           "window_chars": settings.embedder.window_chars})
             parsed = parsed.materialize()
-            keep = _decide(parsed, set(known_ids or ()), result)
+            keep, offsets = _decide(parsed, set(known_ids or ()), result)
             if keep:
-                wanted = ray.put(np.array(keep, dtype=np.int64))
-                kept = parsed.map_batches(_kept_rows, fn_kwargs={"keep": wanted}, batch_format="numpy").materialize()
+                table = ray.put(np.array([keep, offsets], dtype=np.int64))
+                kept = parsed.map_batches(_kept_rows, fn_kwargs={"table": table}, batch_format="numpy").materialize()
                 docs = _documents(kept)
                 result.documents = [docs[k] for k in keep]
                 vectors = _embed(ray, kept, settings)
@@ -184,9 +184,11 @@ def _quiet_ray_data(ray, progress: bool) -> None:
 # ----------------------------------------------------------------------------- on the workers
 
 
-def _parse_rows(row: dict[str, Any], max_chunks: int) -> list[dict[str, Any]]:
+def _parse_rows(row: dict[str, Any], max_chunks: int, window_chars: int) -> list[dict[str, Any]]:
     """One input file parsed: a row per Document (pickled) or bad record (its problem), each with
-    its place in the input and the problems a local build would report if it keeps the paper."""
+    its place in the input, the number of windows the build embeds for it, and the problems a
+    local build would report if it keeps the paper."""
+    from tools.embed import text_windows
     from tools.ingest.chunker import chunk_document
     from tools.ingest.loader import parse_file
 
@@ -196,59 +198,74 @@ def _parse_rows(row: dict[str, Any], max_chunks: int) -> list[dict[str, Any]]:
         key = (int(row["file"]) << _KEY_SHIFT) | n
         if isinstance(item, IngestError):
             out.append({"key": key, "error": str(item), "paper_id": "", "duplicate": "", "too_many": "",
-                        "doc": b""})
+                        "windows": 0, "doc": b""})
             continue
-        chunks = len(chunk_document(item))
+        cut = all_chunks = chunk_document(item)
+        chunks = len(all_chunks)
+        if chunks > max_chunks:
+            cut = chunk_document(item, max_chunks)
         out.append({
             "key": key,
             "error": "",
             "paper_id": item.paper.paper_id,
             "duplicate": duplicate_problem(item.paper, path),
             "too_many": too_many_chunks_problem(item.paper, chunks, max_chunks) if chunks > max_chunks else "",
+            "windows": sum(len(text_windows(c.text, window_chars)) for c in cut),
             "doc": pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL),
         })
     return out
 
 
-def _kept_rows(batch: dict[str, np.ndarray], keep) -> dict[str, np.ndarray]:
-    """The rows of the papers the build keeps (`keep`: their keys, sorted)."""
+def _kept_rows(batch: dict[str, np.ndarray], table) -> dict[str, np.ndarray]:
+    """The rows of the papers the build keeps, with where their windows start in the build's
+    order (`table`: the kept keys, sorted, over those offsets)."""
     import ray
 
-    wanted = ray.get(keep) if isinstance(keep, ray.ObjectRef) else keep
-    mask = np.isin(batch["key"].astype(np.int64), wanted)
-    return {"key": batch["key"][mask], "doc": batch["doc"][mask]}
+    keys, offsets = ray.get(table) if isinstance(table, ray.ObjectRef) else table
+    mine = batch["key"].astype(np.int64)
+    mask = np.isin(mine, keys)
+    return {"key": batch["key"][mask], "offset": offsets[np.searchsorted(keys, mine[mask])],
+            "doc": batch["doc"][mask]}
 
 
-class _Embed:
-    """An embedding worker: chunks its papers as the build does, cuts the windows and embeds them."""
+def _window_rows(row: dict[str, Any], window_chars: int, max_chunks: int) -> list[dict[str, Any]]:
+    """A kept paper's windows, as the build cuts them, each with its place among all the build's
+    windows."""
+    from tools.dense import windows_for
+    from tools.ingest.chunker import chunk_document
 
-    def __init__(self, model: str, device: str, batch_size: int, window_chars: int, max_chunks: int):
+    chunks = chunk_document(pickle.loads(row["doc"]), max_chunks)
+    start = int(row["offset"])
+    windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), window_chars)
+    return [{"pos": start + n, "id": w[0], "text": w[3]}
+            for n, w in enumerate(windows)]
+
+
+class _EmbedGroup:
+    """An embedding worker: one call per group of windows (a row of their ids and texts, in the
+    build's order), embedded in one `encode` call as the local build embeds them: an embedder's
+    vectors can depend on the call's other texts (padding; int8 activations quantised per batch)."""
+
+    def __init__(self, model: str, device: str, batch_size: int):
         from tools.embed import get_embedder
 
         self.embedder = get_embedder(model, device, batch_size)
-        self.window_chars = window_chars
-        self.max_chunks = max_chunks
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from tools.dense import windows_for
-        from tools.ingest.chunker import chunk_document
-
-        docs = [pickle.loads(d) for d in batch["doc"]]
-        chunks = [c for d in docs for c in chunk_document(d, self.max_chunks)]
-        windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), self.window_chars)
-        vectors = self.embedder.encode([w[3] for w in windows])
-        return {"id": np.array([w[0] for w in windows], dtype=object), "vector": vectors}
+        ids = [str(i) for row in batch["ids"] for i in row]
+        vectors = np.vstack([self.embedder.encode([str(t) for t in row]) for row in batch["texts"]])
+        return {"id": np.array(ids, dtype=object), "vector": vectors}
 
 
 # ----------------------------------------------------------------------------- on the driver
 
 
-def _decide(parsed, known: set[str], result: LoadResult) -> list[int]:
-    """The keys of the papers a local build keeps, in input order; what it reports and skips on
-    the way goes into `result`, in the same order."""
-    meta = parsed.select_columns(["key", "error", "paper_id", "duplicate", "too_many"]).take_all()
+def _decide(parsed, known: set[str], result: LoadResult) -> tuple[list[int], list[int]]:
+    """The keys of the papers a local build keeps, in input order, and where each one's windows
+    start among the build's; what it reports and skips on the way goes into `result`, in order."""
+    meta = parsed.select_columns(["key", "error", "paper_id", "duplicate", "too_many", "windows"]).take_all()
     seen: set[str] = set()
-    keep = []
+    keep, offsets, total = [], [], 0
     for row in sorted(meta, key=lambda r: r["key"]):
         pid = row["paper_id"]
         if row["error"]:
@@ -262,7 +279,9 @@ def _decide(parsed, known: set[str], result: LoadResult) -> list[int]:
             if row["too_many"]:
                 result.problems.append(row["too_many"])
             keep.append(int(row["key"]))
-    return keep
+            offsets.append(total)
+            total += int(row["windows"])
+    return keep, offsets
 
 
 def _documents(kept) -> dict[int, Document]:
@@ -270,22 +289,36 @@ def _documents(kept) -> dict[int, Document]:
             for b in kept.iter_batches(batch_format="numpy") for i in range(len(b["key"]))}
 
 
-def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
-    """The vectors of the kept papers' windows, from one actor per GPU when the cluster has GPUs
-    (and the settings allow them), else from CPU actors of a few threads each."""
-    e = settings.embedder
+def _embedding_workers(ray, settings: ToolSettings) -> tuple[str, dict[str, int], int]:
+    """(device, resources per actor, actors): one actor per GPU when the cluster has GPUs (and
+    the settings allow them), else CPU actors of a few threads each."""
     gpus = int(ray.cluster_resources().get("GPU", 0))
     if gpus and settings.device != "cpu":
-        device, per_actor, actors = settings.device, {"num_gpus": 1, "num_cpus": 1}, gpus
-    else:
-        threads, actors = cpu_actors([n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")])
-        device, per_actor = "cpu", {"num_cpus": threads}
-    log.info("embedding on Ray: %d %s actor(s)", actors, "GPU" if "num_gpus" in per_actor else "CPU")
-    out = kept.map_batches(
-        _Embed,
-        fn_constructor_kwargs={"model": e.model, "device": device, "batch_size": e.batch_size,
-                               "window_chars": e.window_chars, "max_chunks": settings.ingest.max_chunks_per_paper},
-        batch_size=DOCS_PER_BATCH,
+        return settings.device, {"num_gpus": 1, "num_cpus": 1}, gpus
+    threads, actors = cpu_actors([n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")])
+    return "cpu", {"num_cpus": threads}, actors
+
+
+def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
+    """The vectors of the kept papers' windows. Workers cut the windows; the driver puts them in
+    the build's order and slices them into the embedding calls a local build makes (its first
+    `group` windows, the next, ...); each slice is one call of one actor, so the vectors equal a
+    local build's whatever the backend. (A groupby on Ray would need no driver, but its shuffle
+    starves the embedding actors of a small cluster.)"""
+    e = settings.embedder
+    device, per_actor, actors = _embedding_workers(ray, settings)
+    group = local_group_size(e.batch_size)
+    windows = kept.flat_map(_window_rows, fn_kwargs={"window_chars": e.window_chars,
+                                                     "max_chunks": settings.ingest.max_chunks_per_paper})
+    rows = sorted(windows.take_all(), key=lambda r: r["pos"])
+    slices = [{"ids": [r["id"] for r in rows[s:s + group]], "texts": [r["text"] for r in rows[s:s + group]]}
+              for s in range(0, len(rows), group)]
+    log.info("embedding %d windows on Ray: %d %s actor(s), %d windows a call", len(rows), actors,
+             "GPU" if "num_gpus" in per_actor else "CPU", group)
+    out = ray.data.from_items(slices, override_num_blocks=min(len(slices), 8 * actors)).map_batches(
+        _EmbedGroup,
+        fn_constructor_kwargs={"model": e.model, "device": device, "batch_size": e.batch_size},
+        batch_size=1,
         batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=actors),
         **per_actor,
@@ -297,6 +330,12 @@ def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
         parts.append(np.asarray(b["vector"], dtype=np.float32))
     vectors = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
     return VectorFile(Path("ray"), e.model, ids, vectors, e.window_chars)
+
+
+def local_group_size(batch_size: int) -> int:
+    """Windows per `encode` call of a local build (tools/index.py `_embed_windows` slices the
+    build's windows so); the Ray build embeds the same slices."""
+    return max(256, batch_size * 8)
 
 
 def cpu_actors(node_cpus: Sequence[float]) -> tuple[int, int]:

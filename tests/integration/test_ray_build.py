@@ -23,6 +23,7 @@ from .conftest import CRF_ID
 pytestmark = pytest.mark.integration
 
 runner = CliRunner()
+PAPERS = 260  # CiteSeer records in the corpus, beside one PDF
 QUERIES = ["conditional random fields sequence labeling", "literature graph semantic scholar entity linking",
            "citation recommendation", "agents planning reinforcement learning"]
 
@@ -39,13 +40,14 @@ def ray_up():
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """40 CiteSeer records (the CRF paper and papers it cites among them) with a duplicate and a
-    malformed line, one ACL PDF with its sidecar; and 5 more records for an add."""
+    """260 CiteSeer records (the CRF paper and papers it cites among them) with a duplicate and a
+    malformed line, one ACL PDF with its sidecar: more windows than one embedding call of a
+    local build takes (256), so the Ray build must slice them alike; and 5 more records for an add."""
     folder = tmp_path_factory.mktemp("ray-corpus")
     records = [json.loads(line) for line in CITESEER.open()]
     by_id = {r["paper_id"]: r for r in records}
     keep = [by_id[CRF_ID]] + [by_id[r] for r in by_id[CRF_ID]["references"] if r in by_id]
-    keep += [r for r in records[:40] if r not in keep][: 40 - len(keep)]
+    keep += [r for r in records[:PAPERS] if r not in keep][: PAPERS - len(keep)]
     lines = [json.dumps(r) for r in keep] + [json.dumps(keep[3]), "{not json"]
     (folder / "citeseer.jsonl").write_text("\n".join(lines) + "\n")
     for name in ("N18-3011.pdf", "N18-3011.meta.json"):
@@ -102,9 +104,9 @@ def test_ray_build_equals_local_build(pair):
     # the same problems, worded alike and in the same order: the duplicate, then the bad line
     assert ray.problems == local.problems and len(local.problems) == 2
     assert "duplicate paper_id" in ray.problems[0] and "not valid JSON" in ray.problems[1]
-    assert ray.papers_added == local.papers_added == 41
+    assert ray.papers_added == local.papers_added == PAPERS + 1
     # every window's vector came from Ray: none embedded by the build itself
-    assert ray.windows_embedded == 0 and ray.windows_imported == local.windows_embedded > 41
+    assert ray.windows_embedded == 0 and ray.windows_imported == local.windows_embedded > 256
     assert ray.vectors_ignored == 0
 
 
@@ -115,7 +117,7 @@ def test_ray_add_equals_local_add(pair, corpus, tmp_path):
     inputs = [corpus[0], corpus[1]]
     local = _build(inputs, tmp_path / "local", on_ray=False)
     ray = _build(inputs, tmp_path / "ray", on_ray=True)
-    assert ray.already_indexed == local.already_indexed == 42  # the 41 papers and the duplicate line
+    assert ray.already_indexed == local.already_indexed == PAPERS + 2  # the papers and the duplicate line
     assert ray.papers_added == local.papers_added == 5
     assert ray.windows_imported == local.windows_embedded >= 5 and ray.windows_embedded == 0
     assert ray.problems == local.problems
