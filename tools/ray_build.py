@@ -51,6 +51,8 @@ INSTALL = "pip install 'litloop[ray]'"
 # spills to disk past it, so a modest size serves any corpus without taking a machine's memory.
 OBJECT_STORE_BYTES = 512 * 1024**2
 CONNECT_TIMEOUT_S = 10
+# One parse task per file (a PDF takes seconds) up to this many; past it a task parses several
+MAX_PARSE_BLOCKS = 4096
 THREADS_PER_CPU_ACTOR = 4  # torch scales to a few threads per model; more actors beyond that
 # A file's rows carry their place in the input: file number << 32 | record number.
 _KEY_SHIFT = 32
@@ -149,7 +151,7 @@ def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: To
     try:
         if files:
             rows = ray.data.from_items([{"file": n, "path": str(f)} for n, f in enumerate(files)],
-                                       override_num_blocks=len(files))
+                                       override_num_blocks=min(len(files), MAX_PARSE_BLOCKS))
             parsed = rows.flat_map(_parse_rows, fn_kwargs={"max_chunks": settings.ingest.max_chunks_per_paper,
                                                            "window_chars": settings.embedder.window_chars})
             parsed = parsed.materialize()
