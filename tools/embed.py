@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -15,16 +16,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tools.errors import ModelNotAvailable
 from tools.settings import BUNDLED_EMBEDDER
+
+__all__ = ["Embedder", "ModelNotAvailable", "get_embedder", "resolve_device", "resolve_model_path"]
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+    from tools.embed_onnx import OnnxEmbedder
+
 log = logging.getLogger(__name__)
-
-
-class ModelNotAvailable(RuntimeError):
-    """A configured model cannot be loaded offline; the message says what to install or set."""
 
 
 def resolve_device(setting: str = "auto") -> str:
@@ -60,6 +62,8 @@ def resolve_model_path(name: str) -> str:
 
 class Embedder:
     """A SentenceTransformer with the settings litloop needs: device, batching, normalisation."""
+
+    backend = "torch"
 
     def __init__(self, name: str = BUNDLED_EMBEDDER, device: str = "auto", batch_size: int = 32):
         self.name = name
@@ -115,9 +119,66 @@ def _load_sentence_transformer(path: str, device: str) -> SentenceTransformer:
     return model
 
 
-@lru_cache(maxsize=4)
-def get_embedder(name: str = BUNDLED_EMBEDDER, device: str = "auto", batch_size: int = 32) -> Embedder:
-    return Embedder(name, device, batch_size)
+# What `auto` means on a CPU (on CUDA it is always torch, fp16): SEE docs/benchmarks.md,
+# "Embedding backends", for the speed and recall@10 figures behind this choice.
+CPU_DEFAULT_BACKEND = "onnx-int8"
+# the values of LITLOOP_EMBEDDER__BACKEND (tools.settings.EmbedderSettings.backend)
+EMBED_BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+
+
+def resolve_backend(setting: str, device: str) -> str:
+    """`auto`: int8 ONNX on the CPU, torch fp16 on a GPU; anything else as given."""
+    if setting == "auto":
+        return "torch" if device == "cuda" else CPU_DEFAULT_BACKEND
+    return setting
+
+
+def get_embedder(name: str = BUNDLED_EMBEDDER, device: str = "auto", batch_size: int = 32,
+                 backend: str | None = None, data_dir: Path | None = None) -> Embedder | OnnxEmbedder:
+    """The embedder for these settings, loaded once per process.
+
+    `backend` None and `data_dir` None read LITLOOP_EMBEDDER__BACKEND and LITLOOP_DATA_DIR (the
+    environment and defaults), for callers that do not pass them yet. `data_dir` only says where
+    the ONNX export is cached, so it is not part of the key: a process that changes its data
+    folder (the tests do, per test) keeps the model it has loaded.
+    """
+    if backend is None or data_dir is None:
+        from tools.settings import tool_settings
+
+        s = tool_settings()
+        backend = s.embedder.backend if backend is None else backend
+        data_dir = s.data_dir if data_dir is None else data_dir
+    if backend not in EMBED_BACKENDS:
+        raise ValueError(f"unknown embedder backend {backend!r}; one of {', '.join(EMBED_BACKENDS)}")
+    key = (name, device, batch_size, backend)
+    with _loading:
+        if key not in _loaded:
+            _loaded[key] = _load(name, device, batch_size, backend, Path(data_dir))
+        return _loaded[key]
+
+
+_loaded: dict[tuple[str, str, int, str], Embedder | OnnxEmbedder] = {}
+_loading = threading.Lock()
+
+
+def _load(name: str, device: str, batch_size: int, backend: str, data_dir: Path) -> Embedder | OnnxEmbedder:
+    resolved = resolve_backend(backend, resolve_device(device))
+    if resolved == "torch":
+        return Embedder(name, device, batch_size)
+    from tools.embed_onnx import OnnxEmbedder
+
+    if resolve_device(device) == "cuda":
+        log.warning("embedder backend %s runs on the CPU (onnxruntime); torch would use the GPU", resolved)
+    try:
+        return OnnxEmbedder(name, resolve_model_path(name), resolved, data_dir, batch_size,
+                            load_model=_load_sentence_transformer)
+    except ModelNotAvailable as exc:
+        if backend != "auto":
+            raise
+        # `auto` is a speed-up, not a requirement: a model the export does not support (another
+        # pooling, a dense layer) or missing onnx packages fall back to torch, said once
+        log.warning("embedder %s: %s; using the torch backend", name, exc)
+        return Embedder(name, device, batch_size)
 
 
 def text_windows(text: str, window_chars: int) -> list[str]:
