@@ -148,9 +148,16 @@ class ChromaDense:
         with self._guard():
             return max(1, min(BATCH, self._client.get_max_batch_size()))
 
+    # the window count, asked of Chroma once: its count() scans the collection (64 ms at 1M
+    # windows, on every query before this was kept), and only this object's own add and
+    # copy_from change it (a segment's collection is written by its build alone)
+    _n: int | None = None
+
     def count(self) -> int:
-        with self._guard():
-            return self._col.count()
+        if self._n is None:
+            with self._guard():
+                self._n = self._col.count()
+        return self._n
 
     def chunk_ids(self) -> set[str]:
         """Every chunk id already embedded (for incremental adds)."""
@@ -176,6 +183,7 @@ class ChromaDense:
     def copy_from(self, other: ChromaDense, progress: Callable[[int], None] | None = None) -> int:
         """Add every window of `other` (ids, vectors, metadata) to this store; the rows added."""
         batch, n = min(self._batch(), other._batch()), 0
+        self._n = None
         for ids, vectors, metas in other.rows(batch=batch):
             with self._guard():
                 self._col.add(ids=ids, embeddings=np.asarray(vectors, dtype=np.float32), metadatas=metas)
@@ -192,6 +200,7 @@ class ChromaDense:
     ) -> None:
         """Add (window_id, chunk_id, paper_id) rows with their vectors, in Chroma-sized batches."""
         batch = self._batch()
+        self._n = None
         for start in range(0, len(items), batch):
             rows = items[start:start + batch]
             with self._guard():
