@@ -44,8 +44,9 @@ class EmbedderSettings(BaseModel):
         "auto",
         description="How the embedder runs: `auto` (int8 ONNX on a CPU, torch fp16 on CUDA), "
         "`torch` (sentence-transformers), `onnx` (ONNX Runtime, fp32) or `onnx-int8` (ONNX Runtime, "
-        "int8 weights; about 3x torch's speed on a CPU). The ONNX files are exported once from the "
-        "local model into `data_dir/embedders/`; the ONNX backends run one text per call (no batch).",
+        "int8 weights; 1.2 to 4 times torch's speed on a CPU, depending on its int8 instructions). "
+        "The ONNX files are exported once from the local model into `data_dir/embedders/`; the "
+        "ONNX backends run one text per call (no batch).",
     )
     window_chars: int = Field(
         1000,
