@@ -121,3 +121,18 @@ def test_segments_that_do_not_match_the_statistics_are_refused():
     p = Postings.build(HAND)
     with pytest.raises(ValueError, match="segments hold 6 documents, the statistics 0"):
         SegmentedBM25(Stats.empty(), [p], K1, B, EPS)
+
+
+def test_long_queries_with_repeated_terms_score_as_rank_bm25(citeseer_docs, tmp_path):
+    # a Relate seed's title and abstract as the query: many terms, several repeated (rank_bm25
+    # adds a repeated term once per repeat; the segments add it once with its weight times the count)
+    docs, _ = citeseer_docs
+    ours = segmented([docs[:1200], docs[1200:]], tmp_path)
+    whole = BM25Index.fit(docs)
+    theirs = rank_bm25.BM25Okapi(docs[:300])
+    small = segmented([docs[:300]])
+    for seed in docs[:: 97][:12]:
+        assert len(set(seed)) < len(seed)  # the case under test: repeats
+        assert_same(ours.scores(seed), whole.scores(seed))
+        assert [r for r, _ in ours.top_k(seed, 30)] == [r for r, _ in whole.top_k(seed, 30)]
+        assert_same(small.scores(seed), theirs.get_scores(seed))
