@@ -117,6 +117,12 @@ class RecordFile:
             yield got
             last = got[-1][0]
 
+    def column(self, table: str, column: str) -> Iterator[Any]:
+        """One column of `table` (papers or chunks), in row order, a page at a time."""
+        for page in self.pages(f"SELECT row, {column} FROM {table} WHERE row > ? ORDER BY row LIMIT ?"):
+            for _, value in page:
+                yield value
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -180,9 +186,8 @@ class ChunkTable(Sequence[Chunk]):
 
     def __iter__(self) -> Iterator[Chunk]:
         for f in self.files:
-            for page in f.pages("SELECT row, record FROM chunks WHERE row > ? ORDER BY row LIMIT ?"):
-                for _, record in page:
-                    yield _chunk(record)
+            for record in f.column("chunks", "record"):
+                yield _chunk(record)
 
     def row_of(self, chunk_id: str) -> int | None:
         for f, off in zip(self.files, self.offsets, strict=False):
@@ -193,9 +198,7 @@ class ChunkTable(Sequence[Chunk]):
 
     def ids(self) -> Iterator[str]:
         for f in self.files:
-            for page in f.pages("SELECT row, chunk_id FROM chunks WHERE row > ? ORDER BY row LIMIT ?"):
-                for _, cid in page:
-                    yield cid
+            yield from f.column("chunks", "chunk_id")
 
 
 class ChunkRows(Mapping[str, int]):
@@ -242,18 +245,15 @@ class PaperRecords(Mapping[str, Paper]):
                 and (paper_id in self._cache or self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None))
 
     def __iter__(self) -> Iterator[str]:
-        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
-            for _, pid in page:
-                yield pid
+        yield from self.file.column("papers", "paper_id")
 
     def __len__(self) -> int:
         return self._size
 
     def values(self):  # type: ignore[override]
         """Every paper in row order, streamed (not cached)."""
-        for page in self.file.pages("SELECT row, record FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
-            for _, record in page:
-                yield _paper(record)
+        for record in self.file.column("papers", "record"):
+            yield _paper(record)
 
 
 class PaperIds(Sequence[str]):
@@ -282,9 +282,7 @@ class PaperIds(Sequence[str]):
         return self._cache.put(row, got[0])
 
     def __iter__(self) -> Iterator[str]:
-        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
-            for _, pid in page:
-                yield pid
+        yield from self.file.column("papers", "paper_id")
 
 
 class PaperRows(Mapping[str, int]):
@@ -304,9 +302,7 @@ class PaperRows(Mapping[str, int]):
         return isinstance(paper_id, str) and self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None
 
     def __iter__(self) -> Iterator[str]:
-        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
-            for _, pid in page:
-                yield pid
+        yield from self.file.column("papers", "paper_id")
 
     def __len__(self) -> int:
         return self._size
@@ -327,9 +323,7 @@ class ChunkRanges(Mapping[str, range]):
         return range(got[0], got[0] + got[1])
 
     def __iter__(self) -> Iterator[str]:
-        for page in self.file.pages("SELECT row, paper_id FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
-            for _, pid in page:
-                yield pid
+        yield from self.file.column("papers", "paper_id")
 
     def __len__(self) -> int:
         return self._size
