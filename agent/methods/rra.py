@@ -13,13 +13,13 @@ import time
 from typing import Any
 
 from agent import prompts
+from agent.answer.support import check_claim
 from agent.evidence import listing, pick_sentences, sentence_record, support_context
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
 from agent.schemas import Verification, reading_model
 from agent.state import State
-from agent.support import check_claim
 from agent.tracing import trace_step
 from tools.base import Hit
 from tools.fusion import by_paper, merge_pool, paper_hits

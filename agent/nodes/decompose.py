@@ -8,11 +8,11 @@ import re
 from langgraph.runtime import Runtime
 
 from agent import prompts
+from agent.answer.support import OTHER_SCRIPT as _OTHER_SCRIPT
 from agent.context import Context
 from agent.methods.common import llm, venue_year
 from agent.schemas import SUBQUERY_CHARS, decomposition_model
 from agent.state import State
-from agent.support import OTHER_SCRIPT as _OTHER_SCRIPT
 
 NO_NOTE = "no specific note; search from a different angle"
 _LEADING_TAG = re.compile(r"^\[[^\]]*\]\s*")

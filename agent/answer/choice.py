@@ -5,7 +5,8 @@ prompt's probabilities with the evidence removed (contextual calibration: Zhao e
 
 The arithmetic is pure (`calibrated`, `decide`); `option_logprobs` asks the model for one token
 with its top log-probabilities (llama.cpp's and OpenAI's `logprobs`/`top_logprobs`). An endpoint
-that returns no log-probabilities gives None, and the synthesis's own choice stands.
+that returns no log-probabilities gives None, and the synthesis's own choice stands
+(`choice_from_text` reads that choice when the model named it only in its text).
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import prompts
+
+if TYPE_CHECKING:
+    from tools.sentences import Sentence
 
 TOP_LOGPROBS = 20  # the most OpenAI accepts; a label outside them gets FLOOR below the lowest
 FLOOR = 2.0  # nats below the lowest listed log-probability for a label that was not listed
@@ -130,3 +134,66 @@ def option_logprobs(model, system: str, user: str, labels: Sequence[str],
             usage[key] = usage.get(key, 0) + tokens.get(key, 0)
     top = top_logprobs_of(reply)
     return label_logprobs(top, labels, options) if top else None
+
+
+_CITE = re.compile(r"\[([^\[\]]+?#c\d+)\]")
+_LEAD = re.compile(r"^[\s\"'(\[]*(?:answer\s*[:=-]\s*)?(?:option\s+)?", re.IGNORECASE)
+
+
+def choice_from_text(answer: str, options: dict[str, str]) -> str:
+    """The option an answer names when the model left `choice` empty: the answer starts with a
+    label ("B", "B)", "B: no") or with exactly one option's text ("No, ..."). Else empty: a
+    guess is worse than no choice."""
+    text = _LEAD.sub("", _CITE.sub("", answer)).strip()
+    label = re.match(r"([A-Za-z])(?:$|[).:,;])", text)  # "B", "B)", "B: no"; not "A study"
+    if label and label.group(1).upper() in options:
+        return label.group(1).upper()
+    words = text.lower()
+    hits = [k for k, v in options.items() if v and re.match(rf"{re.escape(v.strip().lower())}\b", words)]
+    return hits[0] if len(hits) == 1 else ""
+
+
+def synthesis_model(ctx):
+    """The synthesis's chat model, which the option scoring and the support judge also ask."""
+    from agent.resources import chat_model, settings_for
+
+    return chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
+
+
+def score_options(state, runtime, shown: list[Sentence]) -> tuple[dict | None, dict, list[dict]]:
+    """The options scored as the model's next token with and without the selected sentences,
+    and the label `choice_scoring` picks. (scores or None, usage, errors)."""
+    import time
+
+    ctx = runtime.context
+    options = state["options"]
+    labels = sorted(options)
+    model = synthesis_model(ctx)
+    system = prompts.render("choose_system")
+    evidence = "\n".join(s["text"] for s in shown)
+    t = time.perf_counter()
+    usage: dict[str, float] = {"llm_calls": 0}
+    try:
+        with_ev = option_logprobs(model, system, choice_prompt(state["question"], options, evidence), labels,
+                                  options, usage=usage)
+        prior = None
+        if with_ev is not None and ctx.choice_scoring == "calibrated":
+            prior = option_logprobs(model, system, choice_prompt(state["question"], options, None), labels,
+                                    options, usage=usage)
+    except Exception as exc:  # noqa: BLE001 - a failed scoring call leaves the synthesis's choice
+        from agent.models import describe_error, is_endpoint_error
+
+        if not is_endpoint_error(exc):
+            raise
+        import openai
+
+        if isinstance(exc, openai.BadRequestError):  # the endpoint does not take logprobs: not a failure
+            return {"method": ctx.choice_scoring, "unavailable": describe_error(exc)}, usage, []
+        return None, usage, [{"node": "synthesize", "error": f"option scoring: {describe_error(exc)}", "kind": "call"}]
+    usage["seconds_choice"] = time.perf_counter() - t
+    if with_ev is None:
+        return None, usage, []
+    probs = calibrated(with_ev, prior)
+    label, margin = decide(probs, abstain_label(options), ctx.choice_abstain_margin)
+    return ({"method": ctx.choice_scoring, "with_evidence": with_ev, "prior": prior, "probabilities": probs,
+             "choice": label, "margin": margin, "abstain": abstain_label(options)}, usage, [])
