@@ -104,7 +104,11 @@ def choice_prompt(question: str, options: Mapping[str, str], evidence: str | Non
 def top_logprobs_of(message: Any) -> list[dict[str, Any]] | None:
     """The first generated token's top alternatives from a chat reply's metadata, or None."""
     meta = getattr(message, "response_metadata", None) or {}
-    content = (meta.get("logprobs") or {}).get("content") or []
+    return first_token_top((meta.get("logprobs") or {}).get("content"))
+
+
+def first_token_top(content: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The first token's top alternatives from a reply's per-token log-probabilities, or None."""
     if not content:
         return None
     top = content[0].get("top_logprobs") or []
@@ -119,20 +123,30 @@ def support_probability(model, claim: str, sentences: Sequence[str], usage: dict
     return None if lp is None else normalised(lp)["yes"]
 
 
+class CallFailed(RuntimeError):
+    """A next-token call that `agent.models.token_call` recorded as failed (the endpoint did not
+    answer, or had already failed the run's last calls)."""
+
+    def __init__(self, error: str | None, kind: str | None) -> None:
+        super().__init__(error or "no reply")
+        self.error, self.kind = error or "no reply", kind or "call"
+
+
 def option_logprobs(model, system: str, user: str, labels: Sequence[str],
                     options: Mapping[str, str] | None = None, usage: dict | None = None) -> dict[str, float] | None:
-    """The labels' log-probabilities as the model's next token for this prompt, or None when
-    the endpoint gives none. `usage`: llm_calls and tokens are added to it."""
-    from langchain_core.messages import HumanMessage, SystemMessage
+    """The labels' log-probabilities as the model's next token for this prompt
+    (`agent.models.token_call`), or None when the endpoint gives none. `usage`: llm_calls and
+    tokens are added to it. A failed call raises CallFailed."""
+    from agent.models import token_call
 
-    bound = model.bind(logprobs=True, top_logprobs=TOP_LOGPROBS, max_tokens=1, temperature=0)
-    reply = bound.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    result = token_call(model, system, user, top_logprobs=TOP_LOGPROBS)
     if usage is not None:
-        tokens = getattr(reply, "usage_metadata", None) or {}
-        usage["llm_calls"] = usage.get("llm_calls", 0) + 1
-        for key in ("input_tokens", "output_tokens"):
-            usage[key] = usage.get(key, 0) + tokens.get(key, 0)
-    top = top_logprobs_of(reply)
+        usage["llm_calls"] = usage.get("llm_calls", 0) + result.calls
+        usage["input_tokens"] = usage.get("input_tokens", 0) + result.input_tokens
+        usage["output_tokens"] = usage.get("output_tokens", 0) + result.output_tokens
+    if not result.ok:
+        raise CallFailed(result.error, result.error_kind)
+    top = first_token_top(result.logprobs)
     return label_logprobs(top, labels, options) if top else None
 
 
@@ -180,7 +194,9 @@ def score_options(state, runtime, shown: list[Sentence]) -> tuple[dict | None, d
         if with_ev is not None and ctx.choice_scoring == "calibrated":
             prior = option_logprobs(model, system, choice_prompt(state["question"], options, None), labels,
                                     options, usage=usage)
-    except Exception as exc:  # noqa: BLE001 - a failed scoring call leaves the synthesis's choice
+    except CallFailed as failed:  # recorded by the call: the synthesis's choice stands
+        return None, usage, [{"node": "synthesize", "error": f"option scoring: {failed.error}", "kind": failed.kind}]
+    except Exception as exc:  # a refused scoring call (a 400) leaves the synthesis's choice
         from agent.models import describe_error, is_endpoint_error
 
         if not is_endpoint_error(exc):

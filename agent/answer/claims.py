@@ -113,7 +113,9 @@ def support_judge(runtime):
     def judge(claim: str, sentences: list[str]) -> float | None:
         try:
             return choice.support_probability(model, claim, sentences, usage=judged)
-        except Exception as exc:  # noqa: BLE001
+        except choice.CallFailed:  # recorded by the call (agent.models.token_call)
+            return None
+        except Exception as exc:  # a refused call judges nothing either
             if not is_endpoint_error(exc):
                 raise
             return None

@@ -75,7 +75,8 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
             return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
         return {"answer": {**build_answer(state, idx, None, [], failed_readings(readings)), "status": status}}
     schema = synthesis_schema(state, ctx, shown)
-    value, usage, errors = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime)
+    call = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime)
+    value, usage, errors = call.value, call.usage, call.errors
     if value is None and any(e.get("kind") in ENDPOINT_KINDS for e in errors):
         return {"answer": failed_answer(f"the synthesis failed: {errors[0]['error'] if errors else 'no reply'}"),
                 "usage": usage, "errors": errors}
