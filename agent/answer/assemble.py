@@ -8,6 +8,7 @@ from agent.answer.choice import choice_from_text
 from agent.answer.citations import Citations, with_markers
 from agent.answer.claims import check_claims
 from agent.answer.selection import extractive
+from agent.answer.types import Answer, ChoiceScores
 from agent.evidence import sentence_record
 from agent.schemas import Synthesis
 from agent.state import State
@@ -24,8 +25,8 @@ def _quote(text: str, limit: int = 400) -> str:
 
 
 def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
-                 unread: tuple[int, int] = (0, 0), choice_scores: dict | None = None, judge=None,
-                 threshold: float = 0.5, reanchor: int = 0) -> dict:
+                 unread: tuple[int, int] = (0, 0), choice_scores: ChoiceScores | None = None, judge=None,
+                 threshold: float = 0.5, reanchor: int = 0) -> Answer:
     """The answer record: the claims that passed the support check, rendered as prose with
     numbered citations that quote their sentences; the claims that failed in
     `rejected_claims`. With no claim left, or a reply that could not be used (`value` None

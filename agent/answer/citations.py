@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent.answer.types import Citation
 from tools.retrieve import chunk_of
 from tools.sentences import Sentence
 from tools.tables import cell_locator, split_cells
@@ -16,7 +17,7 @@ class Citations:
 
     def __init__(self, idx) -> None:
         self.idx = idx
-        self.by_chunk: dict[str, dict] = {}
+        self.by_chunk: dict[str, Citation] = {}
 
     def cite(self, sentences: list[Sentence], claim: str = "") -> list[int]:
         numbers = []
@@ -37,11 +38,11 @@ class Citations:
             numbers.append(c["n"])
         return list(dict.fromkeys(numbers))
 
-    def all(self) -> list[dict]:
+    def all(self) -> list[Citation]:
         return sorted(self.by_chunk.values(), key=lambda c: c["n"])
 
 
-def citation(idx, chunk_id: str, n: int) -> dict:
+def citation(idx, chunk_id: str, n: int) -> Citation:
     """Citation n of a chunk; its `sentences` (offsets in `chunk_text`, the chunk's text) and
     `quote` are filled in by the claims that cite it."""
     chunk = chunk_of(idx, chunk_id)

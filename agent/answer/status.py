@@ -3,12 +3,15 @@ failed is unknown, not "not relevant". `agent.api` uses it for a run an endpoint
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING
 
-Status = Literal["ok", "partial", "failed"]
+from agent.answer.types import Answer, Status
+
+if TYPE_CHECKING:
+    from agent.state import Reading, RunError
 
 
-def answer_status(readings: list[dict[str, Any]], errors: list[dict[str, Any]]) -> Status:
+def answer_status(readings: list[Reading], errors: list[RunError]) -> Status:
     """The status of an answer written from these readings (a failed synthesis call is `failed`
     before this is asked): `failed` when every paper read failed (none was judged, so "no
     evidence" would be a guess); `partial` when some LLM call of the run failed (a
@@ -18,12 +21,12 @@ def answer_status(readings: list[dict[str, Any]], errors: list[dict[str, Any]]) 
     return "partial" if errors else "ok"
 
 
-def failed_readings(readings: list[dict[str, Any]]) -> tuple[int, int]:
+def failed_readings(readings: list[Reading]) -> tuple[int, int]:
     """(failed, total) readings."""
     return sum(bool(r.get("failed")) for r in readings), len(readings)
 
 
-def failure_reason(readings: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
+def failure_reason(readings: list[Reading], errors: list[RunError]) -> str:
     """One line on why there is no answer, for a run whose every reading failed: the first
     failure of the endpoint itself when there was one (what the calls not sent after it repeat),
     else the last reading's error."""
@@ -34,7 +37,7 @@ def failure_reason(readings: list[dict[str, Any]], errors: list[dict[str, Any]])
     return f"every paper read failed ({failed} of {total}){because}"
 
 
-def failed_answer(reason: str) -> dict[str, Any]:
+def failed_answer(reason: str) -> Answer:
     """The answer record of a run that produced no answer: empty, with `status` failed and
     `failure` saying why (never the no-evidence sentence, which is a finding)."""
     return {"text": "", "insufficient_evidence": False, "choice": "", "table_rows": [], "citations": [], "claims": [],
