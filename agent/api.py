@@ -84,8 +84,8 @@ _TASK_NOTE = re.compile(r"During task with name '([^']+)'")
 def aborted_state(state: dict[str, Any], exc: BaseException) -> dict[str, Any]:
     """The state of a run that an endpoint error stopped (a wrong key, an unknown model: errors
     that `structured_call` raises): what the run had so far, a failed answer, the error."""
+    from agent.answer.status import failed_answer
     from agent.models import describe_error
-    from agent.nodes.synthesize import failed_answer
 
     notes = " ".join(getattr(exc, "__notes__", []))
     node = m.group(1) if (m := _TASK_NOTE.search(notes)) else "graph"
@@ -160,7 +160,7 @@ def ask(
         "query_id": qid,
         "question": question,
         "preset": ctx.preset,
-        # ok | partial | failed (agent.nodes.synthesize.answer_status); `errors` says what failed
+        # ok | partial | failed (agent.answer.status.answer_status); `errors` says what failed
         "status": answer.get("status") or ("partial" if errors else "ok"),
         "answer": answer,
         "submission": submission_record(qid, answer, inputs["answer_types"]),

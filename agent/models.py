@@ -7,7 +7,9 @@ otherwise the embedded local model (agent/local_model.py), started once per proc
 `structured_call(model, Schema, system, user)` sends a system prompt and one user message, asks
 for JSON matching a pydantic schema, validates it, makes exactly one repair attempt when the output
 is not valid, and then returns a failure *value* (never raises for bad output), so the graph can
-record what went wrong and carry on with the other papers.
+record what went wrong and carry on with the other papers. `token_call(model, system, user)`
+is the other call, for the model's next token with its log-probabilities (option scoring, the
+support judge): recorded as an attempt in the same way, with the same endpoint health.
 
 Retries of rate limits and timeouts are not done here: `max_retries` goes to the OpenAI client,
 which retries 408/409/429/5xx, timeouts and connection errors with exponential backoff (0.5 s
@@ -34,6 +36,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
+
+from agent.endpoint_errors import bad_reply, describe_error, is_transient
+from agent.endpoint_errors import is_endpoint_error as is_endpoint_error  # noqa: PLC0414 - callers import it from here
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -309,31 +314,6 @@ def endpoint_watch() -> Iterator[EndpointHealth]:
         _run_health.reset(token)
 
 
-def is_endpoint_error(exc: BaseException) -> bool:
-    """An error of the OpenAI-compatible endpoint that `structured_call` raises rather than
-    records (a wrong key, an unknown model, a refused request): the run fails, and says so."""
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - langchain-openai depends on it
-        return False
-    return isinstance(exc, openai.OpenAIError)
-
-
-def describe_error(exc: BaseException) -> str:
-    """`Type: message`, with the root cause when it says more (the client's "Connection error."
-    hides `ConnectError: [Errno 111] Connection refused`)."""
-    text = f"{type(exc).__name__}: {exc}"
-    root, seen = exc, {id(exc)}
-    while (nxt := root.__cause__ or root.__context__) is not None and id(nxt) not in seen:
-        seen.add(id(nxt))
-        root = nxt
-    cause = str(root).splitlines()[0] if str(root) else ""
-    # a status error's root (httpx's HTTPStatusError) only repeats the status with a link
-    if root is not exc and cause and cause not in text and type(root).__name__ != "HTTPStatusError":
-        text += f" ({type(root).__name__}: {cause})"
-    return text
-
-
 # ---------------------------------------------------------------------------------------------
 # Structured calls
 
@@ -457,30 +437,69 @@ def structured_call(
     return result
 
 
+def token_call(model: BaseChatModel, system: str, user: str, *, top_logprobs: int,
+               max_tokens: int = 1) -> StructuredResult[Any]:
+    """The reply's first `max_tokens` tokens with each one's top `top_logprobs` alternatives
+    (`result.logprobs`; `result.value` the text), for the calls that read the model's next token
+    (option scoring, the support judge). No schema and no repair turn, but the same record as
+    `structured_call`: one `Attempt`, the run's endpoint health counted and obeyed (not sent
+    once it is down), a transport failure or a reply that is not a chat completion a failure
+    value; anything else (a 400: the endpoint takes no logprobs) raises."""
+    health = _run_health.get()
+    if health is not None and health.down:
+        return StructuredResult(schema_name="next_token", value=None, attempts=(health.not_sent(),))
+    bound = model.bind(logprobs=True, top_logprobs=top_logprobs, max_tokens=max_tokens, temperature=0)
+    started = time.perf_counter()
+    try:
+        reply = bound.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    except Exception as exc:  # noqa: BLE001 - sorted by _failure: transport vs. configuration vs. bugs
+        attempt = _failure(exc, time.perf_counter() - started, truncated=False)
+        if health is not None:
+            health.record(attempt)
+        return StructuredResult(schema_name="next_token", value=None, attempts=(attempt,))
+    attempt = Attempt(reply.text, seconds=time.perf_counter() - started, logprobs=_logprobs_of(reply), **_tokens(reply))
+    if health is not None:
+        health.record(attempt)
+    return StructuredResult(schema_name="next_token", value=reply.text, attempts=(attempt,))
+
+
+def _failure(exc: Exception, elapsed: float, truncated: bool = True) -> Attempt:
+    """The attempt a call's exception makes: output cut off at the token limit, a transport
+    failure, a reply that is not a chat completion; anything else raises again."""
+    cut = _truncated_attempt(exc, elapsed) if truncated else None
+    if cut is not None:
+        return cut
+    if is_transient(exc):
+        return Attempt(None, describe_error(exc), "call", seconds=elapsed)
+    not_a_reply = bad_reply(exc)
+    if not_a_reply is not None:
+        return Attempt(None, not_a_reply, "reply", seconds=elapsed)
+    raise exc
+
+
+def _tokens(message: Any) -> dict[str, int]:
+    usage = getattr(message, "usage_metadata", None) or {}
+    return {"input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0)}
+
+
+def _logprobs_of(message: Any) -> tuple[dict[str, Any], ...] | None:
+    content = ((getattr(message, "response_metadata", None) or {}).get("logprobs") or {}).get("content")
+    return tuple(content) if content else None
+
+
 def _attempt(runnable: Any, messages: list[BaseMessage], schema: type[T]) -> tuple[T | None, Attempt]:
     started = time.perf_counter()
     try:
         out = runnable.invoke(messages)
-    except Exception as exc:  # noqa: BLE001 - sorted below: output problems vs. transport vs. bugs
-        elapsed = time.perf_counter() - started
-        truncated = _truncated_attempt(exc, elapsed)
-        if truncated is not None:
-            return None, truncated
-        if _is_transient(exc):
-            return None, Attempt(None, describe_error(exc), "call", seconds=elapsed)
-        bad_reply = _bad_reply(exc)
-        if bad_reply is not None:
-            return None, Attempt(None, bad_reply, "reply", seconds=elapsed)
-        raise
+    except Exception as exc:  # noqa: BLE001 - sorted by _failure: output problems vs. transport vs. bugs
+        return None, _failure(exc, time.perf_counter() - started)
     elapsed = time.perf_counter() - started
     raw_message = out["raw"] if isinstance(out, dict) else out
     raw_text, obj, parse_error = _payload(raw_message)
-    usage = getattr(raw_message, "usage_metadata", None) or {}
-    tokens = {"input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0)}
+    tokens = _tokens(raw_message)
     if parse_error is not None:
         return None, Attempt(raw_text, parse_error, "invalid_json", seconds=elapsed, **tokens)
-    content = ((getattr(raw_message, "response_metadata", None) or {}).get("logprobs") or {}).get("content")
-    lp = tuple(content) if content else None
+    lp = _logprobs_of(raw_message)
     try:
         return schema.model_validate(obj), Attempt(raw_text, seconds=elapsed, logprobs=lp, **tokens)
     except ValidationError as exc:
@@ -541,49 +560,4 @@ def _truncated_attempt(exc: Exception, elapsed: float) -> Attempt | None:
         input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
         output_tokens=getattr(usage, "completion_tokens", 0) or 0,
         seconds=elapsed,
-    )
-
-
-_CLIENT_PACKAGES = ("openai", "langchain_openai", "httpx", "httpx2")  # where the client parses a reply
-_NOT_AN_API = "is the base URL an OpenAI-compatible API (usually ending in /v1)?"
-
-
-def _bad_reply(exc: Exception) -> str | None:
-    """What is wrong when the endpoint answered 2xx with something that is not a chat completion.
-
-    The OpenAI client hands a body that is not JSON (an HTML page, a proxy's text) on as a str,
-    and langchain-openai then fails on it with AttributeError; a JSON content type with a body
-    that does not parse raises JSONDecodeError. Only these raised inside the client libraries
-    count: the same errors from anywhere else are bugs and propagate.
-    """
-    if not isinstance(exc, (AttributeError, json.JSONDecodeError)) or _raised_in(exc) not in _CLIENT_PACKAGES:
-        return None
-    if isinstance(exc, json.JSONDecodeError):
-        return f"the endpoint's reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): {_NOT_AN_API}"
-    return f"the endpoint's reply is not a chat completion (a text or HTML page, not JSON): {_NOT_AN_API}"
-
-
-def _raised_in(exc: BaseException) -> str:
-    """The top-level package of the innermost frame that raised `exc`, past the json module."""
-    package, tb = "", exc.__traceback__
-    while tb is not None:
-        module = str(tb.tb_frame.f_globals.get("__name__", ""))
-        if module != "json" and not module.startswith("json."):
-            package = module.split(".")[0]
-        tb = tb.tb_next
-    return package
-
-
-def _is_transient(exc: Exception) -> bool:
-    """Rate limits, timeouts, connection and server errors that survived the client's retries."""
-    if isinstance(exc, (TimeoutError, ConnectionError)):
-        return True
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - langchain-openai depends on it
-        return False
-    return isinstance(
-        exc,
-        (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
-         openai.InternalServerError),
     )

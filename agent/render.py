@@ -58,11 +58,8 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
             schema = reading_model(sentence_ids(len(shown)), ctx.read_evidence_sentences)
             user = read_prompt(state, runtime, state["candidates"][0], shown)
         else:
-            from agent.nodes.synthesize import (
-                evidence_sentences,
-                synthesis_schema,
-                synthesize_prompt,
-            )
+            from agent.answer.selection import evidence_sentences
+            from agent.nodes.synthesize import synthesis_schema, synthesize_prompt
 
             readings = [{"paper_id": pid, "relevant": True,
                          "evidence_chunk_ids": [idx.title_abstract(pid).chunk_id]} for pid in state["candidates"][:3]]

@@ -8,8 +8,13 @@ prompt needs them. Nodes return partial updates and never mutate what they were 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
+from typing_extensions import (
+    TypedDict as Record,  # nested records: pydantic takes these on 3.11
+)
+
+from agent.answer.types import Answer, SentenceRecord
 from tools.base import Hit
 from tools.fusion import (
     merge_pool,  # the pool's reducer: each chunk keeps its maximum score
@@ -25,6 +30,48 @@ def add_usage(left: dict[str, float] | None, right: dict[str, float] | None) -> 
 
 def union(left: list[str] | None, right: list[str] | None) -> list[str]:
     return list(dict.fromkeys([*(left or []), *(right or [])]))
+
+
+class Reading(Record):
+    """One candidate paper as the method read it. `failed`: the reader's call failed, so the
+    paper is unknown, never "not relevant". RRA's reader gives sentences (`evidence`); KADR's
+    reading names chunks only (`evidence_chunk_ids`)."""
+
+    paper_id: str
+    relevant: bool
+    failed: NotRequired[bool]
+    model_relevant: NotRequired[bool]  # what the reader said before `accept_reading`
+    relevant_p: NotRequired[float | None]
+    evidence: NotRequired[list[SentenceRecord]]
+    evidence_chunk_ids: NotRequired[list[str]]
+    sentences_shown: NotRequired[int]
+    unknown_sentence_ids: NotRequired[list[str]]
+    note: NotRequired[str]
+    finding: NotRequired[str]
+    rejected_finding: NotRequired[dict[str, str]]  # text, reason
+    sufficient: NotRequired[bool]
+
+
+class Verdict(Record, total=False):
+    """The verifier's verdict on the pool: `failed` when its call failed, `llm` False when no
+    LLM was asked, `knowledge` KADR's statements."""
+
+    sufficient: bool
+    evidence_papers: list[str]
+    missing: str
+    failed: bool
+    llm: bool
+    knowledge: Any
+
+
+class RunError(Record):
+    """A failed step of the run: the node, what went wrong, its kind (agent.models.ErrorKind),
+    the raw reply when there was one."""
+
+    node: str
+    error: str | None
+    kind: str | None
+    raw: NotRequired[str]
 
 
 class InputState(TypedDict, total=False):
@@ -43,14 +90,14 @@ class State(InputState, total=False):
     # ranking, top 50), hits (the chunk ranking handed to the reranker)
     retrieved: list[dict[str, Any]]
     pool: Annotated[dict[str, Hit], merge_pool]  # chunk id -> best hit over subqueries and rounds
-    verdict: dict[str, Any]  # sufficient, evidence_papers, missing
+    verdict: Verdict
     evidence_papers: Annotated[list[str], union]
     seeds: list[str]
     ranking: list[str]  # the fused A/B ranking (at least relate.reader_top papers)
     candidates: list[str]  # its top `read_papers`: the papers handed to the reader
-    readings: list[dict[str, Any]]
-    answer: dict[str, Any]  # the final answer with citations
-    errors: Annotated[list[dict[str, Any]], operator.add]
+    readings: list[Reading]
+    answer: Answer  # the final answer with citations
+    errors: Annotated[list[RunError], operator.add]
     usage: Annotated[dict[str, float], add_usage]  # llm_calls, input_tokens, output_tokens, seconds per node
 
 
@@ -60,13 +107,13 @@ class OutputState(TypedDict, total=False):
 
     question: str
     query_id: str
-    answer: dict[str, Any]
+    answer: Answer
     pool: dict[str, Hit]
     seeds: list[str]
     ranking: list[str]
     candidates: list[str]
-    verdict: dict[str, Any]
+    verdict: Verdict
     subqueries: list[str]
     round: int
-    errors: list[dict[str, Any]]
+    errors: list[RunError]
     usage: dict[str, float]

@@ -40,8 +40,8 @@ def gold_of(benchmark: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def _decide(probs: Mapping[str, float], abstain: str | None, margin: float) -> str:
-    from agent.choice import (
-        decide,  # pure arithmetic; agent.choice imports no heavy module
+    from agent.answer.choice import (
+        decide,  # pure arithmetic; agent.answer.choice imports no heavy module
     )
 
     return decide(probs, abstain, margin)[0]
@@ -49,7 +49,7 @@ def _decide(probs: Mapping[str, float], abstain: str | None, margin: float) -> s
 
 def choices(row: Mapping[str, Any], margin: float = 0.0) -> dict[str, str]:
     """The option each decision rule picks for one answered question."""
-    from agent.choice import calibrated
+    from agent.answer.choice import calibrated
 
     out = {"model": row.get("model_choice") or row.get("choice") or ""}
     scores = row.get("choice_scores")

@@ -146,7 +146,7 @@ def faithfulness(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Over the answers' claims: the share whose every number, quoted phrase and name occurs in
     the sentences it cites or its cited papers' titles (the support check run again on what the
     row recorded); claims dropped per answer; answers that fell back to quoting."""
-    from agent.support import check_claim  # pure text logic, no heavy import
+    from agent.answer.support import check_claim  # pure text logic, no heavy import
 
     claims = [c for r in rows for c in r.get("claims") or []]
     ok = [check_claim(c["text"], c["sentences"], c.get("titles", [])) is None for c in claims]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -32,10 +33,21 @@ def venue_year(question: str) -> tuple[str, str] | None:
     return venue, m.group(2)
 
 
-def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = None,
-        ) -> tuple[T | None, dict[str, Any], list[dict]]:
-    """One structured call for a node: (value or None, usage update, error records). With
-    `logprobs`, the accepted reply's token log-probabilities are in usage["_logprobs"]."""
+@dataclass(frozen=True)
+class LLMResult(Generic[T]):
+    """A node's structured call: the value (None when it failed), the usage update for the
+    state's `usage` reducer, the error records for `errors`, and, when asked for, the accepted
+    reply's tokens with their top log-probabilities (`logprobs`; never part of `usage`)."""
+
+    value: T | None
+    usage: dict[str, float]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    logprobs: tuple[dict[str, Any], ...] | None = None
+
+
+def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = None) -> LLMResult[T]:
+    """One structured call for a node (`agent.models.structured_call`, attempts and endpoint
+    health recorded there). With `logprobs`, the accepted reply's token log-probabilities."""
     from agent.models import structured_call
 
     ctx = runtime.context
@@ -49,10 +61,8 @@ def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = N
         "output_tokens": result.output_tokens,
         f"seconds_{role}": time.perf_counter() - t,
     }
-    if logprobs:
-        usage["_logprobs"] = result.logprobs
     errors = [] if result.ok else [{"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
-    return result.value, usage, errors
+    return LLMResult(result.value, usage, errors, result.logprobs if logprobs else None)
 
 
 def chunk_block(chunk: dict[str, Any], max_chars: int) -> str:

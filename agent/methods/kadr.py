@@ -67,12 +67,12 @@ def declare(state: State, runtime, docs: list[dict]) -> tuple[list[dict], dict, 
 
     with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:
         results = list(pool.map(one, docs))
-    declarations = [{"chunk_id": d["chunk_id"], **v.model_dump()} for d, (v, _, _) in zip(docs, results) if v]
+    declarations = [{"chunk_id": d["chunk_id"], **r.value.model_dump()} for d, r in zip(docs, results) if r.value]
     usage: dict[str, float] = {}
-    for _, u, _ in results:
-        for k, v in u.items():
+    for r in results:
+        for k, v in r.usage.items():
             usage[k] = usage.get(k, 0) + v
-    return declarations, usage, [{**e, "node": "kadr_declare"} for _, _, es in results for e in es]
+    return declarations, usage, [{**e, "node": "kadr_declare"} for r in results for e in r.errors]
 
 
 def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str], dict, list[dict]]:
@@ -82,7 +82,8 @@ def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str
     listing = "\n".join(f"- document {d['chunk_id']}: needs {'; '.join(d['needed']) or '(none listed)'}; "
                         f"holds {'; '.join(d['held']) or '(nothing needed)'}" for d in declarations)
     user = prompts.render("kadr_summarize", question=state["question"], declarations=listing)
-    value, usage, errors = llm("decompose", KnowledgeStatements, user, runtime)
+    call = llm("decompose", KnowledgeStatements, user, runtime)
+    value, usage, errors = call.value, call.usage, call.errors
     statements = [s.strip() for s in (value.statement_1, value.statement_2) if s.strip()] if value else []
     return statements, usage, [{**e, "node": "kadr_summarize"} for e in errors]
 

@@ -13,13 +13,13 @@ import time
 from typing import Any
 
 from agent import prompts
+from agent.answer.support import check_claim
 from agent.evidence import listing, pick_sentences, sentence_record, support_context
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
 from agent.schemas import Verification, reading_model
 from agent.state import State
-from agent.support import check_claim
 from agent.tracing import trace_step
 from tools.base import Hit
 from tools.fusion import by_paper, merge_pool, paper_hits
@@ -93,7 +93,8 @@ def verify(state: State, runtime) -> dict:
         listed = [pid for pid, _ in verify_listing(pool, ctx.verify_papers, 1)]
         verdict = {"sufficient": True, "missing": "", "evidence_papers": listed, "llm": False}
         return {"verdict": verdict, "evidence_papers": listed}
-    value, usage, errors = llm("verify", Verification, verify_prompt(state, runtime), runtime)
+    call = llm("verify", Verification, verify_prompt(state, runtime), runtime)
+    value, usage, errors = call.value, call.usage, call.errors
     known = {h["paper_id"] for h in pool.values()}
     if value is None:
         verdict = {"sufficient": False, "evidence_papers": [], "missing": "", "failed": True}
@@ -232,9 +233,10 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
                 "note": "no sentence to read"}, {}, []
     schema = reading_model(ids, ctx.read_evidence_sentences)
     with trace_step(f"read {paper_id}", inputs={"paper_id": paper_id}, metadata={"paper_id": paper_id}) as step:
-        value, usage, errors = llm("read", schema, read_prompt(state, runtime, paper_id, shown), runtime,
-                                   logprobs=5 if ctx.read_relevance_logprobs else None)
-        relevant_p = relevance_probability(usage.pop("_logprobs", None))
+        call = llm("read", schema, read_prompt(state, runtime, paper_id, shown), runtime,
+                   logprobs=5 if ctx.read_relevance_logprobs else None)
+        value, usage, errors = call.value, call.usage, call.errors
+        relevant_p = relevance_probability(call.logprobs)
         step.outputs = {"relevant": value.relevant if value else None, "sentences": value.sentences if value else None}
     if value is None:
         return {"paper_id": paper_id, "relevant": False, "failed": True}, usage, errors

@@ -8,11 +8,11 @@ import re
 from langgraph.runtime import Runtime
 
 from agent import prompts
+from agent.answer.support import OTHER_SCRIPT as _OTHER_SCRIPT
 from agent.context import Context
 from agent.methods.common import llm, venue_year
 from agent.schemas import SUBQUERY_CHARS, decomposition_model
 from agent.state import State
-from agent.support import OTHER_SCRIPT as _OTHER_SCRIPT
 
 NO_NOTE = "no specific note; search from a different angle"
 _LEADING_TAG = re.compile(r"^\[[^\]]*\]\s*")
@@ -70,7 +70,8 @@ def decompose(state: State, runtime: Runtime[Context]) -> dict:
         subs = new_subqueries([state["question"]] if first else [], state.get("subqueries", []), 1, tag)
         return {"round": 1, "new_subqueries": subs, "subqueries": subs}
     schema = decomposition_model(ctx.subqueries_per_round)
-    value, usage, errors = llm("decompose", schema, decompose_prompt(state, ctx.subqueries_per_round), runtime)
+    call = llm("decompose", schema, decompose_prompt(state, ctx.subqueries_per_round), runtime)
+    value, usage, errors = call.value, call.usage, call.errors
     proposed = value.subqueries if value else []
     if first and not proposed:
         proposed = [state["question"]]  # a failed first decomposition still searches the question

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from agent.answer.assemble import NO_EVIDENCE
 from agent.api import ask
 from agent.models import ENDPOINT_FAILURES_TO_STOP
-from agent.nodes.synthesize import NO_EVIDENCE
 
 from .conftest import ANSWER, SATISFIED, SMALL, cite_first_chunk
 

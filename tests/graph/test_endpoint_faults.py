@@ -14,7 +14,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from agent.nodes.synthesize import NO_EVIDENCE
+from agent.answer.assemble import NO_EVIDENCE
 from agent.tracing.store import load_trace
 from tests.openai_stub import OpenAIStub, refused_url
 

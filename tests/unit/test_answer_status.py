@@ -8,6 +8,7 @@ import json
 import pytest
 from pydantic import BaseModel
 
+from agent.answer.status import answer_status, failed_answer, failure_reason
 from agent.chat.render import Timeline, error_lines, status_line
 from agent.models import (
     ENDPOINT_FAILURES_TO_STOP,
@@ -15,7 +16,6 @@ from agent.models import (
     endpoint_watch,
     structured_call,
 )
-from agent.nodes.synthesize import answer_status, failed_answer, failure_reason
 from tests.fakes import ScriptedChatModel
 
 pytestmark = pytest.mark.unit

@@ -1,4 +1,4 @@
-"""Multiple choice from the evidence (agent/choice.py): the arithmetic on fixed log-probabilities."""
+"""Multiple choice from the evidence (agent/answer/choice.py): the arithmetic on fixed log-probabilities."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import math
 
 import pytest
 
-from agent.choice import (
+from agent.answer.choice import (
     abstain_label,
     calibrated,
+    choice_from_text,
     decide,
     label_logprobs,
     normalised,
@@ -58,3 +59,15 @@ def test_logprobs_are_read_from_the_reply_metadata():
                                                        "top_logprobs": [{"token": "B", "logprob": -0.1}]}]}}
     assert top_logprobs_of(Reply()) == [{"token": "B", "logprob": -0.1}]
     assert top_logprobs_of(object()) is None
+
+
+def test_choice_from_the_answer_text_when_the_model_left_it_empty():
+    opts = {"A": "yes", "B": "no", "C": "maybe"}
+    assert choice_from_text("A", opts) == "A"
+    assert choice_from_text("B) no, it does not [p#c0]", opts) == "B"
+    assert choice_from_text("Answer: C", opts) == "C"
+    assert choice_from_text("No, the trial found no effect [p#c1].", opts) == "B"
+    assert choice_from_text("Maybe: the evidence is mixed.", opts) == "C"
+    assert choice_from_text("A study of 40 patients found ...", opts) == ""  # an article, not a label
+    assert choice_from_text("D", opts) == ""  # not an option
+    assert choice_from_text("The evidence is mixed.", opts) == ""

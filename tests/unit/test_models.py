@@ -361,32 +361,6 @@ def test_lean_schema_for_the_embedded_model():
     assert reading.model_json_schema()["required"] == ["sentences", "relevant"]  # evidence before the verdict
 
 
-def test_choice_from_the_answer_text_when_the_model_left_it_empty():
-    from agent.nodes.synthesize import choice_from_text
-
-    opts = {"A": "yes", "B": "no", "C": "maybe"}
-    assert choice_from_text("A", opts) == "A"
-    assert choice_from_text("B) no, it does not [p#c0]", opts) == "B"
-    assert choice_from_text("Answer: C", opts) == "C"
-    assert choice_from_text("No, the trial found no effect [p#c1].", opts) == "B"
-    assert choice_from_text("Maybe: the evidence is mixed.", opts) == "C"
-    assert choice_from_text("A study of 40 patients found ...", opts) == ""  # an article, not a label
-    assert choice_from_text("D", opts) == ""  # not an option
-    assert choice_from_text("The evidence is mixed.", opts) == ""
-
-
-def test_an_answer_cut_off_mid_sentence_ends_at_its_last_whole_sentence():
-    from agent.nodes.synthesize import whole_sentences
-
-    assert whole_sentences("CRFs reach 95.7 F1 [p#c0]. They beat HMMs on the same data without the need for any task") \
-        == "CRFs reach 95.7 F1 [p#c0]."
-    assert whole_sentences("It works (see Table 2). Then") == "It works (see Table 2)."
-    assert whole_sentences("One sentence, complete.") == "One sentence, complete."
-    assert whole_sentences("No sentence end at all") == "No sentence end at all"  # nothing better to keep
-    assert whole_sentences("A") == "A"  # a multiple-choice label stays
-    assert whole_sentences("F1 is 95.7 on chunking") == "F1 is 95.7 on chunking"  # a decimal point is no end
-
-
 def test_each_process_has_its_own_server_log_and_old_ones_are_pruned(tmp_path):
     import os
     import subprocess
@@ -411,11 +385,3 @@ def test_each_process_has_its_own_server_log_and_old_ones_are_pruned(tmp_path):
     left = sorted(p.name for p in logs.glob("local-llm-*.log"))
     assert mine.name in left  # a live process's log stays
     assert sorted(f"local-llm-{pid}.log" for pid in dead[-LOGS_KEPT:]) == sorted(n for n in left if n != mine.name)
-
-
-def test_clean_claim_drops_the_markers_a_model_writes():
-    from agent.nodes.synthesize import clean_claim
-
-    assert clean_claim("S1 patients with close margins had a 66% failure rate.") == "Patients with close margins had a 66% failure rate."
-    assert clean_claim("S2: CRFs reach 95.7 F1 [S2] (S1, S3) [crf#c0].") == "CRFs reach 95.7 F1."
-    assert clean_claim("S2ORC holds 81.1M papers (Table S1).") == "S2ORC holds 81.1M papers (Table S1)."

@@ -1,4 +1,4 @@
-"""The deterministic support check (agent/support.py) on hand-made claims."""
+"""The deterministic support check (agent/answer/support.py) on hand-made claims."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from agent.support import check_claim, names, numbers
+from agent.answer.support import check_claim, names, numbers
 
 pytestmark = pytest.mark.unit
 

@@ -5,7 +5,8 @@ prompt's probabilities with the evidence removed (contextual calibration: Zhao e
 
 The arithmetic is pure (`calibrated`, `decide`); `option_logprobs` asks the model for one token
 with its top log-probabilities (llama.cpp's and OpenAI's `logprobs`/`top_logprobs`). An endpoint
-that returns no log-probabilities gives None, and the synthesis's own choice stands.
+that returns no log-probabilities gives None, and the synthesis's own choice stands
+(`choice_from_text` reads that choice when the model named it only in its text).
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import prompts
+
+if TYPE_CHECKING:
+    from agent.answer.types import ChoiceScores
+    from tools.sentences import Sentence
 
 TOP_LOGPROBS = 20  # the most OpenAI accepts; a label outside them gets FLOOR below the lowest
 FLOOR = 2.0  # nats below the lowest listed log-probability for a label that was not listed
@@ -100,7 +105,11 @@ def choice_prompt(question: str, options: Mapping[str, str], evidence: str | Non
 def top_logprobs_of(message: Any) -> list[dict[str, Any]] | None:
     """The first generated token's top alternatives from a chat reply's metadata, or None."""
     meta = getattr(message, "response_metadata", None) or {}
-    content = (meta.get("logprobs") or {}).get("content") or []
+    return first_token_top((meta.get("logprobs") or {}).get("content"))
+
+
+def first_token_top(content: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The first token's top alternatives from a reply's per-token log-probabilities, or None."""
     if not content:
         return None
     top = content[0].get("top_logprobs") or []
@@ -115,18 +124,93 @@ def support_probability(model, claim: str, sentences: Sequence[str], usage: dict
     return None if lp is None else normalised(lp)["yes"]
 
 
+class CallFailed(RuntimeError):
+    """A next-token call that `agent.models.token_call` recorded as failed (the endpoint did not
+    answer, or had already failed the run's last calls)."""
+
+    def __init__(self, error: str | None, kind: str | None) -> None:
+        super().__init__(error or "no reply")
+        self.error, self.kind = error or "no reply", kind or "call"
+
+
 def option_logprobs(model, system: str, user: str, labels: Sequence[str],
                     options: Mapping[str, str] | None = None, usage: dict | None = None) -> dict[str, float] | None:
-    """The labels' log-probabilities as the model's next token for this prompt, or None when
-    the endpoint gives none. `usage`: llm_calls and tokens are added to it."""
-    from langchain_core.messages import HumanMessage, SystemMessage
+    """The labels' log-probabilities as the model's next token for this prompt
+    (`agent.models.token_call`), or None when the endpoint gives none. `usage`: llm_calls and
+    tokens are added to it. A failed call raises CallFailed."""
+    from agent.models import token_call
 
-    bound = model.bind(logprobs=True, top_logprobs=TOP_LOGPROBS, max_tokens=1, temperature=0)
-    reply = bound.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+    result = token_call(model, system, user, top_logprobs=TOP_LOGPROBS)
     if usage is not None:
-        tokens = getattr(reply, "usage_metadata", None) or {}
-        usage["llm_calls"] = usage.get("llm_calls", 0) + 1
-        for key in ("input_tokens", "output_tokens"):
-            usage[key] = usage.get(key, 0) + tokens.get(key, 0)
-    top = top_logprobs_of(reply)
+        usage["llm_calls"] = usage.get("llm_calls", 0) + result.calls
+        usage["input_tokens"] = usage.get("input_tokens", 0) + result.input_tokens
+        usage["output_tokens"] = usage.get("output_tokens", 0) + result.output_tokens
+    if not result.ok:
+        raise CallFailed(result.error, result.error_kind)
+    top = first_token_top(result.logprobs)
     return label_logprobs(top, labels, options) if top else None
+
+
+_CITE = re.compile(r"\[([^\[\]]+?#c\d+)\]")
+_LEAD = re.compile(r"^[\s\"'(\[]*(?:answer\s*[:=-]\s*)?(?:option\s+)?", re.IGNORECASE)
+
+
+def choice_from_text(answer: str, options: dict[str, str]) -> str:
+    """The option an answer names when the model left `choice` empty: the answer starts with a
+    label ("B", "B)", "B: no") or with exactly one option's text ("No, ..."). Else empty: a
+    guess is worse than no choice."""
+    text = _LEAD.sub("", _CITE.sub("", answer)).strip()
+    label = re.match(r"([A-Za-z])(?:$|[).:,;])", text)  # "B", "B)", "B: no"; not "A study"
+    if label and label.group(1).upper() in options:
+        return label.group(1).upper()
+    words = text.lower()
+    hits = [k for k, v in options.items() if v and re.match(rf"{re.escape(v.strip().lower())}\b", words)]
+    return hits[0] if len(hits) == 1 else ""
+
+
+def synthesis_model(ctx):
+    """The synthesis's chat model, which the option scoring and the support judge also ask."""
+    from agent.resources import chat_model, settings_for
+
+    return chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
+
+
+def score_options(state, runtime, shown: list[Sentence]) -> tuple[ChoiceScores | None, dict, list[dict]]:
+    """The options scored as the model's next token with and without the selected sentences,
+    and the label `choice_scoring` picks. (scores or None, usage, errors)."""
+    import time
+
+    ctx = runtime.context
+    options = state["options"]
+    labels = sorted(options)
+    model = synthesis_model(ctx)
+    system = prompts.render("choose_system")
+    evidence = "\n".join(s["text"] for s in shown)
+    t = time.perf_counter()
+    usage: dict[str, float] = {"llm_calls": 0}
+    try:
+        with_ev = option_logprobs(model, system, choice_prompt(state["question"], options, evidence), labels,
+                                  options, usage=usage)
+        prior = None
+        if with_ev is not None and ctx.choice_scoring == "calibrated":
+            prior = option_logprobs(model, system, choice_prompt(state["question"], options, None), labels,
+                                    options, usage=usage)
+    except CallFailed as failed:  # recorded by the call: the synthesis's choice stands
+        return None, usage, [{"node": "synthesize", "error": f"option scoring: {failed.error}", "kind": failed.kind}]
+    except Exception as exc:  # a refused scoring call (a 400) leaves the synthesis's choice
+        from agent.models import describe_error, is_endpoint_error
+
+        if not is_endpoint_error(exc):
+            raise
+        import openai
+
+        if isinstance(exc, openai.BadRequestError):  # the endpoint does not take logprobs: not a failure
+            return {"method": ctx.choice_scoring, "unavailable": describe_error(exc)}, usage, []
+        return None, usage, [{"node": "synthesize", "error": f"option scoring: {describe_error(exc)}", "kind": "call"}]
+    usage["seconds_choice"] = time.perf_counter() - t
+    if with_ev is None:
+        return None, usage, []
+    probs = calibrated(with_ev, prior)
+    label, margin = decide(probs, abstain_label(options), ctx.choice_abstain_margin)
+    return ({"method": ctx.choice_scoring, "with_evidence": with_ev, "prior": prior, "probabilities": probs,
+             "choice": label, "margin": margin, "abstain": abstain_label(options)}, usage, [])

@@ -1,0 +1,79 @@
+"""The answer record: the claims that passed their checks as prose with numbered citations,
+the option and table asked for, the claims that failed; with no claim left, the extractive
+answer that quotes what the papers say instead of guessing (docs/attribution.md)."""
+
+from __future__ import annotations
+
+from agent.answer.choice import choice_from_text
+from agent.answer.citations import Citations, with_markers
+from agent.answer.claims import check_claims
+from agent.answer.selection import extractive
+from agent.answer.types import Answer, ChoiceScores
+from agent.evidence import sentence_record
+from agent.schemas import Synthesis
+from agent.state import State
+from tools.sentences import Sentence
+
+NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
+# no evidence, but some readings failed: what was not read is not known to lack evidence
+NO_EVIDENCE_READ = ("No evidence that answers this question was found in the papers that could be read "
+                    "({failed} of {total} readings failed, so this says nothing about those papers).")
+
+
+def _quote(text: str, limit: int = 400) -> str:
+    return "\u201c" + (text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …") + "\u201d"
+
+
+def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
+                 unread: tuple[int, int] = (0, 0), choice_scores: ChoiceScores | None = None, judge=None,
+                 threshold: float = 0.5, reanchor: int = 0) -> Answer:
+    """The answer record: the claims that passed the support check, rendered as prose with
+    numbered citations that quote their sentences; the claims that failed in
+    `rejected_claims`. With no claim left, or a reply that could not be used (`value` None
+    with sentences shown), the answer quotes what the papers say and says that they do not
+    answer the question (`fallback` "extractive"). With nothing shown at all, the no-evidence
+    sentence; `unread` (failed, total readings) says how many papers could not be judged."""
+    options = state.get("options") or {}
+    base = {"choice": "", "table_rows": [], "claims": [], "rejected_claims": [], "citations": [], "papers": [],
+            "fallback": ""}
+    if not shown:
+        none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
+        return {**base, "text": none_found, "insufficient_evidence": True}
+    kept, rejected = check_claims(value.claims, shown, idx, judge, threshold, reanchor) if value is not None else ([], [])
+    if value is not None and value.insufficient_evidence and kept:  # the model says they do not answer
+        rejected += [{"text": c["text"], "sentence_ids": [], "reason": "the synthesis said the sentences do not "
+                      "answer the question"} for c in kept]
+        kept = []
+    cites = Citations(idx)
+    choice = ""
+    if value is not None:
+        choice = value.choice.strip().upper()[:1] if value.choice else ""
+        if options and choice not in options:
+            choice = choice_from_text(" ".join(c.text for c in value.claims), options)
+    model_choice = choice
+    if choice_scores and choice_scores.get("choice") in options:
+        choice = choice_scores["choice"]  # decided from the evidence (agent/answer/choice.py)
+    if kept:
+        claims = [{"text": c["text"], "citations": cites.cite(c["sentences"], c["text"]),
+                   "sentences": [sentence_record(idx, s) for s in c["sentences"]],
+                   **({"support_p": c["support_p"]} if c["support_p"] is not None else {}),
+                   **({"reanchored_from": c["reanchored_from"]} if c.get("reanchored_from") else {})} for c in kept]
+        text = " ".join(with_markers(c["text"], c["citations"]) for c in claims)
+        insufficient, fallback = False, ""
+    else:
+        quoted = extractive(shown)
+        said = " ".join(f"{_quote(s['text'])} [{n}]" for s in quoted for n in cites.cite([s]))
+        if choice:
+            lead = (f"{choice} ({options[choice]}) was chosen, but no claim for it could be checked "
+                    "against the papers. What they say:")
+        else:
+            lead = "The papers found do not answer this question directly. What they say:"
+        claims, text, insufficient, fallback = [], f"{lead} {said}", True, "extractive"
+    columns = [c["name"] for c in state.get("table_schema") or []]
+    rows = [{col: str(r.get(col, "")) for col in columns} for r in value.table_rows] if columns and value else []
+    citations = cites.all()
+    if options:
+        base = {**base, "model_choice": model_choice, "choice_scores": choice_scores}
+    return {**base, "text": text, "insufficient_evidence": insufficient, "choice": choice, "table_rows": rows,
+            "claims": claims, "rejected_claims": rejected, "citations": citations, "fallback": fallback,
+            "papers": list(dict.fromkeys(c["paper_id"] for c in citations))}

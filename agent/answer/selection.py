@@ -1,0 +1,48 @@
+"""Which sentences the synthesis is shown, and which an extractive answer quotes."""
+
+from __future__ import annotations
+
+from agent.evidence import pick_sentences
+from agent.state import State
+from tools.fusion import round_robin
+from tools.sentences import Sentence
+
+
+def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
+    """What the synthesis is shown: the sentences the readers selected in the relevant papers,
+    taken in turn from each paper (reading order), at most `synthesize_sentences` from at most
+    `synthesize_chunks` chunks. A reading that names chunks but no sentences (KADR's, which has
+    no LLM reader) gets its chunks' sentences that best match the question."""
+    per_paper: list[list[Sentence]] = []
+    queries = [state["question"], *state.get("subqueries", [])]
+    for r in state.get("readings", []):
+        if not r.get("relevant"):
+            continue
+        if r.get("evidence"):
+            sents = [Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
+                     for e in r["evidence"] if e["chunk_id"] in idx.chunk_row]
+        else:
+            ids = [c for c in r.get("evidence_chunk_ids", []) if c in idx.chunk_row]
+            sents = pick_sentences(idx, ids, queries, ctx.read_sentence_chars)
+        per_paper.append(sents)
+    keyed = {(s["chunk_id"], s["start"]): s for sents in per_paper for s in sents}
+    order = round_robin([[(s["chunk_id"], s["start"]) for s in sents] for sents in per_paper])
+    out, chunks = [], set()
+    for key in order:
+        if len(out) >= ctx.synthesize_sentences:
+            break
+        if key[0] not in chunks and len(chunks) >= ctx.synthesize_chunks:
+            continue
+        chunks.add(key[0])
+        out.append(keyed[key])
+    # shown grouped by chunk, so a prompt lists each chunk's locator once
+    first = {cid: i for i, cid in reversed(list(enumerate(s["chunk_id"] for s in out)))}
+    return sorted(out, key=lambda s: (first[s["chunk_id"]], s["start"]))
+
+
+def extractive(shown: list[Sentence], limit: int = 3) -> list[Sentence]:
+    """The sentences an extractive answer quotes: the first shown sentence of each paper's
+    chunks in turn (the readers' selections), at most `limit`."""
+    by_chunk = round_robin([[i for i, s in enumerate(shown) if s["chunk_id"] == cid]
+                            for cid in dict.fromkeys(s["chunk_id"] for s in shown)])
+    return [shown[i] for i in sorted(by_chunk[:limit])]
