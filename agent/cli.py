@@ -282,7 +282,7 @@ def search(
     if retriever not in RETRIEVERS:
         raise fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}", 2)
     with _using_index(index, corpus) as idx:  # open while printing: records are read on demand
-        hits = run_search(idx, query, retriever, k)  # type: ignore[arg-type]
+        hits = run_search(idx, query, retriever, k)
         if as_json:
             out.print_json(json.dumps({"query": query, "retriever": retriever, "hits": [h.to_dict() for h in hits]}))
             return
@@ -313,9 +313,9 @@ def retrieve(
             raise fail(f"unknown seed paper id(s): {', '.join(unknown)}; use ids from `litloop search`", 2)
         run = run_retrieval(idx, question, idx.settings, subqueries=subquery, seeds=seed,
                             relate=stage != "a")
-        scores = run.stage_scores(stage, idx.settings)  # type: ignore[arg-type]  # checked against STAGES above
+        scores = run.stage_scores(stage, idx.settings)
         papers = [_retrieved_paper(idx, run, pid, rank, scores.get(pid, 0.0))
-                  for rank, pid in enumerate(run.ranking(stage)[:k], start=1)]  # type: ignore[arg-type]  # as above
+                  for rank, pid in enumerate(run.ranking(stage)[:k], start=1)]
     if as_json:
         out.print_json(json.dumps({"question": question, "stage": stage, "subqueries": run.subqueries,
                                    "seeds": run.seeds, "papers": papers, "seconds": run.seconds}))

@@ -103,8 +103,9 @@ def ui(
         raise fail("streamlit is not installed: pip install streamlit (it is a litloop dependency)")
     env = dict(os.environ)
     token = env.get(TOKEN_ENV) or new_token()
-    if token_problem(token):
-        raise fail(token_problem(token), 2)
+    bad_token = token_problem(token)
+    if bad_token:
+        raise fail(bad_token, 2)
     env[TOKEN_ENV] = token
     corpora = check_names(corpus, index)
     if index is not None:

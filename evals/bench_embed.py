@@ -31,6 +31,7 @@ import random
 import statistics
 import time
 from collections import defaultdict
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -131,7 +132,8 @@ def speed(backends: list[str], n: int, trials: int, seed: int = 0) -> dict:
     for m in models.values():
         getattr(m, "close", lambda: None)()
     base = backends[0]
-    out = {"windows": len(sample), "trials": trials, "source": where, "load_avg_1_5_15": loads, "backends": {}}
+    out: dict[str, Any] = {"windows": len(sample), "trials": trials, "source": where, "load_avg_1_5_15": loads,
+                           "backends": {}}
     ref = np.vstack(vectors[base])
     for b in backends:
         ratios = [x / y for x, y in zip(per_trial[b], per_trial[base], strict=True)]
@@ -220,7 +222,7 @@ def recall(names: list[str], papers: int | None, backends=("torch", "onnx-int8")
             print(f"{name}: {len(texts)} windows embedded by {b} in {took[b]:.0f} s", flush=True)
         variants = {"torch/torch": ("torch", "torch"), "int8/int8": ("onnx-int8", "onnx-int8"),
                     "torch index, int8 queries": ("torch", "onnx-int8")}
-        res = {"questions": len(questions), "papers": len(set(chunk_paper)), "windows": len(texts),
+        res: dict[str, Any] = {"questions": len(questions), "papers": len(set(chunk_paper)), "windows": len(texts),
                "embed_seconds": took, "variants": {}}
         for label, (ib, qb) in variants.items():
             ranked = dense_papers(qv[qb], wv[ib], win_chunk, chunk_paper, k_chunks)

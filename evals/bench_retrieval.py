@@ -106,7 +106,7 @@ def evaluate(idx: Index, questions: list[dict], names: list[str], settings: Sett
     results: dict[str, dict] = {}
     for name in names:
         fn = variants[name]
-        recalls = {k: [] for k in CANDIDATE_KS}
+        recalls: dict[int, list[float]] = {k: [] for k in CANDIDATE_KS}
         times = []
         for q in tqdm(questions, desc=name, disable=not progress, leave=False):
             t = time.perf_counter()

@@ -81,10 +81,10 @@ def recall_series(doc: Mapping[str, Any]) -> dict[int, float] | None:
     return {k: metrics[f"candidate_recall@{k}"] for k in CANDIDATE_KS}
 
 
-def plot_recall_at_k(series: Mapping[str, Mapping[int, float]], path: Path, title: str) -> Path | None:
+def plot_recall_at_k(series: Mapping[str, Mapping[int, float] | None], path: Path, title: str) -> Path | None:
     """One line per run: candidate recall at k = 1, 5, 10, 20, 50 (log-scaled k axis)."""
-    series = {name: s for name, s in series.items() if s}
-    if not series:
+    drawn = {name: s for name, s in series.items() if s}
+    if not drawn:
         return None
     import matplotlib
 
@@ -92,7 +92,7 @@ def plot_recall_at_k(series: Mapping[str, Mapping[int, float]], path: Path, titl
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    for name, values in series.items():
+    for name, values in drawn.items():
         ks = sorted(values)
         ax.plot(ks, [values[k] for k in ks], marker="o", label=name)
     ax.set_xscale("log")

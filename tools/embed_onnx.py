@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def _export(st: SentenceTransformer, model_path: str, out: Path) -> None:
     import torch
 
     meta = _pipeline_meta(st, model_path)
-    transformer = st[0]
+    transformer: Any = st[0]  # sentence-transformers' Transformer module (torch types it as a Tensor or Module)
     prepare = getattr(transformer, "preprocess", None) or transformer.tokenize  # renamed in ST 6
     features = prepare(["an example sentence"])
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in features]
