@@ -100,7 +100,7 @@ def ui(
     if problem:
         raise fail(problem, 2)
     if importlib.util.find_spec("streamlit") is None:
-        raise fail("streamlit is not installed: pip install streamlit (it is a litloop dependency)")
+        raise fail("the web chat needs streamlit, which is not installed: pip install 'litloop[ui]'")
     env = dict(os.environ)
     token = env.get(TOKEN_ENV) or new_token()
     bad_token = token_problem(token)

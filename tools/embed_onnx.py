@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 ONNX_BACKENDS = ("onnx", "onnx-int8")
 # what to install, named in every error about missing packages (pyproject pins the same)
-ONNX_PACKAGES = "onnxruntime==1.32.0 onnx==1.23.2"
+ONNX_PACKAGES = "'litloop[onnx]'"  # onnxruntime and onnx, pinned in pyproject.toml
 # bump when the export recipe changes, so old caches are not reused
 EXPORT_VERSION = 2
 _FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
