@@ -1,6 +1,6 @@
 """Index build throughput on the demo corpus and search latency on the demo index.
 
-    python -m evals.bench_index [--index DIR] [--queries 50] [--out DIR]
+    python -m bench.index [--index DIR] [--queries 50] [--out DIR]
 
 Builds the demo corpus (CiteSeer JSONL + four PDFs) into a fresh directory (default: a temporary
 one), reports papers/s and chunks/s with the time per stage, then times `search` for every
