@@ -15,32 +15,13 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent.cli_common import IndexOpt, JsonOpt, PresetOpt, err, fail, out
 from agent.cli_corpora import CorpusOpt, check_names
 
 APP_PATH = Path(__file__).resolve().parent / "chat" / "app.py"
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-IndexOpt = Annotated[
-    Optional[Path],
-    typer.Option("--index", "-i", help="Index directory (default: LITLOOP_INDEX, else the demo index, built on first use)."),
-]
-PresetOpt = Annotated[
-    Optional[str],
-    typer.Option("--preset", "-p", help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; "
-                 "with the embedded model local-fast below 8 CPU threads, else local)"),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    return typer.Exit(code)
 
 
 # ----------------------------------------------------------------------------- ui
@@ -117,18 +98,19 @@ def ui(
 
     problem = remote_host_problem(host, port, allow_remote)
     if problem:
-        raise _fail(problem, 2)
+        raise fail(problem, 2)
     if importlib.util.find_spec("streamlit") is None:
-        raise _fail("streamlit is not installed: pip install streamlit (it is a litloop dependency)")
+        raise fail("the web chat needs streamlit, which is not installed: pip install 'litloop[ui]'")
     env = dict(os.environ)
     token = env.get(TOKEN_ENV) or new_token()
-    if token_problem(token):
-        raise _fail(token_problem(token), 2)
+    bad_token = token_problem(token)
+    if bad_token:
+        raise fail(bad_token, 2)
     env[TOKEN_ENV] = token
     corpora = check_names(corpus, index)
     if index is not None:
         if not (index / "CURRENT").exists():
-            raise _fail(f"no litloop index at {index}: build one with `litloop index build FILES --index {index}`")
+            raise fail(f"no litloop index at {index}: build one with `litloop index build FILES --index {index}`")
         env["LITLOOP_INDEX"] = str(index.resolve())
     if not is_loopback(host):  # allowed by --allow-remote, said once more
         err.print(f"[bold yellow]warning:[/] serving on {escape(host)}: other machines can reach the chat; the token "
@@ -176,17 +158,17 @@ def chat(
     from agent.context import preset_names
 
     if preset and preset not in preset_names():
-        raise _fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
+        raise fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
     corpora = check_names(corpus, index)
     problem = None if corpora else index_problem(str(index) if index else None)
     if problem:
-        raise _fail(problem)
+        raise fail(problem)
     store = ChatStore()
     try:
         session = TerminalChat(store, out, index=str(index) if index else None, preset=preset, corpora=corpora)
         if thread:
             if not session.open(thread):
-                raise _fail(f"no conversation {thread!r}; /threads in the chat lists them", 2)
+                raise fail(f"no conversation {thread!r}; /threads in the chat lists them", 2)
         session.loop()
     finally:
         store.close()
@@ -241,7 +223,7 @@ def trace_show(
     try:
         records = load_trace(trace_id)
     except TraceNotFound as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         out.print_json(json.dumps(records))
         return

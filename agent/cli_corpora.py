@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+from agent.cli_common import err, fail, out
+
 
 CorpusOpt = Annotated[
     Optional[list[str]],
@@ -27,11 +26,6 @@ CorpusOpt = Annotated[
 ]
 
 corpora_app = typer.Typer(help="Registered corpora: list them, build their indexes.", no_args_is_help=True)
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    return typer.Exit(code)
 
 
 def open_named(names: list[str], index: Path | None = None):
@@ -43,7 +37,7 @@ def open_named(names: list[str], index: Path | None = None):
     from tools.registry import CorpusProblem, UnknownCorpus, get_corpus, open_corpora
 
     if index is not None:
-        raise _fail("give either --index or --corpus, not both", 2)
+        raise fail("give either --index or --corpus, not both", 2)
     settings = get_settings()
     try:
         for name in names:
@@ -51,9 +45,9 @@ def open_named(names: list[str], index: Path | None = None):
                 err.print(f"[dim]Building corpus {escape(name)} (first use)...[/]")
         return open_corpora(names, settings, progress=sys.stderr.isatty())
     except UnknownCorpus as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     except (CorpusProblem, IndexProblem, BuildFailed, ModelNotAvailable) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 @corpora_app.command("list")
@@ -100,9 +94,9 @@ def corpora_build(
         corpus = get_corpus(name)
         report = corpus.build(settings, rebuild=rebuild, limit=limit, progress=sys.stderr.isatty())
     except UnknownCorpus as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     except (CorpusProblem, IndexProblem, BuildFailed, ModelNotAvailable) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         out.print_json(json.dumps({"corpus": name, **report.to_dict()}))
         return
@@ -123,10 +117,10 @@ def check_names(names: list[str] | None, index: Path | None = None) -> list[str]
     from tools.registry import UnknownCorpus, get_corpus
 
     if index is not None:
-        raise _fail("give either --index or --corpus, not both", 2)
+        raise fail("give either --index or --corpus, not both", 2)
     try:
         for name in names:
             get_corpus(name)
     except UnknownCorpus as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     return list(dict.fromkeys(names))

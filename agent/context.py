@@ -56,7 +56,7 @@ class Context:
     choice_abstain_margin: float = 0.0
     # after the deterministic check, ask the model whether a claim's sentences state it (one
     # token: P(yes)); a claim below `support_threshold` is dropped (docs/attribution.md). On the
-    # labelled claims of evals/data/support_dev.jsonl the embedded model keeps 95% of supported
+    # labelled claims of bench/data/support_dev.jsonl the embedded model keeps 95% of supported
     # claims and drops 65% of unsupported ones at 0.5 (chosen two-fold; docs/benchmarks.md)
     support_judge: bool = True
     support_threshold: float = 0.5

@@ -311,6 +311,7 @@ class LocalServer:
         return result["address"].rstrip("/")
 
     def _wait_healthy(self) -> None:
+        assert self.address is not None, "the address is read before the server is polled"
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if not self.running:

@@ -7,23 +7,28 @@ question itself (what the first round would find if the decomposition returned t
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
+
+from pydantic import BaseModel
 
 from agent import prompts
 from agent.api import make_run_context
 from agent.schemas import Verification, decomposition_model, reading_model
+from agent.state import State
 from tools.sentences import sentence_ids
 
 NODES = ("system", "decompose", "verify", "read_paper", "synthesize", "repair")
 
 
-def _state_after_retrieval(question: str, ctx) -> tuple[dict, object]:
+def _state_after_retrieval(question: str, ctx) -> tuple[State, Any]:
     from agent.resources import index_for
     from tools.pipeline import run_retrieval
 
     idx = index_for(ctx)
     run = run_retrieval(idx, question, idx.settings)
-    return {"question": question, "subqueries": [question], "pool": run.pool, "candidates": run.fused,
-            "answer_types": ["freeform"]}, idx
+    state = State(question=question, subqueries=[question], pool=run.pool, candidates=run.fused,
+                  answer_types=["freeform"])
+    return state, idx
 
 
 def render_prompt(question: str, node: str, preset: str | None = None, index: str | None = None,
@@ -36,6 +41,7 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
     ctx = make_run_context(preset, index=index, corpora=corpora or None)
     runtime = SimpleNamespace(context=ctx)
     method = default_settings().llm.structured_output
+    schema: type[BaseModel]
     if node == "system":
         return prompts.render("system")
     if node == "repair":
@@ -63,7 +69,7 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
 
             readings = [{"paper_id": pid, "relevant": True,
                          "evidence_chunk_ids": [idx.title_abstract(pid).chunk_id]} for pid in state["candidates"][:3]]
-            state = {**state, "readings": readings}
+            state = State(**{**state, "readings": readings})
             shown = evidence_sentences(state, idx, ctx)
             schema, user = synthesis_schema(state, ctx, shown), synthesize_prompt(state, runtime, shown)
     messages = build_messages(schema, prompts.render("system"), user, method=method)

@@ -4,7 +4,7 @@
   (``paper``, ``local``, ...);
 - **retrieval** (``RetrievalAnswerer``, ``--no-llm`` or a variant name): an LLM-free ranking.
   ``A+B`` (what ``--no-llm`` runs) is ``tools.pipeline.run_retrieval``, the pipeline
-  ``litloop retrieve`` shows; the other variants are ``evals.bench_retrieval.VARIANTS``. The
+  ``litloop retrieve`` shows; the other variants are ``evals.variants.VARIANTS``. The
   submission names the top paper for a single-paper question and the top 5 for a multi-paper
   one (the median multi-paper question of citerec dev and LitTraceQA validation A has 4 gold
   papers), with the best pooled chunk of each as evidence (``A+B`` only), and no answer.
@@ -67,13 +67,13 @@ def warm_up(index) -> None:
 
 
 class RetrievalAnswerer:
-    """An LLM-free ranking per question (a variant of ``evals.bench_retrieval``)."""
+    """An LLM-free ranking per question (a variant of ``evals.variants``)."""
 
     kind = "retrieval"
 
     def __init__(self, variant: str, index: Path):
         from agent.settings import get_settings
-        from evals.bench_retrieval import VARIANTS
+        from evals.variants import VARIANTS
         from tools.index import open_index
 
         if variant not in VARIANTS:
@@ -186,7 +186,7 @@ class AgentAnswerer:
 def run_names() -> tuple[list[str], list[str]]:
     """(retrieval variants, agent presets) a run or a comparison can name."""
     from agent.context import preset_names
-    from evals.bench_retrieval import VARIANTS
+    from evals.variants import VARIANTS
 
     return list(VARIANTS), preset_names()
 

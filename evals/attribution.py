@@ -155,7 +155,7 @@ def report(run: Path, benchmark: Path) -> dict[str, Any]:
         "rejected_claims_per_answer": round(statistics.mean(len(r.get("rejected_claims") or []) for r in rows), 2)
         if rows else None,
         "seconds_median": round(statistics.median(secs), 1) if secs else None,
-        "seconds_p95": round(percentile(secs, 95), 1) if secs else None,
+        "seconds_p95": round(p95, 1) if (p95 := percentile(secs, 95)) is not None else None,
         "llm_calls_mean": round(statistics.mean(r["usage"].get("llm_calls", 0) for r in rows), 2) if rows else None,
     }
     return out

@@ -353,7 +353,7 @@ def score_questions(
     candidate_index = index_by_query_id(candidates, "candidates") if candidates is not None else None
     rows = []
     for record in gold:
-        query_id = record.get("query_id")
+        query_id = str(record.get("query_id"))
         cands = None if candidate_index is None else candidate_index.get(query_id, {})
         rows.append(score_question(record, predicted.get(query_id), cands))
     return rows
@@ -489,7 +489,7 @@ def candidate_recall_at_k(gold: Sequence[Record], candidates: Iterable[Record], 
     ignored.
     """
     indexed = index_by_query_id(candidates, "candidates")
-    return _mean(candidate_recall(record, indexed.get(record.get("query_id"), {}), k) for record in gold)
+    return _mean(candidate_recall(record, indexed.get(str(record.get("query_id")), {}), k) for record in gold)
 
 
 # --------------------------------------------------------------------------- everything

@@ -1,18 +1,22 @@
 """Human-readable reports of eval runs: ``report.md`` with a recall@k plot and a per-question
 table, and the ablation table of ``litloop eval --compare`` (``compare.md`` / ``compare.json``).
 
-matplotlib is imported inside the plotting function with the Agg backend (no display needed).
+matplotlib (the `report` extra) is imported inside the plotting function with the Agg backend (no display
+needed); without it the reports are written without their plot.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agent.ledger import Ledger
 from evals.metrics import CANDIDATE_KS, CANDIDATE_METRIC_NAMES, METRIC_NAMES
+
+log = logging.getLogger(__name__)
 
 EXTRA_METRIC_NAMES = ("freeform_exact_match_normalized", "freeform_token_f1",
                       "judge_correctness_mean", "judge_faithfulness_mean")
@@ -81,18 +85,21 @@ def recall_series(doc: Mapping[str, Any]) -> dict[int, float] | None:
     return {k: metrics[f"candidate_recall@{k}"] for k in CANDIDATE_KS}
 
 
-def plot_recall_at_k(series: Mapping[str, Mapping[int, float]], path: Path, title: str) -> Path | None:
+def plot_recall_at_k(series: Mapping[str, Mapping[int, float] | None], path: Path, title: str) -> Path | None:
     """One line per run: candidate recall at k = 1, 5, 10, 20, 50 (log-scaled k axis)."""
-    series = {name: s for name, s in series.items() if s}
-    if not series:
+    drawn = {name: s for name, s in series.items() if s}
+    if not drawn:
         return None
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:
+        log.warning("no recall@k plot: matplotlib is not installed (pip install 'litloop[report]')")
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    for name, values in series.items():
+    for name, values in drawn.items():
         ks = sorted(values)
         ax.plot(ks, [values[k] for k in ks], marker="o", label=name)
     ax.set_xscale("log")

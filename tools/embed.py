@@ -71,7 +71,10 @@ class Embedder:
         self.device = resolve_device(device)
         self._model = _load_sentence_transformer(resolve_model_path(name), self.device)
         dim_of = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(dim_of())
+        dim = dim_of()
+        if dim is None:
+            raise ModelNotAvailable(f"embedder {name!r} does not say its vector size; it is not a sentence embedding model")
+        self.dim = int(dim)
         self.max_tokens = int(getattr(self._model, "max_seq_length", 256) or 256)
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:

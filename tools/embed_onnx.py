@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 ONNX_BACKENDS = ("onnx", "onnx-int8")
 # what to install, named in every error about missing packages (pyproject pins the same)
-ONNX_PACKAGES = "onnxruntime==1.32.0 onnx==1.23.2"
+ONNX_PACKAGES = "'litloop[onnx]'"  # onnxruntime and onnx, pinned in pyproject.toml
 # bump when the export recipe changes, so old caches are not reused
 EXPORT_VERSION = 2
 _FILES = {"onnx": "model.onnx", "onnx-int8": "model_int8.onnx"}
@@ -116,7 +116,7 @@ def _export(st: SentenceTransformer, model_path: str, out: Path) -> None:
     import torch
 
     meta = _pipeline_meta(st, model_path)
-    transformer = st[0]
+    transformer: Any = st[0]  # sentence-transformers' Transformer module (torch types it as a Tensor or Module)
     prepare = getattr(transformer, "preprocess", None) or transformer.tokenize  # renamed in ST 6
     features = prepare(["an example sentence"])
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in features]

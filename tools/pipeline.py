@@ -11,13 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tools.base import Hit
-from tools.fusion import by_paper, paper_hits
+from tools.fusion import by_paper, paper_hits, rrf_scores
 from tools.relate import fuse_a_b, ranking_b, select_seeds
 from tools.retrieve import SubqueryResult, ranking_a, retrieve_question
 from tools.settings import ToolSettings
+
+Stage = Literal["a", "b", "fused"]
+STAGES: tuple[Stage, ...] = ("a", "b", "fused")
 
 
 @dataclass
@@ -39,6 +42,21 @@ class RetrievalRun:
 
     def best_scores(self) -> dict[str, float]:
         return {pid: hits[0]["score"] for pid, hits in by_paper(self.pool.values()).items()}
+
+    def ranking(self, stage: Stage) -> list[str]:
+        """The paper ids of one stage, best first: a (question-anchored), b (paper-anchored) or
+        fused (A+B, what the reader gets)."""
+        return {"a": self.a, "b": self.b, "fused": self.fused}[stage]
+
+    def stage_scores(self, stage: Stage, settings: ToolSettings) -> dict[str, float]:
+        """The score that ranked each paper in `stage`: its best pooled chunk's for A, the RRF
+        score over ranking B's list for B, and the A+B fusion's RRF score for fused (the same
+        `rrf_k` and `ab_rrf_k` that built the rankings)."""
+        if stage == "a":
+            return self.best_scores()
+        if stage == "b":
+            return rrf_scores([self.b], k=settings.relate.rrf_k)
+        return rrf_scores([self.a, self.b] if self.b else [self.a], k=settings.relate.ab_rrf_k)
 
 
 def run_retrieval(

@@ -18,7 +18,7 @@ from tools.index import Index
 from tools.text import tokenize
 
 Retriever = Literal["bm25", "paper-bm25", "dense", "hybrid"]
-RETRIEVERS: tuple[str, ...] = ("bm25", "paper-bm25", "dense", "hybrid")
+RETRIEVERS: tuple[Retriever, ...] = ("bm25", "paper-bm25", "dense", "hybrid")
 
 
 @dataclass(frozen=True)

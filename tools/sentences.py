@@ -128,7 +128,8 @@ def select_sentences(sentences: Sequence[Sentence], queries: Sequence[str], budg
     whole budget is still taken when it is the best one, so a long table row is not lost."""
     scores = sentence_scores(sentences, queries)
     order = sorted(range(len(sentences)), key=lambda i: (i >= keep_first, -scores[i], i))
-    chosen, used = set(), 0
+    chosen: set[int] = set()
+    used = 0
     for i in order:
         size = len(sentences[i]["text"]) + 1
         if chosen and used + size > budget_chars:

@@ -27,6 +27,9 @@ def _default_data_dir() -> Path:
     return Path(base) / "litloop"
 
 
+NeighbourSource = Literal["embedding", "coupling", "bm25", "cocitation", "direct"]
+NEIGHBOUR_SOURCES: tuple[NeighbourSource, ...] = ("embedding", "coupling", "bm25", "cocitation", "direct")
+
 class EmbedderSettings(BaseModel):
     model: str = Field(
         BUNDLED_EMBEDDER,
@@ -125,10 +128,10 @@ class RetrievalSettings(BaseModel):
 class RelateSettings(BaseModel):
     """Paper-anchored expansion (ranking B) and the A/B fusion. SEE: DESIGN.md section 4."""
 
-    sources: list[Literal["embedding", "coupling", "bm25", "cocitation", "direct"]] = Field(
+    sources: list[NeighbourSource] = Field(
         # measured on citerec dev (docs/benchmarks.md): all five sources reach recall@50 0.727
         # against 0.655 with the paper's three; co-citation and direct links are the gain
-        default_factory=lambda: ["embedding", "coupling", "bm25", "cocitation", "direct"],
+        default_factory=lambda: list(NEIGHBOUR_SOURCES),
         description="Neighbour sources per seed: paper-embedding similarity, bibliographic coupling, "
         "paper BM25 on the seed's text (the paper's three), co-citation and direct citation links "
         "(all five by default, chosen by measurement; the paper's setting is the first three). Comma-free JSON list in the environment, e.g. '[\"embedding\",\"coupling\"]'.",

@@ -167,7 +167,7 @@ class ChunkTable(Sequence[Chunk]):
         s = bisect.bisect_right(self.offsets, row) - 1
         return self.files[s], row - self.offsets[s]
 
-    def __getitem__(self, row):  # type: ignore[override]
+    def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = int(row)
@@ -250,7 +250,7 @@ class PaperRecords(Mapping[str, Paper]):
     def __len__(self) -> int:
         return self._size
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         """Every paper in row order, streamed (not cached)."""
         for record in self.file.column("papers", "record"):
             yield _paper(record)
@@ -267,7 +267,7 @@ class PaperIds(Sequence[str]):
     def __len__(self) -> int:
         return self._size
 
-    def __getitem__(self, row):  # type: ignore[override]
+    def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = int(row)

@@ -41,7 +41,8 @@ def render_grid(rows: Sequence[Sequence[str]], header_rows: int) -> str:
 def parse_grid(text: str) -> tuple[list[list[str]], int]:
     """A rendered pipe table back to (rows, header rows): the inverse of render_grid, for
     addressing a cited row's cells."""
-    rows, heads = [], 0
+    rows: list[list[str]] = []
+    heads = 0
     for ln in text.splitlines():
         if is_separator(ln):
             heads = len(rows)

@@ -143,7 +143,8 @@ def configured_endpoint() -> Configured:
 
 
 def same_endpoint(url: str | None, other: str | None) -> bool:
-    return bool(url) and bool(other) and url.strip().rstrip("/") == other.strip().rstrip("/")
+    return url is not None and other is not None and bool(url) and bool(other) and \
+        url.strip().rstrip("/") == other.strip().rstrip("/")
 
 
 def typed_endpoint(base_url: str, configured: Configured) -> bool:

@@ -15,7 +15,7 @@ import os
 import sys
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import streamlit as st
 
@@ -212,7 +212,7 @@ class LiveTimeline:
 def show_timeline(events: list[dict[str, Any]], failed: bool = False) -> None:
     stages = render.timeline_of(events).stages
     for i, stage in enumerate(stages):
-        state = "error" if failed and i == len(stages) - 1 else "complete"
+        state: Literal["error", "complete"] = "error" if failed and i == len(stages) - 1 else "complete"
         with st.status(md(stage.title), expanded=False, state=state):
             for line in stage.lines:
                 st.markdown("- " + md(line))

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from agent.settings import Settings
@@ -42,7 +42,7 @@ FOLLOW_UP_PAPERS = 5
 FOLLOW_UP_HEADER = "Earlier in this conversation (context for the question above; answer only the question above):"
 # "exit" checkpoints a chat turn once, when it ends, instead of after every node (each
 # checkpoint holds the whole state, pool included).
-DURABILITY = "exit"
+DURABILITY: Literal["exit"] = "exit"
 _MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 
 _SCHEMA = """

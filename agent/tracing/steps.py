@@ -36,6 +36,7 @@ def trace_step(name: str, *, run_type: Literal["chain", "retriever", "tool"] = "
     manager = get_callback_manager_for_config(config)
     if metadata:
         manager.add_metadata(metadata, inherit=True)
+    run: Any  # a retriever, tool or chain run manager: each has its own end and error calls
     if run_type == "retriever":
         run = manager.on_retriever_start(None, str(inputs), name=name)
     elif run_type == "tool":

@@ -655,7 +655,7 @@ def test_running_heads_and_line_numbers_are_dropped(tmp_path):
 @pytest.mark.parametrize(
     ("stem", "label", "header_rows", "rows", "cell"),
     [
-        # read off the page images (evals/data/pdf_tables.json): two header levels, CS and Bio spanning
+        # read off the page images (bench/data/pdf_tables.json): two header levels, CS and Bio spanning
         ("N18-3011", "Table 2", 2, 5, (3, 2, "1990")),
         # numbers set one space apart, and a row label close to its first value
         ("2020.acl-main.207", "Table 3", 1, 6, (4, 1, "82.9")),

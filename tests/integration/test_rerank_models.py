@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from evals.gpu_check_rerank import build_tiny_causal_lm, build_tiny_cross_encoder
+from bench.gpu_check_rerank import build_tiny_causal_lm, build_tiny_cross_encoder
 from tools.embed import ModelNotAvailable
 from tools.rerank import (
     CHATML_TEMPLATE,

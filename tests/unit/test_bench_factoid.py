@@ -1,4 +1,4 @@
-"""The factoid benchmark's scoring (evals.bench_factoid) on hand-made answers, its data set's
+"""The factoid benchmark's scoring (bench.factoid) on hand-made answers, its data set's
 shape, and the data set check against a tiny stand-in index (no real index, no model)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evals.bench_factoid import (
+from bench.factoid import (
     DATA,
     FIELDS,
     check_dataset,
@@ -171,6 +171,6 @@ def test_check_dataset_flags_bad_items():
 
 def test_module_imports_light():
     heavy = ("torch", "chromadb", "sentence_transformers", "transformers", "langgraph")
-    probe = f"import sys, evals.bench_factoid\nprint(','.join(m for m in {heavy!r} if m in sys.modules))"
+    probe = f"import sys, bench.factoid\nprint(','.join(m for m in {heavy!r} if m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.bench_llama_runtime import _rates, prompt
+from bench.llama_runtime import _rates, prompt
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""evals/bench_pdf.py: paragraph and heading agreement, sentence ends, table rows and the cut
+"""bench/pdf.py: paragraph and heading agreement, sentence ends, table rows and the cut
 statistics on hand-made inputs (no PDF is parsed)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evals.bench_pdf import (
+from bench.pdf import (
     TABLES,
     cut_stats,
     ends_sentence,

@@ -1,11 +1,11 @@
-"""The pure parts of evals/bench_scale.py: the synthetic corpus, its citation graph, percentiles."""
+"""The pure parts of bench/scale.py: the synthetic corpus, its citation graph, percentiles."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from evals.bench_scale import (
+from bench.scale import (
     PARAGRAPH_MAX,
     PARAGRAPH_MIN,
     HashEmbedder,
@@ -58,7 +58,7 @@ def test_sizes_come_out_as_asked(vocab):
 
 
 def test_chunker_makes_about_m_chunks(vocab, tmp_path):
-    from evals.bench_scale import write_jsonl
+    from bench.scale import write_jsonl
     from tools.ingest.chunker import chunk_document
     from tools.ingest.loader import parse_file
 

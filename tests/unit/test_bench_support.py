@@ -1,10 +1,10 @@
-"""evals/bench_support.py: AUC, the pipeline's keep rule and the two-fold threshold on fixed rows."""
+"""bench/support.py: AUC, the pipeline's keep rule and the two-fold threshold on fixed rows."""
 
 from __future__ import annotations
 
 import pytest
 
-from evals.bench_support import auc, balanced_accuracy, kept, summarise
+from bench.support import auc, balanced_accuracy, kept, summarise
 
 pytestmark = pytest.mark.unit
 

@@ -57,7 +57,7 @@ def test_missing_onnx_package_is_a_clear_error(monkeypatch, tmp_path, missing):
         get_embedder(BUNDLED_EMBEDDER, "cpu", 32, "onnx-int8", tmp_path / "fresh")
     msg = str(err.value)
     assert f"needs the {missing} package" in msg
-    assert "pip install onnxruntime==" in msg and "onnx==" in msg
+    assert "pip install 'litloop[onnx]'" in msg
     assert "LITLOOP_EMBEDDER__BACKEND=torch" in msg
 
 

@@ -4,6 +4,7 @@ comparison table, without an index."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -95,6 +96,16 @@ def test_report_has_tables_and_a_png_plot(tmp_path):
     assert "| candidate_recall@1 | 0.5000 | 1.0000 | 0.0000 |" in text
     assert "| a | multi_paper |" in text
     assert "latency per question: p50 0.50 s, p95 1.00 s" in text
+
+
+def test_report_without_matplotlib_keeps_its_tables(tmp_path, monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what a core install without [report] has
+    path = write_report(tmp_path, fake_doc())
+    text = path.read_text()
+    assert not (tmp_path / "recall_at_k.png").exists()
+    assert "recall_at_k.png" not in text
+    assert "| candidate_recall@1 | 0.5000 | 1.0000 | 0.0000 |" in text
+    assert "litloop[report]" in caplog.text
 
 
 def test_question_table_leaves_out_columns_that_never_apply():

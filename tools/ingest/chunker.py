@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from tools.base import MAX_CHUNK_CHARS, Block, Chunk, Document, Locator
+from tools.base import MAX_CHUNK_CHARS, Block, Chunk, ChunkKind, Document, Locator
 from tools.tables import table_parts
 
 # Paragraphs shorter than this are packed with the next one of the same page and section.
@@ -161,7 +161,7 @@ def _pieces(text: str, loc: Locator, page_end_at: int | None) -> Iterator[tuple[
             yield piece, replace(loc, page_end_at=page_end_at - start)
 
 
-def _body_units(blocks: list[Block]) -> Iterator[tuple[str, str, Locator]]:
+def _body_units(blocks: list[Block]) -> Iterator[tuple[ChunkKind, str, Locator]]:
     """Yield (kind, text, locator) for every body chunk, packing short paragraphs (and the
     footnotes of one page and section, apart from the running text)."""
     paragraph_no: dict[str | None, int] = {}
@@ -171,14 +171,14 @@ def _body_units(blocks: list[Block]) -> Iterator[tuple[str, str, Locator]]:
     notes: list[tuple[str, str]] = []  # (mark, text) of the footnotes of one page and section
     notes_at: tuple[int | None, str | None] | None = None
 
-    def flush() -> Iterator[tuple[str, str, Locator]]:
+    def flush() -> Iterator[tuple[ChunkKind, str, Locator]]:
         nonlocal pending, pending_loc, pending_end_at
         if pending and pending_loc is not None:
             for piece, loc in _pieces("\n".join(pending), pending_loc, pending_end_at):
                 yield "text", piece, loc
         pending, pending_loc, pending_end_at = [], None, None
 
-    def flush_notes() -> Iterator[tuple[str, str, Locator]]:
+    def flush_notes() -> Iterator[tuple[ChunkKind, str, Locator]]:
         nonlocal notes, notes_at
         if notes and notes_at is not None:
             marks = ", ".join(m for m, _ in notes if m)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import re
 import xml.etree.ElementTree as ET
+from typing import Literal
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -357,7 +358,7 @@ class _Body:
         """A figure block, or a table block (a <figure type="table">): caption, then rows."""
         el = figure.el
         ref_id = el.get(_XML_ID) or ""
-        kind = "table" if el.get("type") == "table" else "figure"
+        kind: Literal["table", "figure"] = "table" if el.get("type") == "table" else "figure"
         head = _text_of(el.find(f"{_T}head"))
         caption = _caption(head, _text_of(el.find(f"{_T}figDesc")))
         rows = _rows(el.find(f"{_T}table")) if kind == "table" else ""
@@ -368,8 +369,9 @@ class _Body:
         label = self._label(el, kind, ref_id, head, caption)
         kind = "figure" if label.startswith("Figure") else "table" if label.startswith("Table") else kind
         section = self.first_section.get(ref_id, figure.section) if ref_id else figure.section
-        ids = {"table_id": label} if kind == "table" else {"figure_id": label}
-        return Block(kind, text, page=_page(el), section=section, **ids)
+        if kind == "table":
+            return Block("table", text, page=_page(el), section=section, table_id=label)
+        return Block(kind, text, page=_page(el), section=section, figure_id=label)
 
     def _label(self, el: ET.Element, kind: str, ref_id: str, head: str, caption: str) -> str:
         """'Table 1' from the <label>, the <head>, the caption or the body's mentions, as

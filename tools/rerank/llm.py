@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from tools.embed import ModelNotAvailable, offline, resolve_device
 from tools.rerank.base import (
@@ -84,7 +84,7 @@ _SLOT_MESSAGES = [
 ]
 
 
-def _usable(rendered: object) -> bool:
+def _usable(rendered: object) -> TypeGuard[str]:
     return isinstance(rendered, str) and rendered.count(_USER_SLOT) == 1 and (
         rendered.count(_SYSTEM_SLOT) <= 1
     )

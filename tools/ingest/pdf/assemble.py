@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from tools.base import ChunkKind
 from tools.ingest.pdf.model import Line, PageData, Paragraph, Parsed, Style
 from tools.ingest.pdf.text import CAPTION_RE, HEADING_RE, match_caption, match_heading
 
@@ -134,7 +135,7 @@ class Assembler:
             self.current = Paragraph(caption[0], [line], self.section, caption[1])
             self.captions_seen.add((line.page, caption[1]))
             return
-        kind = "equation" if self._is_equation(line) else "text"
+        kind: ChunkKind = "equation" if self._is_equation(line) else "text"
         cur = self.current
         if cur is not None and cur.label == "algorithm" and self._same_display(cur.lines[-1], line):
             cur.lines.append(line)  # an algorithm's steps are one block, whatever they look like
@@ -211,7 +212,7 @@ class Assembler:
             return None
         return cand
 
-    def _caption_at(self, i: int) -> tuple[str, str] | None:
+    def _caption_at(self, i: int) -> tuple[ChunkKind, str] | None:
         """A caption starts here: 'Table 2:' opening a paragraph, once per page and label.
 
         'Table 4. On average ...' at the start of a line is often running text, so a caption
@@ -266,7 +267,7 @@ class Assembler:
         indent = line.x0 - prev.x0
         nxt = next((ln for ln in self.lines[i + 1:i + 4] if not ln.footnote), None)
         same_column = nxt is not None and (nxt.page, nxt.seg) == (line.page, line.seg)
-        nxt_x0 = nxt.x0 if same_column else None
+        nxt_x0 = nxt.x0 if nxt is not None and same_column else None
         item = _BULLET_RE.match(prev.text) or _LIST_ITEM_RE.match(prev.text)
         if 4 < indent < 30 and (nxt_x0 is None or nxt_x0 < line.x0 - 3) and not item:
             return True  # first-line indent (a list item's hanging indent is not one)

@@ -36,7 +36,7 @@ def build_document(
     """Paragraphs to blocks, references to entries, and the paper record around them."""
     vocabulary = _vocabulary(ln for p in pages for ln in p.lines)
     regions = {(p.number, r.label): r for p in pages for r in p.regions}
-    blocks = []
+    blocks: list[Block] = []
     for para in parsed.body:
         block = _to_block(para, vocabulary, regions)
         running = [b for b in blocks[-3:] if b.footnote is None]  # footnotes sit between

@@ -49,7 +49,7 @@ def _find_gutter(
     lo, hi = int(width * 0.38), int(width * 0.62)
     cover = [0] * (hi - lo)
     for row in rows:
-        covered = set()
+        covered: set[int] = set()
         for w in row:
             covered.update(range(max(lo, int(w.x0) + 1), min(hi, int(w.x1))))
         for x in covered:

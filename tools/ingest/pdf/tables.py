@@ -59,7 +59,7 @@ def _edges(lines: Sequence[Sequence[Word]], allowed: int) -> list[float]:
     hi = int(max(w.x1 for ln in lines for w in ln)) + 1
     cover = [0] * (hi - lo + 1)
     for ln in lines:
-        seen = set()
+        seen: set[int] = set()
         for w in ln:
             seen.update(range(int(w.x0) - lo, int(w.x1) - lo + 1))
         for x in seen:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Literal
 
 # "3 Method", "4.2 Results", "A Appendix", "A.1 Details", "II. RELATED WORK".
 HEADING_RE = re.compile(
@@ -142,11 +143,11 @@ def match_heading(text: str) -> tuple[str | None, str] | None:
     return None
 
 
-def match_caption(text: str) -> tuple[str, str] | None:
+def match_caption(text: str) -> tuple[Literal["table", "figure"], str] | None:
     """('table', 'Table 2') when a line starts a caption such as 'Table 2: Results ...'."""
     m = CAPTION_RE.match(text.strip())
     if not m:
         return None
     label = m.group("label").lower()
-    kind = "table" if label.startswith("tab") else "figure"
+    kind: Literal["table", "figure"] = "table" if label.startswith("tab") else "figure"
     return kind, f"{kind.capitalize()} {m.group('num').upper()}"

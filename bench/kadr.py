@@ -1,6 +1,6 @@
 """KADR's retrieval against the default ranking, LLM-free: candidate recall@k per question.
 
-    python -m evals.bench_kadr --benchmark ../shared/data/pubmedqa/dev.jsonl \
+    python -m bench.kadr --benchmark ../shared/data/pubmedqa/dev.jsonl \
         --index /path/to/pubmedqa-index [--limit N] [--variants hybrid+prf,kadr,A+B] [--out DIR]
 
 Variants (ranked paper lists; the question is the only query, as in LLM-free mode):
@@ -18,8 +18,8 @@ Variants (ranked paper lists; the question is the only query, as in LLM-free mod
 from __future__ import annotations
 
 from agent.settings import Settings
-from evals import bench_retrieval
-from evals.bench_retrieval import VARIANTS as RETRIEVAL_VARIANTS
+from bench import retrieval as bench_retrieval
+from evals.variants import VARIANTS as RETRIEVAL_VARIANTS
 from tools.fusion import round_robin
 from tools.index import Index
 from tools.kadr import candidates, papers_in_order

@@ -1,7 +1,7 @@
 """Scale benchmark of the index on a synthetic corpus.
 
-    python -m evals.bench_scale [--papers 27487] [--chunks-per-paper 93] --out DIR [--json] [--seed 0] [--queries 50]
-    python -m evals.bench_scale --probe DIR/index [--queries 50]   # the measurements of a built index only
+    python -m bench.scale [--papers 27487] [--chunks-per-paper 93] --out DIR [--json] [--seed 0] [--queries 50]
+    python -m bench.scale --probe DIR/index [--queries 50]   # the measurements of a built index only
 
 The defaults are the published corpus's size (27,487 papers cut into 2,564,545 chunks).
 
@@ -166,7 +166,9 @@ def make_queries(vocab: list[str], n: int, seed: int, skip: int = QUERY_SKIP_TOP
 
 
 def latency_ms(times_s: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(1000 * percentile(times_s, 50), 2), "p95_ms": round(1000 * percentile(times_s, 95), 2)}
+    p50, p95 = percentile(times_s, 50), percentile(times_s, 95)
+    assert p50 is not None and p95 is not None, "latencies of at least one query"
+    return {"p50_ms": round(1000 * p50, 2), "p95_ms": round(1000 * p95, 2)}
 
 
 # ----------------------------------------------------------------------------- random vectors
@@ -192,7 +194,7 @@ def patch_embedder() -> None:
     import tools.embed
 
     made: dict[str, HashEmbedder] = {}
-    tools.embed.get_embedder = lambda name="", *args, **kwargs: made.setdefault(name, HashEmbedder(name))
+    tools.embed.get_embedder = lambda name="", *args, **kwargs: made.setdefault(name, HashEmbedder(name))  # type: ignore[assignment]  # the benchmark's stand-in embedder, on purpose
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -284,7 +286,7 @@ def skip_dense() -> None:
     hours; dense and hybrid latencies then measure an empty dense index and mean nothing."""
     import tools.dense
 
-    tools.dense.ChromaDense.add = lambda self, items, embeddings, progress=None: None
+    tools.dense.ChromaDense.add = lambda self, items, embeddings, progress=None: None  # type: ignore[method-assign]  # keep no vectors, on purpose
 
 
 def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, add: int = 100,
@@ -317,7 +319,7 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
         "build_stages": {k: round(v, 2) for k, v in report.seconds.items()},
         "disk_bytes": disk_bytes(root, settings),
     }
-    proc = subprocess.run([sys.executable, "-m", "evals.bench_scale", "--probe", str(root), "--queries", str(queries),
+    proc = subprocess.run([sys.executable, "-m", "bench.scale", "--probe", str(root), "--queries", str(queries),
                            "--seed", str(seed)], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[1])
     p = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -335,7 +337,7 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
     result["add100_s"] = round(time.perf_counter() - t, 2)
     result["add100_stages"] = {k: round(v, 2) for k, v in added.seconds.items()}
     result["add100_papers"] = added.papers_added
-    proc = subprocess.run([sys.executable, "-m", "evals.bench_scale", "--probe", str(root), "--queries", "5",
+    proc = subprocess.run([sys.executable, "-m", "bench.scale", "--probe", str(root), "--queries", "5",
                            "--seed", str(seed)], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[1])
     after = json.loads(proc.stdout.strip().splitlines()[-1])

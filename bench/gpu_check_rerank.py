@@ -1,6 +1,6 @@
 """GPU check of the reranker backends: device, dtype, throughput, fp16 agreement with fp32.
 
-    python -m evals.gpu_check_rerank [--device auto] [--cross-encoder DIR] [--llm DIR] [-n 256]
+    python -m bench.gpu_check_rerank [--device auto] [--cross-encoder DIR] [--llm DIR] [-n 256]
 
 No model ships that is a trained reranker (MODELS.md), so by default it builds, offline, the same
 models the integration tests use: a CrossEncoder made of the bundled all-MiniLM-L6-v2 weights and a

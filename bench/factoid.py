@@ -1,10 +1,10 @@
 """Factoid questions over the demo corpus's four full-text papers: is the fact right, and is
 the paper (and the page) that states it cited?
 
-    python -m evals.bench_factoid [--preset P] [--index DIR] [--limit N] [--out FILE]
-    python -m evals.bench_factoid --check [--index DIR]     # the data set against the index, no LLM
+    python -m bench.factoid [--preset P] [--index DIR] [--limit N] [--out FILE]
+    python -m bench.factoid --check [--index DIR]     # the data set against the index, no LLM
 
-The questions are in evals/data/factoid_demo.jsonl: one line per question with `id`,
+The questions are in bench/data/factoid_demo.jsonl: one line per question with `id`,
 `question`, `answer_contains` (spellings of one fact: a number with its unit, or a name),
 `paper_id`, `page` (1-based, as the index's chunk locators give it) and `evidence` (the
 sentence, or table row, of the paper that states the fact, as the index's chunk text has it).

@@ -1,9 +1,9 @@
 """Embedding backends (LITLOOP_EMBEDDER__BACKEND): speed on the demo corpus's windows and
 dense recall@10 on the shared retrieval benchmarks.
 
-    python -m evals.bench_embed speed  [--windows 2000] [--trials 5] [--backends torch,onnx,onnx-int8]
+    python -m bench.embed speed  [--windows 2000] [--trials 5] [--backends torch,onnx,onnx-int8]
                                        [--pool] [--out DIR]
-    python -m evals.bench_embed recall [--benchmarks citerec,pubmedqa] [--papers N] [--out DIR]
+    python -m bench.embed recall [--benchmarks citerec,pubmedqa] [--papers N] [--out DIR]
 
 speed: windows/s of each backend on a seeded sample of the demo index's dense windows (the
 demo index in the data folder; without it, windows cut from the demo corpus's chunks). The
@@ -16,7 +16,7 @@ one thread each).
 recall: every chunk window of a benchmark corpus embedded by torch and by onnx-int8, the
 questions embedded by both, and dense-only retrieval (exact cosine over the windows, a chunk
 scores by its best window, a paper by its best chunk, the top `per_index_k` chunks, as the
-`dense` variant of evals.bench_retrieval) scored by candidate_recall@k for three variants:
+`dense` variant of bench.retrieval) scored by candidate_recall@k for three variants:
 torch/torch, int8/int8, and torch index with int8 queries (an index built before the switch).
 `--papers N` keeps the gold papers of the first questions and fills up to N papers with a
 seeded sample of the rest (a smaller, still non-trivial corpus).
@@ -31,6 +31,7 @@ import random
 import statistics
 import time
 from collections import defaultdict
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -131,7 +132,8 @@ def speed(backends: list[str], n: int, trials: int, seed: int = 0) -> dict:
     for m in models.values():
         getattr(m, "close", lambda: None)()
     base = backends[0]
-    out = {"windows": len(sample), "trials": trials, "source": where, "load_avg_1_5_15": loads, "backends": {}}
+    out: dict[str, Any] = {"windows": len(sample), "trials": trials, "source": where, "load_avg_1_5_15": loads,
+                           "backends": {}}
     ref = np.vstack(vectors[base])
     for b in backends:
         ratios = [x / y for x, y in zip(per_trial[b], per_trial[base], strict=True)]
@@ -220,7 +222,7 @@ def recall(names: list[str], papers: int | None, backends=("torch", "onnx-int8")
             print(f"{name}: {len(texts)} windows embedded by {b} in {took[b]:.0f} s", flush=True)
         variants = {"torch/torch": ("torch", "torch"), "int8/int8": ("onnx-int8", "onnx-int8"),
                     "torch index, int8 queries": ("torch", "onnx-int8")}
-        res = {"questions": len(questions), "papers": len(set(chunk_paper)), "windows": len(texts),
+        res: dict[str, Any] = {"questions": len(questions), "papers": len(set(chunk_paper)), "windows": len(texts),
                "embed_seconds": took, "variants": {}}
         for label, (ib, qb) in variants.items():
             ranked = dense_papers(qv[qb], wv[ib], win_chunk, chunk_paper, k_chunks)

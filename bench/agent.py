@@ -1,6 +1,6 @@
 """Time the whole agent on questions about the demo corpus: per question and per node.
 
-    python -m evals.bench_agent [--preset local] [--index DIR] [--limit N] [--out DIR]
+    python -m bench.agent [--preset local] [--index DIR] [--limit N] [--out DIR]
 
 With no endpoint configured this runs the embedded local model on the CPU (the `local` preset);
 the questions below are about the demo corpus (four full-text ACL papers and CiteSeer abstracts).

@@ -1,21 +1,10 @@
 """LLM-free retrieval ablation: candidate recall@k of each stage of Retrieve and Relate.
 
-    python -m evals.bench_retrieval --benchmark ../shared/data/citerec/dev.jsonl \
+    python -m bench.retrieval --benchmark ../shared/data/citerec/dev.jsonl \
         --index /path/to/citerec-index [--limit N] [--variants a,b,...] [--out DIR]
 
-Variants (each gives a ranked paper list per question; recall is over the gold papers):
-  bm25, dense, paper-bm25   one index alone (papers by best chunk)
-  hybrid                    the three fused by RRF k 60 (DESIGN.md section 3 step 2)
-  hybrid+prf                plus one pseudo-relevance-feedback pass (step 3)
-  rerank                    ranking A with the configured reranker (LITLOOP_RERANK__BACKEND)
-  A                         ranking A: the pool of 20 reranked chunks (steps 4-5), no reranker
-  B                         ranking B alone (seeds = top of A)
-  A+B:paper                 the paper's fusion: three neighbour sources, 3 seeds
-  A+B                       litloop's default: all five sources (co-citation and direct links
-                            added), 5 seeds (LITLOOP_RELATE__SOURCES, __SEEDS_WITHOUT_LLM)
-  A+B:all5                  the same, spelled out (kept so older result tables still read)
-  prf+B:all5                like A+B:all5 but fusing B with the whole hybrid+prf ranking
-                            instead of the 20-chunk pool (LLM-free mode has one subquery only)
+Variants: each gives a ranked paper list per question (recall is over the gold papers); they are
+defined in evals/variants.py, where `litloop eval --preset NAME` finds them too.
 """
 
 from __future__ import annotations
@@ -25,76 +14,14 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from agent.settings import Settings, get_settings
 from evals.metrics import CANDIDATE_KS, candidate_recall
-from tools.fusion import papers_by_best_chunk
+from evals.variants import VARIANTS, Variant
 from tools.index import Index, open_index
 from tools.jsonl import load_jsonl
-from tools.relate import fuse_a_b, ranking_b
-from tools.retrieve import fused_with_prf, query_ranking
 
-Variant = Callable[[Index, str, Settings, object], list[str]]
-
-
-def _single(kind: str) -> Variant:
-    def run(idx: Index, q: str, s: Settings, _r) -> list[str]:
-        k = s.retrieval.per_index_k
-        if kind == "paper-bm25":
-            return [pid for pid, _ in idx.bm25_papers(q, k)]
-        hits = idx.bm25_chunks(q, k) if kind == "bm25" else idx.dense_chunks(q, k)
-        return papers_by_best_chunk(p.hit() for p in hits)
-
-    return run
-
-
-def _hybrid(idx, q, s, _r):
-    return query_ranking(idx, q, s.retrieval).papers
-
-
-def _hybrid_prf(idx, q, s, _r):
-    return fused_with_prf(idx, q, s.retrieval)[0].papers
-
-
-def _pipeline(relate: bool, stage: str, *, sources=None, seeds=None, a_full=False, rerank=False) -> Variant:
-    from tools.pipeline import run_retrieval
-
-    def run(idx, q, s: Settings, reranker) -> list[str]:
-        if sources or seeds:
-            s = s.model_copy(update={"relate": s.relate.model_copy(update={
-                k: v for k, v in (("sources", sources), ("seeds_without_llm", seeds)) if v})})
-        r = run_retrieval(idx, q, s, relate=relate, reranker=reranker if rerank else None)
-        if stage == "a":
-            return r.a
-        if stage == "b":
-            return r.b
-        if a_full:
-            full = fused_with_prf(idx, q, s.retrieval)[0].papers
-            b, _ = ranking_b(idx, full[: s.relate.seeds_without_llm], s.relate)
-            return fuse_a_b(full, b, s.relate)
-        return r.fused
-
-    return run
-
-
-ALL5 = ["embedding", "coupling", "bm25", "cocitation", "direct"]
-PAPER3 = ["embedding", "coupling", "bm25"]
-VARIANTS: dict[str, Variant] = {
-    "bm25": _single("bm25"),
-    "dense": _single("dense"),
-    "paper-bm25": _single("paper-bm25"),
-    "hybrid": _hybrid,
-    "hybrid+prf": _hybrid_prf,
-    "A": _pipeline(False, "a"),
-    "rerank": _pipeline(False, "a", rerank=True),
-    "B": _pipeline(True, "b"),
-    "A+B:paper": _pipeline(True, "fused", sources=PAPER3, seeds=3),
-    "A+B": _pipeline(True, "fused"),
-    "A+B:all5": _pipeline(True, "fused", sources=ALL5, seeds=5),
-    "prf+B:all5": _pipeline(True, "fused", sources=ALL5, seeds=5, a_full=True),
-}
 DEFAULT_VARIANTS = ["bm25", "dense", "paper-bm25", "hybrid", "hybrid+prf", "A", "B", "A+B:paper", "A+B", "prf+B:all5"]
 
 
@@ -106,7 +33,7 @@ def evaluate(idx: Index, questions: list[dict], names: list[str], settings: Sett
     results: dict[str, dict] = {}
     for name in names:
         fn = variants[name]
-        recalls = {k: [] for k in CANDIDATE_KS}
+        recalls: dict[int, list[float]] = {k: [] for k in CANDIDATE_KS}
         times = []
         for q in tqdm(questions, desc=name, disable=not progress, leave=False):
             t = time.perf_counter()
@@ -136,7 +63,7 @@ def markdown_table(results: dict[str, dict]) -> str:
 
 def main(argv: list[str] | None = None, *, variants: dict[str, Variant] | None = None,
          default: list[str] | None = None, stem: str = "retrieval_ablation", doc: str | None = None) -> int:
-    """The command line of this benchmark; evals.bench_kadr runs it with its own variants."""
+    """The command line of this benchmark; bench.kadr runs it with its own variants."""
     variants = VARIANTS if variants is None else variants
     ap = argparse.ArgumentParser(description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", type=Path, required=True)

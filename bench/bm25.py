@@ -1,6 +1,6 @@
 """Benchmark BM25Index against rank_bm25.BM25Okapi on a synthetic chunk corpus.
 
-    python -m evals.bench_bm25 [--docs 200000] [--queries 50] [--vocab 50000] [--seed 0]
+    python -m bench.bm25 [--docs 200000] [--queries 50] [--vocab 50000] [--seed 0]
 
 The corpus imitates tokenised chunks: a Zipf-distributed vocabulary and 80-250 tokens per doc,
 with a fixed seed so runs compare. Both indexes get the same queries; the script checks that

@@ -2,9 +2,9 @@
 yes/no judgement (P(yes) as its next token) keep supported claims and drop unsupported ones, and
 which threshold on P(yes) to use.
 
-    python -m evals.bench_support [--data FILE] [--out FILE] [--limit N]
+    python -m bench.support [--data FILE] [--out FILE] [--limit N]
 
-evals/data/support_dev.jsonl holds claims with 1-3 verbatim sentences and a label. The unsupported
+bench/data/support_dev.jsonl holds claims with 1-3 verbatim sentences and a label. The unsupported
 ones keep the sentences' numbers and names (negations, overclaims, wrong relations, unrelated
 claims), which is what the deterministic check cannot see. The model is the one the synthesis
 uses (the embedded model unless an endpoint is configured). The threshold is chosen on one half

@@ -1,7 +1,7 @@
 """How well the PDF parser cuts papers: paragraphs and headings against GROBID, fragments and
 mid-sentence cuts, equations, footnotes, tables against a hand-checked inventory, and parse time.
 
-    python -m evals.bench_pdf [--pdfs DIR] [--grobid DIR] [--tables FILE] [--workers N] [--json] [--out FILE]
+    python -m bench.pdf [--pdfs DIR] [--grobid DIR] [--tables FILE] [--workers N] [--json] [--out FILE]
 
 Every PDF in --pdfs (default: the demo corpus's four) goes through `parse_pdf` then
 `chunk_document`. Measured:
@@ -22,7 +22,7 @@ Every PDF in --pdfs (default: the demo corpus's four) goes through `parse_pdf` t
   lower-cased alphanumeric token strings;
 - on every PDF: the share of text chunks (not footnotes) under 120 characters (fragments) and
   of those not ending a sentence (a footnote mark after the full stop still ends one), equation chunks (and those under 40 characters), footnote chunks;
-- tables against evals/data/pdf_tables.json (read off page images by hand): found = a table chunk
+- tables against bench/data/pdf_tables.json (read off page images by hand): found = a table chunk
   with that table id; rows right = its grid (the pipe-table rows of its chunks, a table cut into
   pieces read as one) has the printed number of rows; cells right = each hand-read cell (row,
   column, text) is in that cell of the grid (on tables of two columns or more);

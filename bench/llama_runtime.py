@@ -1,8 +1,8 @@
 """Tokens per second of a llama.cpp runtime on this machine: the prebuilt `xllamacpp` server that
 litloop ships with, or `llama-cpp-python` (compiled on install), on the same GGUF model.
 
-    python -m evals.bench_llama_runtime --backend xllamacpp [--model GGUF] [--threads N]
-    python evals/bench_llama_runtime.py --backend llama-cpp-python --model GGUF   # its own venv
+    python -m bench.llama_runtime --backend xllamacpp [--model GGUF] [--threads N]
+    python bench/llama_runtime.py --backend llama-cpp-python --model GGUF   # its own venv
 
 Each trial streams one completion of `--output-tokens` tokens for a fresh prompt of about
 `--prompt-tokens` tokens (a nonce first, so no prompt cache can serve it): prompt tokens/s =
