@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from agent import prompts
 from agent.api import make_run_context
 from agent.schemas import Verification, decomposition_model, reading_model
-from agent.state import State
+from agent.state import Reading, State
 from tools.sentences import sentence_ids
 
 NODES = ("system", "decompose", "verify", "read_paper", "synthesize", "repair")
@@ -67,7 +67,7 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
             from agent.answer.selection import evidence_sentences
             from agent.nodes.synthesize import synthesis_schema, synthesize_prompt
 
-            readings = [{"paper_id": pid, "relevant": True,
+            readings: list[Reading] = [{"paper_id": pid, "relevant": True,
                          "evidence_chunk_ids": [idx.title_abstract(pid).chunk_id]} for pid in state["candidates"][:3]]
             state = State(**{**state, "readings": readings})
             shown = evidence_sentences(state, idx, ctx)

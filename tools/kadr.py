@@ -19,14 +19,15 @@ Documents are chunks here (LiveRAG's documents are passages of web pages). With 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from tools.base import Passage
+from tools.base import Hit, Passage
 from tools.fusion import reranked, round_robin
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
+H = TypeVar("H", bound=Mapping[str, Any])  # a pool entry: a Hit or a plain dict with its keys
 
 def interleave_by(key: Callable[[T], K], *rankings: Sequence[T]) -> list[T]:
     """`tools.fusion.round_robin` (alternate between the rankings, keep each one's order, drop
@@ -60,14 +61,14 @@ def diverse_rerank(reranker: Any, question: str, statements: Sequence[str], rank
     return lists, interleave_by(key, *lists) if lists else top
 
 
-def answer_chunks(pool: Iterable[dict], n_ans: int) -> list[dict]:
+def answer_chunks(pool: Iterable[H], n_ans: int) -> list[H]:
     """Step 6: the top `n_ans` chunks of the KADR ranking (pool entries, best score first)."""
     return sorted(pool, key=lambda c: (-c["score"], c["chunk_id"]))[:n_ans]
 
 
-def papers_in_order(chunks: Iterable[dict | Passage]) -> list[str]:
+def papers_in_order(chunks: Iterable[Hit | dict | Passage]) -> list[str]:
     """Paper ids in the order their first chunk appears."""
-    return list(dict.fromkeys(c["paper_id"] if isinstance(c, dict) else c.paper_id for c in chunks))
+    return list(dict.fromkeys(c.paper_id if isinstance(c, Passage) else c["paper_id"] for c in chunks))
 
 
 def _chunk_id(p: Passage) -> str:

@@ -4,6 +4,8 @@ answer that quotes what the papers say instead of guessing (docs/attribution.md)
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from agent.answer.choice import choice_from_text
 from agent.answer.citations import Citations, with_markers
 from agent.answer.claims import check_claims
@@ -34,11 +36,11 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     answer the question (`fallback` "extractive"). With nothing shown at all, the no-evidence
     sentence; `unread` (failed, total readings) says how many papers could not be judged."""
     options = state.get("options") or {}
-    base = {"choice": "", "table_rows": [], "claims": [], "rejected_claims": [], "citations": [], "papers": [],
+    base: dict[str, Any] = {"choice": "", "table_rows": [], "claims": [], "rejected_claims": [], "citations": [], "papers": [],
             "fallback": ""}
     if not shown:
         none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
-        return {**base, "text": none_found, "insufficient_evidence": True}
+        return cast(Answer, {**base, "text": none_found, "insufficient_evidence": True})
     kept, rejected = check_claims(value.claims, shown, idx, judge, threshold, reanchor) if value is not None else ([], [])
     if value is not None and value.insufficient_evidence and kept:  # the model says they do not answer
         rejected += [{"text": c["text"], "sentence_ids": [], "reason": "the synthesis said the sentences do not "
@@ -74,6 +76,6 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     citations = cites.all()
     if options:
         base = {**base, "model_choice": model_choice, "choice_scores": choice_scores}
-    return {**base, "text": text, "insufficient_evidence": insufficient, "choice": choice, "table_rows": rows,
-            "claims": claims, "rejected_claims": rejected, "citations": citations, "fallback": fallback,
-            "papers": list(dict.fromkeys(c["paper_id"] for c in citations))}
+    return cast(Answer, {**base, "text": text, "insufficient_evidence": insufficient, "choice": choice,
+                         "table_rows": rows, "claims": claims, "rejected_claims": rejected, "citations": citations,
+                         "fallback": fallback, "papers": list(dict.fromkeys(c["paper_id"] for c in citations))})

@@ -20,6 +20,7 @@ from agent import prompts
 
 if TYPE_CHECKING:
     from agent.answer.types import ChoiceScores
+    from agent.state import RunError
     from tools.sentences import Sentence
 
 TOP_LOGPROBS = 20  # the most OpenAI accepts; a label outside them gets FLOOR below the lowest
@@ -175,7 +176,7 @@ def synthesis_model(ctx):
     return chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
 
 
-def score_options(state, runtime, shown: list[Sentence]) -> tuple[ChoiceScores | None, dict, list[dict]]:
+def score_options(state, runtime, shown: list[Sentence]) -> tuple[ChoiceScores | None, dict, list[RunError]]:
     """The options scored as the model's next token with and without the selected sentences,
     and the label `choice_scoring` picks. (scores or None, usage, errors)."""
     import time

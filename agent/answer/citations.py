@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.answer.types import Citation
+from agent.answer.types import Citation, QuotedSentence
 from tools.retrieve import chunk_of
 from tools.sentences import Sentence
 from tools.tables import cell_locator, split_cells
@@ -28,9 +28,14 @@ class Citations:
             if all(x["start"] != s["start"] for x in c["sentences"]):
                 chunk = chunk_of(self.idx, s["chunk_id"])
                 whole = chunk.locator
-                c["sentences"].append({"start": s["start"], "end": s["end"], "text": s["text"],
-                                       "page": whole.page_of(s["start"]),
-                                       **(table_cell(chunk.text, s["text"], claim) if chunk.kind == "table" else {})})
+                quoted: QuotedSentence = {"start": s["start"], "end": s["end"], "text": s["text"],
+                                          "page": whole.page_of(s["start"])}
+                cell = table_cell(chunk.text, s["text"], claim) if chunk.kind == "table" else {}
+                if "row" in cell:
+                    quoted["row"] = cell["row"]
+                if "column" in cell:  # only where the figure sits in one cell
+                    quoted["column"] = cell["column"]
+                c["sentences"].append(quoted)
                 c["sentences"].sort(key=lambda x: x["start"])
                 c["quote"] = " … ".join(x["text"] for x in c["sentences"])
                 # the citation's page is where its quoted sentences are (a chunk may span two)

@@ -59,6 +59,7 @@ def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: floa
         if not text or key in seen:
             continue
         seen.add(key)
+        why: str | None
         if not cited:
             why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
         else:

@@ -27,7 +27,8 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
         per_paper.append(sents)
     keyed = {(s["chunk_id"], s["start"]): s for sents in per_paper for s in sents}
     order = round_robin([[(s["chunk_id"], s["start"]) for s in sents] for sents in per_paper])
-    out, chunks = [], set()
+    out: list[Sentence] = []
+    chunks: set[str] = set()
     for key in order:
         if len(out) >= ctx.synthesize_sentences:
             break

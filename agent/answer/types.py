@@ -32,8 +32,8 @@ class QuotedSentence(TypedDict):
     end: int
     text: str
     page: int | None
-    row: NotRequired[str]
-    column: NotRequired[str]
+    row: NotRequired[str | int]  # the row's label, else its index
+    column: NotRequired[str | int]  # the column's name, else its index
 
 
 class Citation(TypedDict):

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from agent import prompts
 from agent.resources import chat_model, settings_for
+from agent.state import RunError
 from tools.base import Locator
 from tools.retrieve import chunk_of
 
@@ -41,7 +42,7 @@ class LLMResult(Generic[T]):
 
     value: T | None
     usage: dict[str, float]
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[RunError] = field(default_factory=list)
     logprobs: tuple[dict[str, Any], ...] | None = None
 
 
@@ -61,7 +62,8 @@ def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = N
         "output_tokens": result.output_tokens,
         f"seconds_{role}": time.perf_counter() - t,
     }
-    errors = [] if result.ok else [{"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
+    errors: list[RunError] = [] if result.ok else [
+        {"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
     return LLMResult(result.value, usage, errors, result.logprobs if logprobs else None)
 
 

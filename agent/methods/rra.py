@@ -19,7 +19,7 @@ from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
 from agent.schemas import Verification, reading_model
-from agent.state import State
+from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.base import Hit
 from tools.fusion import by_paper, merge_pool, paper_hits
@@ -220,7 +220,7 @@ def relevance_probability(tokens) -> float | None:
     return None
 
 
-def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[dict]]:
+def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[RunError]]:
     """One candidate paper judged on its own from numbered sentences; the reader answers with
     sentence ids, which map back to the paper's own text, so evidence is never the model's
     words. A verdict its own reply contradicts is not accepted (`accept_reading`)."""
@@ -272,7 +272,7 @@ def read_paper(state: State, runtime) -> dict:
     with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:
         results = list(pool.map(lambda pid: read_one(state, runtime, pid, all_scores), papers))
     usage: dict[str, float] = {"seconds_read_paper": time.perf_counter() - t, "papers_read": len(papers)}
-    errors: list[dict] = []
+    errors: list[RunError] = []
     for _, u, e in results:
         for k, v in u.items():
             if not k.startswith("seconds_"):
