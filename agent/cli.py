@@ -175,9 +175,9 @@ def index_export_windows(
         return
     with _using_index(index) as idx:
         n = export_windows(idx, out_file)
-        e = idx.manifest["embedder"]
-    out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with {escape(e['name'])} "
-              f"({e['dim']}-d) and save ids, vectors and model={escape(e['name'])} in an .npz")
+        e = idx.manifest.embedder
+    out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with {escape(e.name)} "
+              f"({e.dim}-d) and save ids, vectors and model={escape(e.name)} in an .npz")
 
 
 @index_app.command("info")

@@ -127,7 +127,7 @@ class Corpus:
                     log.warning("upgrading corpus %s to this litloop's index format (keeps its embeddings)", self.name)
                     upgrade_index(path, settings, progress=progress)
                     idx = open_index(path, settings)
-                cut_by = idx.manifest.get("ingest_version", 1)
+                cut_by = idx.manifest.ingest_version
                 idx.close()
                 if cut_by >= INGEST_VERSION:
                     return path

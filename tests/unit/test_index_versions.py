@@ -1,4 +1,4 @@
-"""Version leases and cleanup of an index folder (`tools/index.py`), on hand-made version
+"""Version leases and cleanup of an index folder (`tools/index/versions.py`), on hand-made version
 folders; and a reader's dense store that is not there (`tools/dense.py`).
 
 The whole race, with a real build in a subprocess and a real reader, is
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-import tools.index as index_mod
+import tools.index.versions as index_mod
 from tools.dense import DenseIndex, DenseStoreMissing
 from tools.index import (
     IndexProblem,
