@@ -214,6 +214,26 @@ def index_compact(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
                   f"vectors) in {report.seconds:.1f} s.")
 
 
+@index_app.command("gc")
+def index_gc(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
+    """Remove the superseded versions no reader holds, the segments no version names and what
+    interrupted builds left (builds, adds and compactions do the same after their switch)."""
+    from tools.index import IndexProblem, gc_index
+
+    settings = _settings(index)
+    try:
+        result = gc_index(settings.resolved_index, settings)
+    except IndexProblem as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    out.print(f"Removed {len(result['versions_removed'])} version(s), {len(result['segments_removed'])} "
+              f"segment(s) and {len(result['interrupted_removed'])} interrupted build(s).")
+    if result["versions_kept"]:
+        out.print(f"Kept {len(result['versions_kept'])} superseded version(s) a reader still holds.")
+
+
 @index_app.command("upgrade")
 @reports_problems
 def index_upgrade(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
