@@ -73,12 +73,12 @@ def _write_compacted(stage: Path, old: IndexView, settings: ToolSettings, report
             report.windows = dense.copy_from(old.dense, progress=bar.update)
         return report.windows
 
-    postings = tuple(Postings.concat([Postings.load(d, part) for d in old.segment_dirs])
-                     for part in ("chunk_bm25", "paper_bm25"))
+    chunk_postings, paper_postings = (Postings.concat([Postings.load(d, part) for d in old.segment_dirs])
+                                      for part in ("chunk_bm25", "paper_bm25"))
     last = old.manifest.segments[-1]
     with _progress(progress, "merging chunks", total=len(old.chunks), unit="chunk") as bar:
         record = write_segment(root, store_for=lambda name: _dense_store(root, name, last, settings),
-                               chunks=_counting(old.chunks, bar), postings=postings, fill=fill,
+                               chunks=_counting(old.chunks, bar), postings=(chunk_postings, paper_postings), fill=fill,
                                paper_vectors=lambda: old.paper_embeddings, papers=old.manifest.counts["papers"])
     for part in (PAPERS_FILE, GRAPH_FILE, *(f"{n}.{a}.npy" for n in ("chunk_bm25", "paper_bm25") for a in ("terms", "df"))):
         shutil.copyfile(old.version_dir / part, stage / part)

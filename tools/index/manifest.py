@@ -31,8 +31,8 @@ class _Record(BaseModel):
 class EmbedderRecord(_Record):
     name: str = Field(description="the embedder's model name, as LITLOOP_EMBEDDER__MODEL gives it")
     dim: int = Field(description="the vectors' dimension")
-    window_chars: int | None = Field(None, description="characters per embedded window (chunk embedder only)")
-    backend: str | None = Field(None, description="torch or onnx-int8 (chunk embedder; absent in older manifests)")
+    window_chars: int | None = Field(default=None, description="characters per embedded window (chunk embedder only)")
+    backend: str | None = Field(default=None, description="torch or onnx-int8 (chunk embedder; absent in older manifests)")
 
 
 class SegmentRecord(_Record):
@@ -40,7 +40,7 @@ class SegmentRecord(_Record):
     papers: int
     chunks: int
     windows: int
-    dense: dict[str, Any] | None = Field(None, description="where its vectors are (tools/dense.py); none: embedded")
+    dense: dict[str, Any] | None = Field(default=None, description="where its vectors are (tools/dense.py); none: embedded")
 
 
 class Manifest(_Record):
@@ -52,11 +52,11 @@ class Manifest(_Record):
     tokenizer: str | None = None
     bm25: dict[str, Any] = Field(default_factory=dict, description="k1, b, epsilon and each index's statistics")
     corpus_fingerprint: str = ""
-    ingest_version: int = Field(1, description="the oldest ingestion that cut the papers kept here")
+    ingest_version: int = Field(default=1, description="the oldest ingestion that cut the papers kept here")
     counts: dict[str, Any] = Field(default_factory=dict)
     sources: list[str] = Field(default_factory=list)
     segments: list[SegmentRecord] = Field(default_factory=list)
-    dense: dict[str, Any] | None = Field(None, description="format 1 only: the version's one dense store")
+    dense: dict[str, Any] | None = Field(default=None, description="format 1 only: the version's one dense store")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object written on disk (the keys it always had; no nulls for absent fields)."""

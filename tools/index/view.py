@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,9 @@ class RecordView:
     paper_row: Mapping[str, int]
     chunk_row: Mapping[str, int]
     chunks_of: Mapping[str, Sequence[int]]
+    chunk_bm25: Any  # SegmentedBM25, or a MultiIndex's fusion of several
+    paper_bm25: Any
+    embedder: Any
 
     def title_abstract(self, paper_id: str) -> Chunk:
         return self.chunks[self.chunks_of[paper_id][0]]
@@ -82,6 +86,9 @@ class RecordView:
     def dense_chunks(self, query: str, k: int) -> list[Passage]:
         vec = self.embedder.encode([query])[0]
         return self.dense_chunks_by_vector(vec, k)
+
+    def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:
+        raise NotImplementedError
 
 
 class IndexView(RecordView):

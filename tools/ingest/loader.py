@@ -221,10 +221,10 @@ def load_documents(
                     admission.decide(Item(paper_id=pid, duplicate=duplicate_problem(item.paper, path)))
                     continue
                 chunks = chunk_document(item)
-                too_many = max_chunks is not None and len(chunks) > max_chunks
-                verdict = admission.decide(Item(
-                    paper_id=pid,
-                    too_many=too_many_chunks_problem(item.paper, len(chunks), max_chunks) if too_many else ""))
+                too_many = ""
+                if max_chunks is not None and len(chunks) > max_chunks:
+                    too_many = too_many_chunks_problem(item.paper, len(chunks), max_chunks)
+                verdict = admission.decide(Item(paper_id=pid, too_many=too_many))
                 if verdict == "keep":
                     result.documents.append(item)
                     result.chunks.append(cut_chunks(chunks, max_chunks))
