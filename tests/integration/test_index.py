@@ -41,6 +41,7 @@ def test_build_reopen_and_counts(built_index):
             assert kinds[0] == "title_abstract" and kinds.count("title_abstract") == 1
         assert m["counts"]["citation_edges"] == idx.graph.num_edges > 0
         assert m["embedder"]["dim"] == 384
+        assert m["embedder"]["backend"] == get_settings().embedder.backend  # the manifest records the backend
     finally:
         idx.close()
 
