@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from tools.index import FORMAT_VERSION, IndexFormatOld, IndexProblem, Manifest, read_manifest
+from tools.index import (
+    FORMAT_VERSION,
+    IndexFormatOld,
+    IndexProblem,
+    Manifest,
+    read_manifest,
+)
 from tools.index.manifest import EmbedderRecord, write_manifest
 
 pytestmark = pytest.mark.unit
