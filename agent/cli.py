@@ -215,16 +215,14 @@ def index_compact(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @index_app.command("gc")
+@reports_problems
 def index_gc(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
     """Remove the superseded versions no reader holds, the segments no version names and what
     interrupted builds left (builds, adds and compactions do the same after their switch)."""
-    from tools.index import IndexProblem, gc_index
+    from tools.index import gc_index
 
     settings = _settings(index)
-    try:
-        result = gc_index(settings.resolved_index, settings)
-    except IndexProblem as exc:
-        raise _fail(str(exc)) from None
+    result = gc_index(settings.resolved_index, settings)
     if as_json:
         out.print_json(json.dumps(result))
         return
