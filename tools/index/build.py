@@ -240,7 +240,7 @@ def _write_new_segment(root: Path, old: IndexView | None, chunks: list[Chunk], p
     def fill(_stage: Path, dense) -> int:
         windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), settings.embedder.window_chars)
         vectors = _embed_windows(windows, emb, imported, settings, report, progress)
-        dense.add([w[:3] for w in windows], vectors)
+        dense.add([(w.window_id, w.chunk_id, w.paper_id) for w in windows], vectors)
         done["paper_vecs"] = _paper_vectors(papers, chunks, windows, vectors, settings, progress)
         return len(windows)
 
