@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tools.index.layout import (
     LEASE,
@@ -281,7 +282,7 @@ def _remove_leftovers(root: Path, dense_url: str | None = None) -> None:
 
 
 
-def gc_index(root: Path, settings: ToolSettings) -> dict[str, object]:
+def gc_index(root: Path, settings: ToolSettings) -> dict[str, Any]:
     """`litloop index gc`: under the build lock, remove what interrupted builds left, the
     superseded versions no reader holds and the segments no version names (with their server
     collections); what a reader still holds stays. Returns what was removed and what was kept."""
