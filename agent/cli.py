@@ -175,9 +175,9 @@ def index_export_windows(
         return
     with _using_index(index) as idx:
         n = export_windows(idx, out_file)
-        e = idx.manifest["embedder"]
-    out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with {escape(e['name'])} "
-              f"({e['dim']}-d) and save ids, vectors and model={escape(e['name'])} in an .npz")
+        e = idx.manifest.embedder
+    out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with {escape(e.name)} "
+              f"({e.dim}-d) and save ids, vectors and model={escape(e.name)} in an .npz")
 
 
 @index_app.command("info")
@@ -212,6 +212,24 @@ def index_compact(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
     else:
         out.print(f"Merged {report.segments_before} segments into 1 ({report.chunks} chunks, {report.windows} "
                   f"vectors) in {report.seconds:.1f} s.")
+
+
+@index_app.command("gc")
+@reports_problems
+def index_gc(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
+    """Remove the superseded versions no reader holds, the segments no version names and what
+    interrupted builds left (builds, adds and compactions do the same after their switch)."""
+    from tools.index import gc_index
+
+    settings = _settings(index)
+    result = gc_index(settings.resolved_index, settings)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    out.print(f"Removed {len(result['versions_removed'])} version(s), {len(result['segments_removed'])} "
+              f"segment(s) and {len(result['interrupted_removed'])} interrupted build(s).")
+    if result["versions_kept"]:
+        out.print(f"Kept {len(result['versions_kept'])} superseded version(s) a reader still holds.")
 
 
 @index_app.command("upgrade")

@@ -102,7 +102,7 @@ def demo_windows() -> tuple[list[str], str]:
                 if not isinstance(d, IngestError) for c in chunk_document(d)]
         where = "the demo corpus's CiteSeer records, chunked"
     todo = [(r["chunk_id"], r["paper_id"], r["text"]) for r in rows]
-    return [w[3] for w in windows_for(todo, s.embedder.window_chars)], where
+    return [w.text for w in windows_for(todo, s.embedder.window_chars)], where
 
 
 def speed(backends: list[str], n: int, trials: int, seed: int = 0) -> dict:
@@ -206,12 +206,12 @@ def recall(names: list[str], papers: int | None, backends=("torch", "onnx-int8")
     out = {}
     for name in names:
         questions, windows = corpus(name, papers)
-        chunk_ids = list(dict.fromkeys(w[1] for w in windows))
+        chunk_ids = list(dict.fromkeys(w.chunk_id for w in windows))
         row_of = {c: i for i, c in enumerate(chunk_ids)}
-        paper_of = {w[1]: w[2] for w in windows}
-        win_chunk = np.array([row_of[w[1]] for w in windows])
+        paper_of = {w.chunk_id: w.paper_id for w in windows}
+        win_chunk = np.array([row_of[w.chunk_id] for w in windows])
         chunk_paper = [paper_of[c] for c in chunk_ids]
-        texts = [w[3] for w in windows]
+        texts = [w.text for w in windows]
         qtexts = [q["question"] for q in questions]
         wv, qv, took = {}, {}, {}
         for b, m in models.items():

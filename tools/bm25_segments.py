@@ -1,6 +1,6 @@
 """Okapi BM25 over an index's segments, read from memory-mapped arrays and weighted at query time.
 
-An index is a list of immutable segments (tools/index.py): a build writes one, an add writes one
+An index is a list of immutable segments (tools/index/): a build writes one, an add writes one
 more, `litloop index compact` merges them. Each segment keeps its documents' raw term
 frequencies as a term-major (CSC) posting list; the version keeps the corpus-wide statistics
 (each term's document frequency, the document count and total length). A query weights the

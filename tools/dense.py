@@ -50,7 +50,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -422,12 +422,21 @@ def drop_collection(root: Path, folder: Path, url: str | None = None) -> bool:
     return True
 
 
-def windows_for(chunks: Iterable[tuple[str, str, str]], window_chars: int) -> list[tuple[str, str, str, str]]:
-    """(window_id, chunk_id, paper_id, text) for every window of every (chunk_id, paper_id, text)."""
+class Window(NamedTuple):
+    """One embedded window of a chunk; its first three fields are what a dense store records."""
+
+    window_id: str
+    chunk_id: str
+    paper_id: str
+    text: str
+
+
+def windows_for(chunks: Iterable[tuple[str, str, str]], window_chars: int) -> list[Window]:
+    """A `Window` for every window of every (chunk_id, paper_id, text)."""
     from tools.embed import text_windows
 
     out = []
     for cid, pid, text in chunks:
         for n, w in enumerate(text_windows(text, window_chars)):
-            out.append((window_id(cid, n), cid, pid, w))
+            out.append(Window(window_id(cid, n), cid, pid, w))
     return out

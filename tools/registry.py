@@ -24,7 +24,6 @@ ids, and the single-corpus path is the plain `Index`, unchanged.
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import pkgutil
 import re
@@ -127,7 +126,7 @@ class Corpus:
                     log.warning("upgrading corpus %s to this litloop's index format (keeps its embeddings)", self.name)
                     upgrade_index(path, settings, progress=progress)
                     idx = open_index(path, settings)
-                cut_by = idx.manifest.get("ingest_version", 1)
+                cut_by = idx.manifest.ingest_version
                 idx.close()
                 if cut_by >= INGEST_VERSION:
                     return path
@@ -160,7 +159,7 @@ class Corpus:
 
     def info(self, settings: ToolSettings) -> dict[str, Any]:
         """What `litloop corpora list --json` shows for this corpus (reads the manifest only)."""
-        from tools.index import IndexProblem, current_version, dir_size
+        from tools.index import IndexProblem, current_version, dir_size, read_manifest
 
         path = self.index_path(settings)
         row: dict[str, Any] = {"name": self.name, "description": self.description, "licence": self.licence,
@@ -170,7 +169,7 @@ class Corpus:
             version = current_version(path)
         except IndexProblem:
             return row
-        counts = json.loads((version / "manifest.json").read_text())["counts"]
+        counts = read_manifest(version).counts
         row.update(built=True, papers=counts["papers"], chunks=counts["chunks"], bytes=dir_size(version))
         return row
 

@@ -1,7 +1,7 @@
 """Paper and chunk records on disk (SQLite), read by row or id when a query needs them.
 
 An index version holds its papers in `papers.sqlite`; each segment holds its chunks in
-`chunks.sqlite` (tools/index.py has the layout). Opening an index connects to these files and
+`chunks.sqlite` (tools/index/__init__.py has the layout). Opening an index connects to these files and
 reads nothing else: a record is parsed when something asks for it, and kept in a small cache,
 so opening a million-chunk index costs what opening a ten-chunk one does.
 

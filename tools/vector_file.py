@@ -28,8 +28,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tools.dense import Window
 
 
 class VectorFileProblem(ValueError):
@@ -48,14 +52,14 @@ class VectorFile:
     def dim(self) -> int:
         return int(self.vectors.shape[1])
 
-    def match(self, windows: Sequence[tuple[str, str, str, str]]) -> tuple[list[int], list[int]]:
+    def match(self, windows: Sequence[Window]) -> tuple[list[int], list[int]]:
         """For `windows` (window_id, chunk_id, paper_id, text) in order: the positions of those the
         file has a vector for, and the file rows of those vectors. A window is found by its id,
         or by its chunk's id when the chunk is that one window."""
         row = {i: n for n, i in enumerate(self.ids)}
         per_chunk: dict[str, int] = {}
-        for w in windows:
-            per_chunk[w[1]] = per_chunk.get(w[1], 0) + 1
+        for _, cid, _, _ in windows:
+            per_chunk[cid] = per_chunk.get(cid, 0) + 1
         at, rows = [], []
         for pos, (wid, cid, _, _) in enumerate(windows):
             r = row.get(wid)
@@ -173,16 +177,14 @@ def export_input_windows(paths, settings, out: Path) -> tuple[int, list[str]]:
     parsed and chunked as a build does (same chunk ids, same `window_chars`), so a build of the
     same input imports their vectors. The number written and the input's problems."""
     from tools.dense import windows_for
-    from tools.ingest.chunker import chunk_document
     from tools.ingest.loader import load_documents
     from tools.jsonl import write_jsonl
 
     ing = settings.ingest
     loaded = load_documents(paths, max_chunks=ing.max_chunks_per_paper, workers=ing.workers)
-    chunks = ((c.chunk_id, c.paper_id, c.text) for d in loaded.documents
-              for c in chunk_document(d, ing.max_chunks_per_paper))
+    chunks = ((c.chunk_id, c.paper_id, c.text) for cs in loaded.chunks_of(ing.max_chunks_per_paper) for c in cs)
     windows = windows_for(chunks, settings.embedder.window_chars)
-    write_jsonl(Path(out), ({"id": w[0], "chunk_id": w[1], "text": w[3]} for w in windows))
+    write_jsonl(Path(out), ({"id": w.window_id, "chunk_id": w.chunk_id, "text": w.text} for w in windows))
     return len(windows), loaded.problems
 
 
@@ -193,6 +195,6 @@ def export_windows(index, out: Path) -> int:
     from tools.jsonl import write_jsonl
 
     windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in index.chunks),
-                          index.manifest["embedder"]["window_chars"])
-    write_jsonl(Path(out), ({"id": w[0], "chunk_id": w[1], "text": w[3]} for w in windows))
+                          index.manifest.embedder.window_chars)
+    write_jsonl(Path(out), ({"id": w.window_id, "chunk_id": w.chunk_id, "text": w.text} for w in windows))
     return len(windows)

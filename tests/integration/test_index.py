@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_build_reopen_and_counts(built_index):
     idx = open_index(built_index, get_settings())
     try:
-        m = idx.manifest
+        m = idx.manifest.to_dict()  # the JSON object on disk
         assert m["counts"]["papers"] == len(idx.papers) == len(idx.paper_ids)
         assert m["counts"]["chunks"] == len(idx.chunks) == len(idx.chunk_bm25)
         assert len(idx.paper_bm25) == len(idx.papers)
@@ -41,6 +41,7 @@ def test_build_reopen_and_counts(built_index):
             assert kinds[0] == "title_abstract" and kinds.count("title_abstract") == 1
         assert m["counts"]["citation_edges"] == idx.graph.num_edges > 0
         assert m["embedder"]["dim"] == 384
+        assert m["embedder"]["backend"] == get_settings().embedder.backend  # the manifest records the backend
     finally:
         idx.close()
 
@@ -131,13 +132,14 @@ KILLED_BUILD = """
 import sys, time
 from pathlib import Path
 import tools.index as index
-real = index._embed_windows
+import tools.index.build as build
+real = build._embed_windows
 def slow(*args, **kwargs):
     out = real(*args, **kwargs)
     Path(sys.argv[3]).write_text("embedding")
     time.sleep(120)
     return out
-index._embed_windows = slow
+build._embed_windows = slow
 from agent.settings import get_settings
 index.build_index([Path(sys.argv[1])], Path(sys.argv[2]), get_settings())
 """
@@ -166,7 +168,7 @@ def test_killed_build_leaves_old_index_usable(built_index, tmp_path):
             proc.kill()
     idx = open_index(root, get_settings())
     try:
-        assert idx.manifest["counts"] == before["counts"]
+        assert idx.manifest.counts == before["counts"]
         assert search(idx, "conditional random fields sequence labeling", "hybrid", k=1)[0].paper_id == CRF_ID
     finally:
         idx.close()

@@ -16,7 +16,7 @@ import pytest
 from agent.settings import get_settings
 from tests.conftest import build_papers_index
 from tools.dense import DenseIndex, DenseStoreMissing
-from tools.index import IndexProblem, open_index
+from tools.index import IndexProblem, gc_index, open_index
 from tools.search import search
 
 pytestmark = pytest.mark.integration
@@ -69,9 +69,11 @@ def test_a_reader_keeps_its_version_through_a_build_switch_and_cleanup(papers_in
     finally:
         reader.close()
 
-    # once the reader lets go, the next open (or build) removes the superseded version
+    # once the reader lets go, opening removes nothing; `index gc` (or the next build) does
     fresh = open_index(root, settings)
     try:
+        assert opened.is_dir(), "opening an index must not remove anything"
+        assert gc_index(root, settings)["versions_removed"] == [opened.name]
         assert not opened.exists()
         assert [p.name for p in root.glob("v-*")] == [_live(root)]
         assert "viterbi" in fresh.papers

@@ -82,8 +82,8 @@ def _same_index(a_root, b_root):
     try:
         assert a.papers == b.papers
         assert [c.to_dict() for c in a.chunks] == [c.to_dict() for c in b.chunks]
-        assert a.manifest["counts"] == b.manifest["counts"]
-        assert a.manifest["corpus_fingerprint"] == b.manifest["corpus_fingerprint"]
+        assert a.manifest.counts == b.manifest.counts
+        assert a.manifest.corpus_fingerprint == b.manifest.corpus_fingerprint
         assert sorted(a.graph.graph.edges) == sorted(b.graph.graph.edges)
         assert np.allclose(a.paper_embeddings, b.paper_embeddings, atol=1e-5)
         for q in QUERIES:

@@ -1,5 +1,5 @@
-"""Version leases and cleanup of an index folder (`tools/index.py`), on hand-made version
-folders; and a reader's dense store that is not there (`tools/dense.py`).
+"""Version leases, cleanup and `index gc` of an index folder (`tools/index/versions.py`), on
+hand-made version folders; and a reader's dense store that is not there (`tools/dense.py`).
 
 The whole race, with a real build in a subprocess and a real reader, is
 tests/integration/test_index_readers.py.
@@ -8,15 +8,18 @@ tests/integration/test_index_readers.py.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 
 import pytest
 
-import tools.index as index_mod
+import tools.index.versions as index_mod
+from agent.settings import get_settings
 from tools.dense import DenseIndex, DenseStoreMissing
 from tools.index import (
     IndexProblem,
     VersionLease,
+    gc_index,
     lease_current_version,
     remove_superseded,
 )
@@ -112,3 +115,57 @@ def test_opening_a_missing_dense_store_raises_and_creates_nothing(tmp_path):
     with pytest.raises(DenseStoreMissing, match="no chroma.sqlite3"):
         DenseIndex(empty)
     assert list(empty.iterdir()) == []
+
+
+def _segments(root, *names):
+    for name in names:
+        (root / "segments" / name).mkdir(parents=True)
+
+
+def test_gc_removes_what_nothing_uses_and_keeps_what_a_reader_holds(tmp_path):
+    root = tmp_path / "idx"
+    v1, v2, v3 = _versions(root, "v-1", "v-2", "v-3", current="v-1")
+    (v1 / "manifest.json").write_text(json.dumps({"segments": [{"name": "s-a"}]}))
+    (v3 / "manifest.json").write_text(json.dumps({"segments": [{"name": "s-a"}, {"name": "s-b"}]}))
+    _segments(root, "s-a", "s-b", "s-orphan")
+    (root / ".building-x").mkdir()  # a build killed mid-way
+    held = lease_current_version(root)  # a reader of v-1
+    (root / "CURRENT").write_text("v-3\n")  # a build switched
+    settings = get_settings()
+
+    got = gc_index(root, settings)
+    assert got["versions_removed"] == ["v-2"] and got["versions_kept"] == ["v-1"]
+    assert got["segments_removed"] == ["s-orphan"] and got["interrupted_removed"] == [".building-x"]
+    assert v1.is_dir() and v3.is_dir() and not v2.exists() and not (root / ".building-x").exists()
+
+    held.release()
+    got = gc_index(root, settings)
+    assert got["versions_removed"] == ["v-1"] and got["versions_kept"] == []
+    assert got["segments_removed"] == []  # s-a: the live version still names it
+    assert sorted(p.name for p in (root / "segments").iterdir()) == ["s-a", "s-b"]
+    assert (v3 / "manifest.json").is_file()
+
+
+def test_gc_waits_for_no_build_and_makes_no_index_where_there_is_none(tmp_path):
+    root = tmp_path / "idx"
+    _versions(root, "v-1", current="v-1")
+    with open(root / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a build is writing
+        with pytest.raises(IndexProblem, match="another build"):
+            gc_index(root, get_settings())
+    with pytest.raises(IndexProblem, match="no index here"):
+        gc_index(tmp_path / "nothing", get_settings())
+    assert not (tmp_path / "nothing").exists()
+
+
+def test_index_gc_command_reports_what_it_removed(tmp_path):
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    root = tmp_path / "idx"
+    _versions(root, "v-1", "v-2", current="v-2")
+    r = CliRunner().invoke(app, ["index", "gc", "--index", str(root), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["versions_removed"] == ["v-1"]
+    assert not (root / "v-1").exists() and (root / "v-2").is_dir()

@@ -1,20 +1,27 @@
-"""PaperTable's lookups of one paper: its chunks in order, and the ids a mistyped one may mean."""
+"""RecordView's lookups of one paper: its chunks in order, and the ids a mistyped one may mean."""
 
 from __future__ import annotations
 
 import pytest
 
 from tools.base import Chunk, Locator, Paper
-from tools.index import PaperTable
+from tools.index import RecordView
 
 pytestmark = pytest.mark.unit
 
 
-def table(paper_ids: list[str], chunks: list[Chunk]) -> PaperTable:
-    t = PaperTable()
+def table(paper_ids: list[str], chunks: list[Chunk]) -> RecordView:
+    """A view made by hand over in-memory records, with the row lookups every view sets."""
+    t = RecordView()
     t.papers = {p: Paper(p, title=p) for p in paper_ids}
     t.chunks = chunks
-    t._index_rows()
+    t.paper_ids = list(t.papers)
+    t.paper_row = {pid: i for i, pid in enumerate(t.paper_ids)}
+    t.chunk_row = {c.chunk_id: i for i, c in enumerate(chunks)}
+    chunks_of: dict[str, list[int]] = {}
+    for i, c in enumerate(chunks):
+        chunks_of.setdefault(c.paper_id, []).append(i)
+    t.chunks_of = chunks_of
     return t
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.base import Document, IngestError, Paper
+from tools.base import Chunk, Document, IngestError
 from tools.ingest.records import (
     PdfMetadata,
     Unreadable,
@@ -39,6 +39,17 @@ class LoadResult:
     problems: list[str] = field(default_factory=list)
     already_indexed: list[str] = field(default_factory=list)  # paper ids skipped: not problems
     files: int = 0
+    # each kept document's chunks, as the build indexes them (cut to the cap); empty when the
+    # loader did not chunk (then `chunks_of` chunks them)
+    chunks: list[list[Chunk]] = field(default_factory=list)
+
+    def chunks_of(self, max_chunks: int | None) -> list[list[Chunk]]:
+        """Each document's chunks cut to `max_chunks`: the loader's when it made them."""
+        if len(self.chunks) == len(self.documents):
+            return self.chunks
+        from tools.ingest.chunker import chunk_document
+
+        return [chunk_document(d, max_chunks) for d in self.documents]
 
 
 def discover(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
@@ -175,19 +186,6 @@ class _PdfPool:
             yield IngestError(item[0], item[1], item[2]) if isinstance(item, tuple) else item
 
 
-def too_many_chunks_problem(paper: Paper, chunks: int, max_chunks: int) -> str:
-    return (
-        f"{paper.source}: paper {paper.paper_id!r} makes {chunks} chunks, more than the limit of "
-        f"{max_chunks} (LITLOOP_INGEST__MAX_CHUNKS_PER_PAPER); only its first {max_chunks} are "
-        "indexed - raise the limit to index it whole"
-    )
-
-
-def duplicate_problem(paper: Paper, path: Path) -> str:
-    return (f"{paper.source or path}: duplicate paper_id {paper.paper_id!r} (earlier in the input); "
-            "skipped - give it a distinct id to keep both")
-
-
 def load_documents(
     paths: Iterable[Path],
     known_ids: set[str] | None = None,
@@ -195,39 +193,48 @@ def load_documents(
     max_chunks: int | None = None,
     workers: int = 1,
 ) -> LoadResult:
-    """Parse every supported file; papers in `known_ids` (already indexed) and duplicates of
-    earlier input are skipped, the latter as problems. A paper that would make more than
-    `max_chunks` chunks is kept and reported: the chunker keeps its first `max_chunks`.
-    PDFs are parsed in a pool of `workers` processes (0: one per core) when there are several;
-    the result is the same as parsing them one by one, in the same order."""
+    """Parse every supported file and admit its papers as a build does (tools/ingest/plan.py):
+    papers in `known_ids` (already indexed) and duplicates of earlier input are skipped, the
+    latter as problems; a paper that would make more than `max_chunks` chunks is kept and
+    reported, cut to its first `max_chunks`. Each kept paper is chunked once, here
+    (`LoadResult.chunks`). PDFs are parsed in a pool of `workers` processes (0: one per core)
+    when there are several; the result is the same as parsing them one by one, in the same order."""
     from tools.ingest.chunker import chunk_document
+    from tools.ingest.plan import (
+        Admission,
+        Item,
+        duplicate_problem,
+        too_many_chunks_problem,
+    )
 
     files, problems = discover(paths)
     result = LoadResult(problems=problems, files=len(files))
-    known = set(known_ids or ())
-    seen: set[str] = set()
+    admission = Admission(known_ids, result.problems, result.already_indexed)
     with _PdfPool(files, workers) as pool:
         for path in files:
             for item in pool.items(path):
                 if isinstance(item, IngestError):
-                    result.problems.append(str(item))
+                    admission.decide(Item(error=str(item)))
                     continue
                 pid = item.paper.paper_id
-                if pid in known:
-                    result.already_indexed.append(pid)
+                if not admission.wants(pid):  # skipped either way: not worth chunking
+                    admission.decide(Item(paper_id=pid, duplicate=duplicate_problem(item.paper, path)))
                     continue
-                if pid in seen:
-                    result.problems.append(duplicate_problem(item.paper, path))
-                    continue
-                seen.add(pid)
-                if max_chunks is not None and (n := len(chunk_document(item))) > max_chunks:
-                    result.problems.append(too_many_chunks_problem(item.paper, n, max_chunks))
-                result.documents.append(item)
+                chunks = chunk_document(item)
+                too_many = ""
+                if max_chunks is not None and len(chunks) > max_chunks:
+                    too_many = too_many_chunks_problem(item.paper, len(chunks), max_chunks)
+                verdict = admission.decide(Item(paper_id=pid, too_many=too_many))
+                if verdict == "keep":
+                    result.documents.append(item)
+                    result.chunks.append(cut_chunks(chunks, max_chunks))
             if on_file:
                 on_file(path)
-    for p in result.problems:
-        log.warning("%s", p)
-    if result.already_indexed:
-        log.info("%d papers of the input are already indexed; skipped (--rebuild re-reads them)",
-                 len(result.already_indexed))
+    admission.log_outcome()
     return result
+
+
+def cut_chunks(chunks: list[Chunk], max_chunks: int | None) -> list[Chunk]:
+    """A paper's chunks as `chunk_document(doc, max_chunks)` gives them, from all of them (the
+    cap keeps a prefix, and always the title-and-abstract chunk)."""
+    return chunks if max_chunks is None else chunks[:max(1, max_chunks)]

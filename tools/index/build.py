@@ -1,0 +1,305 @@
+"""Builds and adds (`litloop index build`): the new papers as one new segment, then a new
+version naming the live version's segments and the new one, switched to atomically; the
+clean-up of what nothing uses any more follows, under the build lock."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tools.base import CHUNK_KINDS, Chunk, Paper
+from tools.index.layout import (
+    BM25_B,
+    BM25_EPSILON,
+    BM25_K1,
+    FORMAT_VERSION,
+    GRAPH_FILE,
+    PAPERS_FILE,
+    _now,
+    _progress,
+)
+from tools.index.manifest import EmbedderRecord, Manifest, write_manifest
+from tools.index.segment import (
+    _dense_store,
+    _embed_windows,
+    _paper_vectors,
+    write_segment,
+)
+from tools.index.versions import (
+    _build_lock,
+    _collect,
+    _remove_leftovers,
+    _stage_version,
+)
+from tools.index.view import IndexView, open_index
+from tools.ingest import INGEST_VERSION
+from tools.settings import ToolSettings
+from tools.text import TOKENIZER_VERSION, tokenize
+
+
+@dataclass
+class BuildReport:
+    index: Path
+    papers_added: int = 0
+    chunks_added: int = 0
+    windows_embedded: int = 0  # by the embedder in this build
+    windows_imported: int = 0  # taken from an --embeddings file
+    vectors_ignored: int = 0  # rows of that file for no window this build embeds
+    references_resolved: int = 0
+    already_indexed: int = 0  # papers of the input the index already holds: skipped, not problems
+    problems: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    totals: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": str(self.index),
+            "papers_added": self.papers_added,
+            "chunks_added": self.chunks_added,
+            "windows_embedded": self.windows_embedded,
+            "windows_imported": self.windows_imported,
+            "vectors_ignored": self.vectors_ignored,
+            "references_resolved": self.references_resolved,
+            "already_indexed": self.already_indexed,
+            "problems": self.problems,
+            "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+            "totals": self.totals,
+        }
+
+
+class BuildFailed(RuntimeError):
+    def __init__(self, message: str, problems: Sequence[str] = ()):
+        super().__init__(message)
+        self.problems = list(problems)
+
+
+def build_index(
+    inputs: Iterable[Path],
+    root: Path,
+    settings: ToolSettings,
+    *,
+    rebuild: bool = False,
+    strict: bool = False,
+    progress: bool = False,
+    embeddings: Path | None = None,
+    loader: Callable[[Sequence[Path], set[str] | None], tuple[Any, Any]] | None = None,
+) -> BuildReport:
+    """Index the papers under `inputs` into `root`, adding to what is there unless `rebuild`.
+
+    Already-indexed papers are not re-embedded: the new version names the live one's segments
+    and only new chunks are embedded. Input papers the index already holds are counted in
+    `already_indexed`, not as problems, so `strict` (fail on any problem, writing nothing) holds
+    for rerunning the same input.
+
+    `embeddings` names a file of window vectors computed elsewhere (tools/vector_file.py): the
+    windows it has are imported, the rest embedded; a file that does not fit this build fails it
+    before anything is written.
+
+    `loader(inputs, known_ids)` replaces the local parse (tools.ingest.loader.load_documents) with
+    another engine's (tools/ray_build.py): it returns the same `LoadResult` and, optionally, a
+    `VectorFile` of the windows it embedded, which the build imports as it would `embeddings`.
+    """
+    from tools.ingest.loader import load_documents
+
+    root = Path(root).expanduser()
+    report = BuildReport(index=root)
+    imported = _load_imported(embeddings, settings) if embeddings is not None else None
+    with _build_lock(root):
+        _remove_leftovers(root, settings.dense.url)
+        old = None if rebuild or not (root / "CURRENT").exists() else open_index(root, settings)
+        if imported is not None and old is not None:
+            _check_imported(imported, settings, old)
+        t0 = time.perf_counter()
+        known = set(old.papers) if old else None
+        if loader is not None:
+            loaded, computed = loader(list(inputs), known)
+            imported = computed if computed is not None else imported
+        else:
+            with _progress(progress, "reading", unit="file") as bar:
+                loaded = load_documents(inputs, known, on_file=lambda _: bar.update(1),
+                                        max_chunks=settings.ingest.max_chunks_per_paper,
+                                        workers=settings.ingest.workers)
+        report.problems = loaded.problems
+        report.already_indexed = len(loaded.already_indexed)
+        report.seconds["parse"] = time.perf_counter() - t0
+        if strict and loaded.problems:
+            raise BuildFailed(f"{len(loaded.problems)} input problem(s) and --strict given; nothing written", loaded.problems)
+        if not loaded.documents and old is not None:
+            report.totals = old.manifest.counts
+            old.close()
+            return report
+        if not loaded.documents:
+            raise BuildFailed("no papers could be read from the input; nothing written", loaded.problems)
+        try:
+            _stage_version(root, settings, lambda stage: _write_version(
+                stage, old, loaded, settings, report, progress, imported))
+        finally:
+            if old is not None:
+                old.close()
+        _collect(root, settings.dense.url)
+    return report
+
+
+def _write_version(stage: Path, old: IndexView | None, loaded, settings: ToolSettings, report: BuildReport,
+                   progress: bool, imported=None) -> None:
+    """A build's version: one new segment with the new papers' chunks, vectors and postings,
+    after the live version's segments (none for a rebuild); all papers, re-resolved; the
+    corpus-wide BM25 statistics; the citation graph."""
+    from graph_store.citation_graph import CitationGraph
+    from tools.bm25_segments import Stats
+    from tools.ingest.resolve import resolve_references
+    from tools.store import write_papers
+
+    docs = loaded.documents
+    old_papers = list(old.papers.values()) if old else []
+    new_papers = [d.paper for d in docs]
+    # Re-resolve every bibliography against the grown corpus: an old full-text paper may cite
+    # a paper that only arrives now.
+    papers, report.references_resolved = resolve_references(old_papers + new_papers)
+    t = time.perf_counter()
+    new_chunks = [c for cs in loaded.chunks_of(settings.ingest.max_chunks_per_paper) for c in cs]
+    report.seconds["chunk"] = time.perf_counter() - t
+
+    segment, chunk_postings, paper_postings, dim, paper_dim = _write_new_segment(
+        stage.parent, old, new_chunks, new_papers, settings, report, progress, imported)
+
+    t = time.perf_counter()
+    n_old = len(old.chunks) if old else 0
+    ranges = _old_ranges(old) if old else {}
+    at = n_old
+    for group in _group(new_chunks, new_papers):
+        if group:
+            ranges[group[0].paper_id] = (at, len(group))
+        at += len(group)
+    write_papers(stage / PAPERS_FILE, ((p, *ranges.get(p.paper_id, (at, 0))) for p in papers))
+    bm25_meta: dict[str, Any] = {"k1": BM25_K1, "b": BM25_B, "epsilon": BM25_EPSILON}
+    for name, postings in (("chunk_bm25", chunk_postings), ("paper_bm25", paper_postings)):
+        base = Stats.load(old.version_dir, name, old.manifest.bm25[name]) if old else Stats.empty()
+        bm25_meta[name] = base.add(postings).save(stage, name)
+    report.seconds["bm25"] += time.perf_counter() - t
+
+    t = time.perf_counter()
+    graph = CitationGraph.from_papers(papers)
+    graph.save(stage / GRAPH_FILE)
+    report.seconds["graph"] = time.perf_counter() - t
+
+    report.papers_added = len(new_papers)
+    report.chunks_added = len(new_chunks)
+    by_kind = Counter(old.manifest.counts["chunks_by_kind"] if old else {})
+    by_kind.update(c.kind for c in new_chunks)
+    counts = {
+        "papers": len(papers),
+        "chunks": n_old + len(new_chunks),
+        "chunks_by_kind": {k: by_kind.get(k, 0) for k in CHUNK_KINDS},
+        "citation_edges": graph.num_edges,
+        "coupling_pairs": graph.coupling_edge_count(min_shared=2),
+        "dense_windows": ((old.manifest.counts["dense_windows"] if old else 0)
+                          + report.windows_embedded + report.windows_imported),
+    }
+    report.totals = counts
+    now = _now()
+    e = settings.embedder
+    write_manifest(stage, Manifest(
+        format_version=FORMAT_VERSION,
+        created=old.manifest.created if old else now,
+        updated=now,
+        embedder=EmbedderRecord(name=e.model, dim=dim, window_chars=e.window_chars, backend=e.backend),
+        paper_embedder=EmbedderRecord(name=e.paper_model or e.model, dim=paper_dim),
+        tokenizer=TOKENIZER_VERSION,
+        bm25=bm25_meta,
+        corpus_fingerprint=_fingerprint(new_chunks, old.manifest.corpus_fingerprint if old else ""),
+        # the oldest ingestion that cut papers kept here (an add keeps the old papers' chunks)
+        ingest_version=min(old.manifest.ingest_version, INGEST_VERSION) if old else INGEST_VERSION,
+        counts=counts,
+        sources=sorted({p.source for p in papers if p.source}),
+        segments=(list(old.manifest.segments) if old else []) + [segment],
+    ))
+
+
+def _write_new_segment(root: Path, old: IndexView | None, chunks: list[Chunk], papers: list[Paper],
+                       settings: ToolSettings, report: BuildReport, progress: bool, imported=None):
+    """The build's segment: its chunks' and papers' postings, its windows embedded (or imported)
+    into its dense store, its papers' vectors. Returns the record, the two postings and the
+    dimensions of the window and paper vectors."""
+    from tools.bm25_segments import Postings
+    from tools.dense import windows_for
+    from tools.ingest.plan import settings_embedder
+
+    t = time.perf_counter()
+    chunk_postings = Postings.build(tokenize(c.text) for c in chunks)
+    paper_postings = Postings.build(tokenize("\n".join(c.text for c in cs)) for cs in _group(chunks, papers))
+    report.seconds["bm25"] = time.perf_counter() - t
+    emb = settings_embedder(settings)
+    done: dict[str, Any] = {}
+
+    def fill(_stage: Path, dense) -> int:
+        windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), settings.embedder.window_chars)
+        vectors = _embed_windows(windows, emb, imported, settings, report, progress)
+        dense.add([(w.window_id, w.chunk_id, w.paper_id) for w in windows], vectors)
+        done["paper_vecs"] = _paper_vectors(papers, chunks, windows, vectors, settings, progress)
+        return len(windows)
+
+    last = old.manifest.segments[-1] if old else None
+    record = write_segment(root, store_for=lambda name: _dense_store(root, name, last, settings), chunks=chunks,
+                           postings=(chunk_postings, paper_postings), fill=fill,
+                           paper_vectors=lambda: done["paper_vecs"], papers=len(papers), seconds=report.seconds)
+    return record, chunk_postings, paper_postings, emb.dim, int(done["paper_vecs"].shape[1])
+
+
+def _old_ranges(old: IndexView) -> dict[str, tuple[int, int]]:
+    """Every live paper's chunk rows (first, count), read in one pass."""
+    f = old.papers.file
+    out: dict[str, tuple[int, int]] = {}
+    for page in f.pages("SELECT row, paper_id, first_chunk, n_chunks FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
+        for _, pid, first, n in page:
+            out[pid] = (first, n)
+    return out
+
+
+def _load_imported(path: Path, settings: ToolSettings):
+    """The --embeddings file, read and checked against this build's embedder (before the build
+    lock: a file that does not fit fails the build before it touches the index)."""
+    from tools import vector_file
+    from tools.ingest.plan import settings_embedder
+
+    e = settings.embedder
+    try:
+        vf = vector_file.load(path)
+        vector_file.check(vf, e.model, settings_embedder(settings).dim, e.window_chars)
+    except vector_file.VectorFileProblem as exc:
+        raise BuildFailed(f"{exc}; nothing written") from None
+    return vf
+
+
+def _check_imported(vf, settings: ToolSettings, old: IndexView) -> None:
+    """An add's --embeddings file against the index it adds to (its vectors' dimension)."""
+    from tools import vector_file
+
+    e = settings.embedder
+    try:
+        vector_file.check(vf, e.model, vf.dim, e.window_chars, old.manifest.embedder.dim, old.root)
+    except vector_file.VectorFileProblem as exc:
+        old.close()
+        raise BuildFailed(f"{exc}; nothing written") from None
+
+
+def _group(chunks: list[Chunk], papers: list[Paper]) -> list[list[Chunk]]:
+    by_paper: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_paper.setdefault(c.paper_id, []).append(c)
+    return [by_paper.get(p.paper_id, []) for p in papers]
+
+
+def _fingerprint(chunks: Iterable[Chunk], previous: str = "") -> str:
+    """A digest of the chunk ids and texts, chained onto the previous version's: it changes with
+    every add, and the same builds in the same order give the same fingerprint."""
+    h = hashlib.sha256(previous.encode())
+    for c in chunks:
+        h.update(c.chunk_id.encode())
+        h.update(hashlib.sha1(c.text.encode()).digest())
+    return h.hexdigest()[:16]
