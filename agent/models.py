@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
@@ -477,7 +477,12 @@ def _failure(exc: Exception, elapsed: float, truncated: bool = True) -> Attempt:
     raise exc
 
 
-def _tokens(message: Any) -> dict[str, int]:
+class Tokens(TypedDict):
+    input_tokens: int
+    output_tokens: int
+
+
+def _tokens(message: Any) -> Tokens:
     usage = getattr(message, "usage_metadata", None) or {}
     return {"input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0)}
 

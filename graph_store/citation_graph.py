@@ -33,11 +33,17 @@ class Paper(Protocol):
     """What the graph reads of a paper record (`tools.base.Paper` is one): the graph package
     depends on no other package of litloop."""
 
-    paper_id: str
-    title: str
-    year: int | None
-    venue: str | None
-    references: Sequence[str]
+    # read-only: a frozen record (tools.base.Paper is a frozen dataclass) is one
+    @property
+    def paper_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def year(self) -> int | None: ...
+    @property
+    def venue(self) -> str | None: ...
+    @property
+    def references(self) -> Sequence[str]: ...
 
 
 # Version of the JSON written by `save`; `load` refuses any other, so an old index is rebuilt

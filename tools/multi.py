@@ -50,6 +50,11 @@ def fuse_rankings(rankings: Sequence[Sequence[T]], k: int, rrf_k: int = 60) -> l
     return [(item, score) for score, _, _, item in scored[:k]]
 
 
+def _bm25_of(index: Any, name: str) -> Callable[[], Any]:
+    """One corpus's BM25 index, opened when a query first asks for it."""
+    return lambda: getattr(index, name)
+
+
 class _FusedBM25:
     """A BM25 index over several corpora: per-corpus rankings fused by rank, scores concatenated."""
 
@@ -170,7 +175,7 @@ class _Papers(Mapping[str, Paper]):
     def __len__(self) -> int:
         return self._p.paper_offsets[-1]
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         for name, idx in zip(self._p.names, self._p.indexes, strict=True):
             for p in idx.papers.values():
                 yield _ns_paper(name, p)
@@ -183,7 +188,7 @@ class _Chunks(Sequence[Chunk]):
     def __len__(self) -> int:
         return self._p.chunk_offsets[-1]
 
-    def __getitem__(self, row):  # type: ignore[override]
+    def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = int(row) + (len(self) if int(row) < 0 else 0)
@@ -203,7 +208,7 @@ class _PaperIds(Sequence[str]):
     def __len__(self) -> int:
         return self._p.paper_offsets[-1]
 
-    def __getitem__(self, row):  # type: ignore[override]
+    def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = int(row) + (len(self) if int(row) < 0 else 0)
@@ -262,8 +267,8 @@ class MultiIndex(RecordView):
         self.chunks_of = _Rows(layout, "chunks_of", layout.chunk_offsets, ranges=True)
         rrf_k = self.settings.retrieval.rrf_k
         parts_list = list(self.parts.values())
-        self.chunk_bm25 = _FusedBM25([lambda i=i: i.chunk_bm25 for i in parts_list], self._chunk_offsets, rrf_k)
-        self.paper_bm25 = _FusedBM25([lambda i=i: i.paper_bm25 for i in parts_list], self._paper_offsets, rrf_k)
+        self.chunk_bm25 = _FusedBM25([_bm25_of(i, "chunk_bm25") for i in parts_list], self._chunk_offsets, rrf_k)
+        self.paper_bm25 = _FusedBM25([_bm25_of(i, "paper_bm25") for i in parts_list], self._paper_offsets, rrf_k)
         self.graph = _FusedGraph(self.parts)
 
     @cached_property

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,10 @@ from tools.index.manifest import Manifest, _check_format, check_manifest, read_m
 from tools.index.versions import lease_current_version
 from tools.settings import ToolSettings
 from tools.text import tokenize
+
+
+if TYPE_CHECKING:
+    from tools.store import PaperRecords
 
 
 class RecordView:
@@ -97,6 +101,8 @@ class IndexView(RecordView):
     Opening reads the manifest and connects to the record files; papers and chunks are read by
     row or id when asked for (tools/store.py), the BM25 arrays are memory-mapped on first use,
     and Chroma opens on the first dense query."""
+
+    papers: PaperRecords  # the version's paper table (an add reads its file row by row)
 
     def __init__(self, root: Path, settings: ToolSettings, check: bool = True):
         self.root = root

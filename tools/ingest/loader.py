@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.base import Chunk, Document, IngestError
 from tools.ingest.records import (
@@ -26,6 +26,9 @@ from tools.ingest.records import (
     read_json_lines,
     validate,
 )
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +158,7 @@ class _PdfPool:
         n = workers if workers > 0 else (os.cpu_count() or 1)
         self.n = min(n, len(self.pdfs))
         self.futures: dict[Path, Any] = {}
-        self.executor = None
+        self.executor: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> _PdfPool:
         if self.n > 1:
