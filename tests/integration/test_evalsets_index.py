@@ -1,26 +1,47 @@
-"""The evaluation sets of bench/data against the demo index: every evidence and gold string is
-in a chunk of its paper on its page, and every gold paper is indexed (`python -m bench.evalsets
-check` as a test). The demo index is built on first use, as `litloop demo` does."""
+"""The evaluation sets of bench/data against what the demo corpus indexes to: every evidence and
+gold string is in a chunk of its paper on its page, and every gold paper is in the corpus
+(`python -m bench.evalsets check` as a test). The four demo PDFs are indexed here with today's
+readers (the pages and texts come from a real build); the CiteSeer papers, which the sets only
+name, are read from the shipped records instead of being embedded too."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from agent.settings import get_settings
 from bench import evalsets
 from bench.factoid import check_dataset
+from tests.conftest import CITESEER, DEMO_PDFS
 
 pytestmark = pytest.mark.integration
 
 
+class _WithAbstracts:
+    """The PDFs' index, with the shipped CiteSeer ids among its papers."""
+
+    def __init__(self, idx, ids: set[str]):
+        self.idx, self.papers = idx, {**{pid: None for pid in ids}, **{pid: None for pid in idx.papers}}
+
+    def paper_chunks(self, paper_id: str):
+        return self.idx.paper_chunks(paper_id)
+
+    @property
+    def chunks(self):
+        return self.idx.chunks
+
+
 @pytest.fixture(scope="module")
-def demo_index():
-    from tools.corpora.demo import ensure_demo_index
-    from tools.index import open_index
+def demo_index(tmp_path_factory):
+    from tools.index import build_index, open_index
 
     settings = get_settings()
-    idx = open_index(ensure_demo_index(settings), settings)
-    yield idx
+    root = tmp_path_factory.mktemp("pdfs") / "idx"
+    build_index([DEMO_PDFS], root, settings)
+    idx = open_index(root, settings)
+    ids = {json.loads(line)["paper_id"] for line in CITESEER.open()}
+    yield _WithAbstracts(idx, ids)
     idx.close()
 
 
