@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
+from tools.validation import field_messages
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
@@ -517,12 +519,9 @@ def _payload(message: Any) -> tuple[str, Any, str | None]:
 
 
 def _describe(exc: ValidationError) -> str:
-    """Compact, model-readable validation errors: `field.path: message` per line."""
-    lines = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{where}: {err['msg']}")
-    return "the JSON does not match the schema:\n" + "\n".join(lines)
+    """Model-readable validation errors, one per line, in the words every validation message of
+    litloop uses (`tools.validation`): "field 'claims[0].text' is missing"."""
+    return "the JSON does not match the schema:\n" + "\n".join(field_messages(exc))
 
 
 def _truncated_attempt(exc: Exception, elapsed: float) -> Attempt | None:
