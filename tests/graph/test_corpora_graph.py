@@ -114,7 +114,6 @@ def test_batch_run_prompt_render_and_terminal_chat_take_corpora(scripted, two_co
 
 
 def test_web_chat_sidebar_chooses_corpora(scripted, two_corpora, monkeypatch):
-    pytest.importorskip("streamlit")
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest

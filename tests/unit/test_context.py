@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from agent.cli_eval import context_settings
-from agent.context import Context, ContextError, check_values, load_preset, make_context, preset_names
+from agent.context import (
+    Context,
+    ContextError,
+    check_values,
+    load_preset,
+    make_context,
+    preset_names,
+)
 
 
 @pytest.mark.parametrize("name", preset_names())
