@@ -138,6 +138,8 @@ def test_retrieval_benchmark_gold_has_no_evidence_metrics(tmp_path):
 
 
 def test_official_vector_through_the_cli(littraceqa):
+    # needs the shared LitTraceQA files (CC BY-NC, never shipped): see
+    # test_metrics.test_perturbed_submission_reproduces_official_vector for why
     lt = littraceqa
     r = runner.invoke(app, ["score", "--gold", str(lt / "validation_a.jsonl"), "--submission",
                             str(lt / "perturbed_submission_a.jsonl"), "--candidates",
