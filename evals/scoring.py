@@ -132,53 +132,96 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
 
-def _record_models(strict: bool) -> tuple[type[BaseModel], type[BaseModel], type[BaseModel]]:
-    """(paper, evidence item, submission) models, strict or not."""
-    Part = _Closed if strict else _Open
-    Id = StringId if strict else LooseId
-
-    class Paper(Part):
-        paper_id: NonEmpty
-
-    class Locator(Part):
-        page: Page = _ABSENT
-        table_id: Id = _ABSENT
-        figure_id: Id = _ABSENT
-        section: Id = _ABSENT
-        equation_id: Id = _ABSENT
-        algorithm_id: Id = _ABSENT
-        citation_id: Id = _ABSENT
-
-    class Evidence(Part):
-        paper_id: NonEmpty
-        source_type: SourceType
-        locator: Locator
-
-    class Freeform(Part):
-        text: StrictStr
-
-    class MultipleChoice(Part):
-        gold: McLabel
-
-    class Table(Part):
-        rows: list[dict[str, Any]]
-
-    class Answer(_Closed):
-        freeform: Freeform = _ABSENT
-        multiple_choice: MultipleChoice = _ABSENT
-        table: Table = _ABSENT
-
-    class Submission(_Closed):
-        query_id: NonEmpty
-        gold_papers: list[Paper]
-        evidence: list[Evidence] = Field(default_factory=list)
-        answer: Answer
-
-    return Paper, Evidence, Submission
+class _Paper(_Open):
+    paper_id: NonEmpty
 
 
-_LENIENT_PAPER, _LENIENT_EVIDENCE, _LENIENT_SUBMISSION = _record_models(strict=False)
-_STRICT_SUBMISSION = _record_models(strict=True)[2]
+class _Locator(_Open):
+    page: Page = _ABSENT
+    table_id: LooseId = _ABSENT
+    figure_id: LooseId = _ABSENT
+    section: LooseId = _ABSENT
+    equation_id: LooseId = _ABSENT
+    algorithm_id: LooseId = _ABSENT
+    citation_id: LooseId = _ABSENT
+
+
+class _Evidence(_Open):
+    paper_id: NonEmpty
+    source_type: SourceType
+    locator: _Locator
+
+
+class _Freeform(_Open):
+    text: StrictStr
+
+
+class _MultipleChoice(_Open):
+    gold: McLabel
+
+
+class _Table(_Open):
+    rows: list[dict[str, Any]]
+
+
+class _Answer(_Closed):
+    freeform: _Freeform = _ABSENT
+    multiple_choice: _MultipleChoice = _ABSENT
+    table: _Table = _ABSENT
+
+
+class _Submission(_Closed):
+    query_id: NonEmpty
+    gold_papers: tuple[_Paper, ...]  # tuples, so the strict records may narrow them
+    evidence: tuple[_Evidence, ...] = ()
+    answer: _Answer
+
+
+# Strict: the same records closed at every level, locator ids strings only.
+_CLOSED = ConfigDict(extra="forbid", frozen=True)
+
+
+class _StrictPaper(_Paper):
+    model_config = _CLOSED
+
+
+class _StrictLocator(_Locator):
+    model_config = _CLOSED
+    table_id: StringId = _ABSENT
+    figure_id: StringId = _ABSENT
+    section: StringId = _ABSENT
+    equation_id: StringId = _ABSENT
+    algorithm_id: StringId = _ABSENT
+    citation_id: StringId = _ABSENT
+
+
+class _StrictEvidence(_Evidence):
+    model_config = _CLOSED
+    locator: _StrictLocator
+
+
+class _StrictFreeform(_Freeform):
+    model_config = _CLOSED
+
+
+class _StrictMultipleChoice(_MultipleChoice):
+    model_config = _CLOSED
+
+
+class _StrictTable(_Table):
+    model_config = _CLOSED
+
+
+class _StrictAnswer(_Answer):
+    freeform: _StrictFreeform = _ABSENT
+    multiple_choice: _StrictMultipleChoice = _ABSENT
+    table: _StrictTable = _ABSENT
+
+
+class _StrictSubmission(_Submission):
+    gold_papers: tuple[_StrictPaper, ...]
+    evidence: tuple[_StrictEvidence, ...] = ()
+    answer: _StrictAnswer
 
 
 class _GoldColumn(_Open):
@@ -201,8 +244,8 @@ class _Gold(_Open):
 
     query_id: NonEmpty
     task_family: Any
-    gold_papers: list[_LENIENT_PAPER]  # type: ignore[valid-type]  # a class made by _record_models
-    evidence: list[_LENIENT_EVIDENCE]  # type: ignore[valid-type]
+    gold_papers: list[_Paper]
+    evidence: list[_Evidence]
     answer: _GoldAnswer
 
 
@@ -217,7 +260,8 @@ class _Candidates(_Open):
 
     @model_validator(mode="after")
     def _ranks(self) -> _Candidates:
-        problems, first = [], {}
+        problems: list[str] = []
+        first: dict[int, int] = {}
         for i, paper in enumerate(self.candidate_papers):
             if paper.rank is None:
                 continue
@@ -271,7 +315,7 @@ def _problems(model: type[BaseModel], record: Any) -> list[str]:
 def submission_record_errors(record: Any, *, strict: bool = False) -> list[str]:
     """Schema problems of one submission record, as ``field '...': ...`` phrases (see above
     for what strict changes)."""
-    return _problems(_STRICT_SUBMISSION if strict else _LENIENT_SUBMISSION, record)
+    return _problems(_StrictSubmission if strict else _Submission, record)
 
 
 def candidate_record_errors(record: Any) -> list[str]:
