@@ -119,12 +119,14 @@ def eval_cmd(
 
 
 def context_settings(pairs: list[str]) -> dict:
-    """`--set KEY=VALUE` pairs as context values, typed like the context field they set."""
+    """`--set KEY=VALUE` pairs as context values, typed and checked by the context itself
+    (`agent.context.check_values`): a value of the wrong type, outside the field's choices or
+    range is a ValueError naming the field, the value and what is allowed."""
     from dataclasses import fields
 
-    from agent.context import Context
+    from agent.context import Context, check_values
 
-    known = {f.name: f for f in fields(Context)}
+    known = {f.name for f in fields(Context)}
     out: dict = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -132,22 +134,8 @@ def context_settings(pairs: list[str]) -> dict:
         if not sep or key not in known or key in ("preset", "index", "corpora"):
             raise ValueError(f"--set {pair!r}: expected KEY=VALUE with KEY a run knob of docs/settings.md "
                              f"(e.g. choice_scoring=calibrated)")
-        default = getattr(Context(), key)
-        try:
-            if isinstance(default, bool):
-                if raw.lower() not in ("true", "false", "1", "0"):
-                    raise ValueError(raw)
-                value: object = raw.lower() in ("true", "1")
-            elif isinstance(default, int) or (default is None and raw.isdigit()):
-                value = int(raw)
-            elif isinstance(default, float):
-                value = float(raw)
-            else:
-                value = raw
-        except ValueError:
-            raise ValueError(f"--set {pair!r}: {key} takes a {type(default).__name__}") from None
-        out[key] = value
-    return out
+        out[key] = raw
+    return check_values(out, "--set")
 
 
 def register(app: typer.Typer) -> None:

@@ -3,68 +3,95 @@
 Process settings (paths, endpoints, keys) live in `agent.settings`; these are the choices of one
 run. Presets are named JSON files in `agent/presets/` holding any subset of these fields;
 precedence: explicit run values > preset > the defaults below (the paper's values).
+
+Every value is validated where it enters, in one place (`Context.__post_init__`, whichever way
+the context is built: a preset, `--set KEY=VALUE`, `ask(**overrides)`, the chat): its type, the
+allowed values of a choice (`Literal`) and the range of a number. A bad one is a `ContextError`
+(a ValueError) naming the field, the value and what is allowed, in the words of every
+validation message of litloop (`tools.validation`), e.g.
+
+    --set: field 'choice_scoring': expected one of 'model', 'scored', 'calibrated', got a string
+    ('calibratd')
+
+Strings are read as the field's type (`'5'` for a number, `'true'` for a switch), so command
+line values need no typing of their own.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
-from typing import Any
+from functools import cache
+from pathlib import Path, PurePath
+from typing import Annotated, Any, Literal, get_type_hints
+
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError, create_model
 
 from agent.methods import method_for
+from tools.validation import field_messages
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+
+# an index directory given as a Path is kept as its string, as the CLI passes it
+PathText = Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, PurePath) else v)]
+Count = Annotated[int, Field(ge=1)]  # papers, chunks, characters, rounds: at least one
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]  # thresholds and margins of probabilities
+ChoiceScoring = Literal["model", "scored", "calibrated"]
+Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSettings.backend
+
+
+class ContextError(ValueError):
+    """A run knob with a value of the wrong type, outside its choices or its range."""
 
 
 @dataclass(frozen=True)
 class Context:
     preset: str = "paper"
-    index: str | None = None  # index directory; None: settings (LITLOOP_INDEX or the demo index)
-    max_rounds: int = 3  # SEE: DESIGN.md section 3 (paper: 3)
-    subqueries_per_round: int = 4  # paper: 4
+    index: PathText | None = None  # index directory; None: settings (LITLOOP_INDEX or the demo index)
+    max_rounds: Count = 3  # SEE: DESIGN.md section 3 (paper: 3)
+    subqueries_per_round: Count = 4  # paper: 4
     # CPU cuts (preset local-fast): round 1 searches the question itself instead of asking the
     # LLM for subqueries; the verifier's listing is taken as the evidence (no LLM verdict, so no
     # second round). Both True in the paper's method.
     decompose_with_llm: bool = True
     verify_with_llm: bool = True
-    verify_papers: int = 20  # papers listed to the verifier (paper: 20)
-    verify_chunks_per_paper: int = 2  # paper: 2
-    verify_chunk_chars: int = 1800  # paper: 1,800
-    read_papers: int = 50  # candidate papers read (paper: 50)
-    read_chunks_per_paper: int = 6  # chunks whose sentences the reader may be shown, per paper
-    read_chunk_chars: int = 1800  # characters of a chunk shown to the verifier's listing and KADR
+    verify_papers: Count = 20  # papers listed to the verifier (paper: 20)
+    verify_chunks_per_paper: Count = 2  # paper: 2
+    verify_chunk_chars: Count = 1800  # paper: 1,800
+    read_papers: Count = 50  # candidate papers read (paper: 50)
+    read_chunks_per_paper: Count = 6  # chunks whose sentences the reader may be shown, per paper
+    read_chunk_chars: Count = 1800  # characters of a chunk shown to the verifier's listing and KADR
     # the reader sees the sentences of its chunks that best match the question, up to this many
     # characters per paper (about 4 characters a token), and selects at most this many
-    read_sentence_chars: int = 6000
-    read_evidence_sentences: int = 5
+    read_sentence_chars: Count = 6000
+    read_evidence_sentences: Count = 5
     # ask for the reader's token log-probabilities (OpenAI-compatible endpoints and the embedded
     # model give them) and accept a reading only when P(true) for `relevant` >= the threshold
     read_relevance_logprobs: bool = False
-    read_relevance_threshold: float = 0.0
-    read_concurrency: int = 4
-    synthesize_chunks: int = 30  # chunks the synthesis's sentences may come from
-    synthesize_sentences: int = 40  # sentences shown to the synthesis (the readers' selections)
-    synthesize_claims: int = 8  # most claims an answer may make
+    read_relevance_threshold: Probability = 0.0
+    read_concurrency: Count = 4
+    synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from
+    synthesize_sentences: Count = 40  # sentences shown to the synthesis (the readers' selections)
+    synthesize_claims: Count = 8  # most claims an answer may make
     # multiple choice (agent/choice.py): "model", the synthesis's own choice (written after its
     # claims); "scored", the option label most probable as the model's next token given the
     # question and the selected sentences; "calibrated", that probability divided by the same
     # prompt's without the evidence. Below `choice_abstain_margin` between the best two, the
     # "maybe"-like option. "model" is the default: on PubMedQA dev neither scoring rule beat it
     # (docs/benchmarks.md).
-    choice_scoring: str = "model"
-    choice_abstain_margin: float = 0.0
+    choice_scoring: ChoiceScoring = "model"
+    choice_abstain_margin: Probability = 0.0
     # after the deterministic check, ask the model whether a claim's sentences state it (one
     # token: P(yes)); a claim below `support_threshold` is dropped (docs/attribution.md). On the
     # labelled claims of bench/data/support_dev.jsonl the embedded model keeps 95% of supported
     # claims and drops 65% of unsupported ones at 0.5 (chosen two-fold; docs/benchmarks.md)
     support_judge: bool = True
-    support_threshold: float = 0.5
+    support_threshold: Probability = 0.5
     # A claim that fails is tried on this many other shown sentences (best word match first);
     # one that passes the deterministic check and the judge becomes its citation. 0: off.
-    support_reanchor: int = 2
-    reranker: str | None = None  # none | cross-encoder | llm; None: settings
-    max_rerank: int | None = None  # cap on chunks scored by the reranker per subquery
+    support_reanchor: Annotated[int, Field(ge=0)] = 2
+    reranker: Reranker | None = None  # none | cross-encoder | llm; None: settings
+    max_rerank: Count | None = None  # cap on chunks scored by the reranker per subquery
     decompose_model: str | None = None
     verify_model: str | None = None
     read_model: str | None = None
@@ -75,15 +102,48 @@ class Context:
     # The method (agent/methods/): rra, Retrieve-Relate-Read (DESIGN.md sections 3-5); kadr,
     # knowledge-aware diverse reranking (section 6); both in the same seven nodes.
     mode: str = "rra"
-    kadr_n_know: int = 5  # SEE: DESIGN.md section 6 -- documents the LLM declares knowledge for (5)
-    kadr_n_rank: int = 20  # top of the first reranking reranked again per knowledge statement
-    kadr_n_ans: int = 10  # SEE: DESIGN.md section 6 -- documents the answer is written from (10)
+    kadr_n_know: Count = 5  # SEE: DESIGN.md section 6 -- documents the LLM declares knowledge for (5)
+    kadr_n_rank: Count = 20  # top of the first reranking reranked again per knowledge statement
+    kadr_n_ans: Count = 10  # SEE: DESIGN.md section 6 -- documents the answer is written from (10)
 
     def __post_init__(self) -> None:
+        values = _checked({f.name: getattr(self, f.name) for f in fields(self)}, "context")
+        for name, value in values.items():  # the typed values ('5' -> 5); frozen, hence setattr
+            object.__setattr__(self, name, value)
         method_for(self.mode)  # an unknown mode is a ValueError naming the registered ones
 
     def model_for(self, role: str) -> str | None:
         return getattr(self, f"{role}_model", None)
+
+
+@cache
+def _schema() -> TypeAdapter[Any]:
+    """A pydantic model of Context's fields (their annotated types), built once."""
+    hints = get_type_hints(Context, include_extras=True)
+    model = create_model("Context", **{f.name: (hints[f.name], ...) for f in fields(Context)})  # type: ignore[call-overload]  # field specs built from the dataclass
+    return TypeAdapter(model)
+
+
+def _checked(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """`values` (all of Context's fields) as their types, or a ContextError naming each bad one."""
+    try:
+        model = _schema().validate_python(values)
+    except ValidationError as exc:
+        raise ContextError(f"{where}: " + "; ".join(field_messages(exc))) from None
+    return {name: getattr(model, name) for name in values}
+
+
+def check_values(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """Some of Context's fields as their types: '5' -> 5 for a count. A ContextError, prefixed
+    `where` (the preset's file, `--set`), names each bad field, its value and what is allowed;
+    an unknown field is refused the same way."""
+    known = {f.name for f in fields(Context)}
+    if unknown := sorted(set(values) - known):
+        raise ContextError(f"{where}: unknown field{'s' if len(unknown) > 1 else ''} "
+                           f"{', '.join(map(repr, unknown))}; valid: {', '.join(sorted(known))}")
+    defaults = {f.name: getattr(_DEFAULT, f.name) for f in fields(Context)}
+    typed = _checked({**defaults, **values}, where)
+    return {name: typed[name] for name in values}
 
 
 def preset_names() -> list[str]:
@@ -95,16 +155,15 @@ def load_preset(name: str) -> dict[str, Any]:
     if not path.exists():
         raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(preset_names())}")
     data = json.loads(path.read_text())
-    known = {f.name for f in fields(Context)}
-    unknown = set(data) - known - {"description"}
-    if unknown:
-        raise ValueError(f"{path}: unknown fields {sorted(unknown)}; valid: {sorted(known)}")
     data.pop("description", None)
-    return data
+    return check_values(data, f"preset {name!r} ({path.name})")
 
 
 def make_context(preset: str = "paper", **overrides: Any) -> Context:
     """Defaults, then the preset's values, then this run's (None means not given)."""
     values = load_preset(preset)
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return replace(Context(), preset=preset, **values)
+    values.update(check_values({k: v for k, v in overrides.items() if v is not None}, "run setting"))
+    return replace(_DEFAULT, preset=preset, **values)
+
+
+_DEFAULT = Context()

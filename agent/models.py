@@ -39,6 +39,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.endpoint_errors import bad_reply, describe_error, is_transient
 from agent.endpoint_errors import is_endpoint_error as is_endpoint_error  # noqa: PLC0414 - callers import it from here
+from tools.validation import field_messages
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -541,12 +542,9 @@ def _payload(message: Any) -> tuple[str, Any, str | None]:
 
 
 def _describe(exc: ValidationError) -> str:
-    """Compact, model-readable validation errors: `field.path: message` per line."""
-    lines = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"{where}: {err['msg']}")
-    return "the JSON does not match the schema:\n" + "\n".join(lines)
+    """Model-readable validation errors, one per line, in the words every validation message of
+    litloop uses (`tools.validation`): "field 'claims[0].text' is missing"."""
+    return "the JSON does not match the schema:\n" + "\n".join(field_messages(exc))
 
 
 def _truncated_attempt(exc: Exception, elapsed: float) -> Attempt | None:

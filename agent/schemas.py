@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, create_model
 from pydantic.json_schema import SkipJsonSchema
@@ -115,10 +115,6 @@ def synthesis_model(ids: Sequence[str], max_claims: int, options: Sequence[str] 
     if not table:
         fields["table_rows"] = (SkipJsonSchema[list[dict[str, str]]], Field(default_factory=list))
     return create_model("Synthesis", __base__=Synthesis, **fields)
-
-
-class SupportJudgement(BaseModel):
-    supported: Literal["yes", "no"] = Field(description="Do the sentences state the claim?")
 
 
 class KnowledgeDeclaration(BaseModel):

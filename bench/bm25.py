@@ -1,6 +1,10 @@
-"""Benchmark BM25Index against rank_bm25.BM25Okapi on a synthetic chunk corpus.
+"""Benchmark the segmented BM25 of every index (tools.bm25_segments) against
+rank_bm25.BM25Okapi on a synthetic chunk corpus.
 
-    python -m bench.bm25 [--docs 200000] [--queries 50] [--vocab 50000] [--seed 0]
+    python -m bench.bm25 [--docs 200000] [--queries 50] [--vocab 50000] [--segments 4] [--seed 0]
+
+The corpus is cut into `--segments` equal segments, as an index that grew by several adds holds
+it (scores do not depend on the cut; tests/unit/test_bm25_segments.py checks that).
 
 The corpus imitates tokenised chunks: a Zipf-distributed vocabulary and 80-250 tokens per doc,
 with a fixed seed so runs compare. Both indexes get the same queries; the script checks that
@@ -17,7 +21,7 @@ import time
 
 import numpy as np
 
-from tools.bm25 import BM25Index
+from tools.bm25_segments import Postings, SegmentedBM25, Stats
 
 ZIPF_EXPONENT = 1.07  # word frequencies in English text fall off roughly as 1/rank
 # Queries skip the most frequent ranks: the tokenizer drops stopwords, so real queries rarely
@@ -59,6 +63,16 @@ def reference_top(scores: np.ndarray, k: int) -> list[int]:
     return pool[np.lexsort((pool, -scores[pool]))][:k].tolist()
 
 
+def segmented(docs: list[list[str]], n_segments: int) -> SegmentedBM25:
+    """BM25 over `docs` cut into `n_segments` segments, with rank_bm25's default parameters."""
+    size = -(-len(docs) // max(1, n_segments))
+    postings = [Postings.build(docs[a:a + size]) for a in range(0, len(docs), size)] or [Postings.build([])]
+    stats = Stats.empty()
+    for p in postings:
+        stats = stats.add(p)
+    return SegmentedBM25(stats, postings, k1=1.5, b=0.75, epsilon=0.25)
+
+
 def peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # Linux: KiB
 
@@ -68,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=200_000)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--vocab", type=int, default=50_000)
+    parser.add_argument("--segments", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
@@ -86,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
     gc.collect()
     t0 = time.perf_counter()
-    ours = BM25Index.fit(docs)
+    ours = segmented(docs, args.segments)
     fit_ours = time.perf_counter() - t0
     t0 = time.perf_counter()
     theirs = rank_bm25.BM25Okapi(docs)
@@ -113,24 +128,21 @@ def main(argv: list[str] | None = None) -> int:
             mismatches += 1
 
     n = len(queries)
-    w = ours._weights  # noqa: SLF001 - the size of the precomputed weights is the point here
-    index_mb = (w.data.nbytes + w.indices.nbytes + w.indptr.nbytes) / 1e6
-    tf = ours._tf  # noqa: SLF001
-    tf_mb = (tf.data.nbytes + tf.indices.nbytes + tf.indptr.nbytes) / 1e6
+    postings_mb = sum(p.terms.nbytes + p.indptr.nbytes + p.rows.nbytes + p.tf.nbytes + p.doc_len.nbytes
+                      for p in ours.segments) / 1e6
+    n_postings = sum(len(p.rows) for p in ours.segments)
     rows = [
-        ("fit (s)", fit_theirs, fit_ours, ""),
+        ("build (s)", fit_theirs, fit_ours, ""),
         ("query, full scores (ms)", 1e3 * t_ref / n, 1e3 * t_scores / n, ""),
         ("query, top_k(100) (ms)", 1e3 * t_ref / n, 1e3 * t_top / n, "(rank_bm25: get_scores)"),
     ]
     print()
-    print(f"{'':26}{'rank_bm25':>12}{'BM25Index':>12}{'speed-up':>10}")
+    print(f"{'':26}{'rank_bm25':>12}{'segmented':>12}{'speed-up':>10}")
     for label, ref_v, ours_v, note in rows:
         print(f"{label:26}{ref_v:12.3f}{ours_v:12.3f}{ref_v / ours_v:9.1f}x  {note}")
     print()
-    print(
-        f"BM25Index: {ours.vocab_size:,} terms, {w.nnz:,} postings; weights (CSC, float64) "
-        f"{index_mb:.0f} MB + TF (CSR, int32) {tf_mb:.0f} MB"
-    )
+    print(f"segmented BM25: {len(ours.segments)} segments, {ours.vocab_size:,} terms, {n_postings:,} postings "
+          f"in {postings_mb:.0f} MB")
     print(f"peak RSS of this process (both indexes + corpus): {peak_rss_gb():.2f} GB")
     print(f"max relative score difference vs rank_bm25: {max_rel:.3g}")
     print(f"top-10 equal to rank_bm25's: {n - mismatches}/{n} queries")

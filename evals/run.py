@@ -299,7 +299,7 @@ def score_paths(gold_path: str | Path, submission_path: str | Path, candidates_p
     questions = load_questions(gold_path)
     no_gold = [q.line for q in questions if not q.has_gold]
     if no_gold:
-        raise ValueError(f"{gold_path} line {no_gold[0]}: missing required field 'gold_papers' "
+        raise ValueError(f"{gold_path} line {no_gold[0]}: field 'gold_papers' is missing "
                          "(an input file without gold cannot be scored)")
     submission, candidates = load_predictions(submission_path, candidates_path, strict=strict)
     result = score_all(gold_records(questions), submission, candidates)

@@ -1,9 +1,10 @@
 """Load, validate and score LitTraceQA files; the file-level face of ``evals.metrics``.
 
-Validation is written by hand (no jsonschema dependency) so every message names the file, the
-line and the field, e.g. ``sub.jsonl line 3: field 'evidence[1].locator.page' must be an
-integer``; files are read with ``tools.jsonl`` (whose errors name the line too). Only the
-standard library is imported: the CLI imports this module on every ``litloop score`` call.
+Records are validated by pydantic models (below) whose messages name the file, the line and
+the field in litloop's one validation vocabulary (`tools.validation`), e.g. ``sub.jsonl line 3:
+field 'evidence[1].locator.page': expected a page number (a whole number), got a string ('3')``;
+files are read with ``tools.jsonl`` (whose errors name the line too). Only pydantic and the
+standard library are imported: the CLI imports this module on every ``litloop score`` call.
 """
 
 from __future__ import annotations
@@ -11,7 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
 
 from evals.metrics import (
     CANDIDATE_METRIC_NAMES,
@@ -19,7 +31,8 @@ from evals.metrics import (
     TASK_FAMILIES,
     score_all,
 )
-from tools.jsonl import iter_jsonl, json_type
+from tools.jsonl import iter_jsonl
+from tools.validation import field_messages, found
 
 Record = Mapping[str, Any]
 
@@ -29,7 +42,6 @@ ANSWER_TYPES: tuple[str, ...] = ("freeform", "multiple_choice", "table")
 SUBMISSION_LOCATOR_KEYS: tuple[str, ...] = (
     "page", "table_id", "figure_id", "section", "equation_id", "algorithm_id", "citation_id",
 )
-_LOCATOR_STRING_KEYS = tuple(k for k in SUBMISSION_LOCATOR_KEYS if k != "page")
 _MC_LABEL = re.compile(r"^[A-Z]?$")
 _MAX_REPORTED_ERRORS = 20
 
@@ -43,224 +55,277 @@ def load_numbered(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
     return [record for _, record in numbered], [number for number, _ in numbered]
 
 
-# --------------------------------------------------------------------------- field checks
+# --------------------------------------------------------------------------- record models
+#
+# Pydantic models of the three record kinds, whose errors read as every validation message of
+# litloop does (`tools.validation`): "field 'evidence[1].locator.page': expected ..., got ...".
+# A model only checks; the scorer reads the records as they are (so scores never depend on
+# validation). Not strict (the default) refuses unknown keys at the top level and among the
+# answer types (they can only be typos that silently lose points) and accepts extra keys in
+# papers, evidence items, locators and answer parts, and numeric locator ids, because the
+# official evaluator scored `perturbed_submission_a.jsonl`, which has all of these (gold-style
+# locators, `citation_id: 24`, `section: 5.6`, tables that echo their `schema`). Strict is the
+# letter of `submission.schema.json`.
+
+
+def _nonempty(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {found(value)}")  # noqa: TRY004 - pydantic reports a ValueError as the field's message
+    if not value:
+        raise ValueError("is empty; give a non-empty string")
+    return value
+
+
+def _page(value: Any) -> int:
+    if not _is_int(value):
+        raise ValueError(f"expected a page number (a whole number), got {found(value)}")
+    if value < 1:
+        raise ValueError(f"expected a page number of at least 1, got {found(value)}")
+    return value
+
+
+def _string_id(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {found(value)}")  # noqa: TRY004 - pydantic reports a ValueError as the field's message
+    return value
+
+
+def _loose_id(value: Any) -> Any:
+    # not strict: ids may be numbers, as in the gold itself (citation_id 24, section 5.6)
+    if not (isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))):
+        raise ValueError(f"expected a string or a number, got {found(value)}")  # noqa: TRY004 - pydantic reports a ValueError as the field's message
+    return value
+
+
+def _mc_label(value: Any) -> str:
+    if not isinstance(value, str) or not _MC_LABEL.match(value):
+        raise ValueError(f'expected one capital letter A-Z or "", got {found(value)}')
+    return value
+
+
+def _rank(value: Any) -> int:
+    if not _is_int(value) or value < 1:
+        raise ValueError(f"expected a rank (a whole number of at least 1), got {found(value)}")
+    return value
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _field(name: str) -> str:
-    return f"field '{name}'"
+NonEmpty = Annotated[str, PlainValidator(_nonempty)]
+Page = Annotated[int, PlainValidator(_page)]
+StringId = Annotated[Any, PlainValidator(_string_id)]
+LooseId = Annotated[Any, PlainValidator(_loose_id)]
+McLabel = Annotated[str, PlainValidator(_mc_label)]
+Rank = Annotated[int, PlainValidator(_rank)]
+SourceType = Literal["table", "figure", "text_span", "equation_algorithm", "citation_context"]
+# Absent is allowed and null is not: such a field defaults to None without being validated.
+_ABSENT: Any = None
 
 
-def _check_nonempty_string(value: Any, name: str, errors: list[str]) -> None:
-    if not isinstance(value, str):
-        errors.append(f"{_field(name)} must be a string, got {json_type(value)}")
-    elif not value:
-        errors.append(f"{_field(name)} must not be empty")
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _check_keys(obj: Mapping[str, Any], allowed: Sequence[str], prefix: str, errors: list[str]) -> None:
-    for key in obj:
-        if key not in allowed:
-            where = f"{prefix}.{key}" if prefix else key
-            errors.append(f"unexpected {_field(where)} (allowed: {', '.join(allowed)})")
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
 
 
-def _no_check(*_: Any) -> None:
-    """Stands in for ``_check_keys`` where extra keys are tolerated."""
+class _Paper(_Open):
+    paper_id: NonEmpty
 
 
-def _check_required(obj: Mapping[str, Any], required: Sequence[str], prefix: str, errors: list[str]) -> None:
-    for key in required:
-        if key not in obj:
-            where = f"{prefix}.{key}" if prefix else key
-            errors.append(f"missing required {_field(where)}")
+class _Locator(_Open):
+    page: Page = _ABSENT
+    table_id: LooseId = _ABSENT
+    figure_id: LooseId = _ABSENT
+    section: LooseId = _ABSENT
+    equation_id: LooseId = _ABSENT
+    algorithm_id: LooseId = _ABSENT
+    citation_id: LooseId = _ABSENT
 
 
-def _check_object(value: Any, name: str, errors: list[str]) -> bool:
-    if not isinstance(value, dict):
-        errors.append(f"{_field(name)} must be an object, got {json_type(value)}")
-        return False
-    return True
+class _Evidence(_Open):
+    paper_id: NonEmpty
+    source_type: SourceType
+    locator: _Locator
 
 
-def _check_array(value: Any, name: str, errors: list[str]) -> bool:
-    if not isinstance(value, list):
-        errors.append(f"{_field(name)} must be an array, got {json_type(value)}")
-        return False
-    return True
+class _Freeform(_Open):
+    text: StrictStr
 
 
-def _check_papers(value: Any, errors: list[str], strict: bool) -> None:
-    if not _check_array(value, "gold_papers", errors):
-        return
-    for i, paper in enumerate(value):
-        name = f"gold_papers[{i}]"
-        if not _check_object(paper, name, errors):
+class _MultipleChoice(_Open):
+    gold: McLabel
+
+
+class _Table(_Open):
+    rows: list[dict[str, Any]]
+
+
+class _Answer(_Closed):
+    freeform: _Freeform = _ABSENT
+    multiple_choice: _MultipleChoice = _ABSENT
+    table: _Table = _ABSENT
+
+
+class _Submission(_Closed):
+    query_id: NonEmpty
+    gold_papers: tuple[_Paper, ...]  # tuples, so the strict records may narrow them
+    evidence: tuple[_Evidence, ...] = ()
+    answer: _Answer
+
+
+# Strict: the same records closed at every level, locator ids strings only.
+_CLOSED = ConfigDict(extra="forbid", frozen=True)
+
+
+class _StrictPaper(_Paper):
+    model_config = _CLOSED
+
+
+class _StrictLocator(_Locator):
+    model_config = _CLOSED
+    table_id: StringId = _ABSENT
+    figure_id: StringId = _ABSENT
+    section: StringId = _ABSENT
+    equation_id: StringId = _ABSENT
+    algorithm_id: StringId = _ABSENT
+    citation_id: StringId = _ABSENT
+
+
+class _StrictEvidence(_Evidence):
+    model_config = _CLOSED
+    locator: _StrictLocator
+
+
+class _StrictFreeform(_Freeform):
+    model_config = _CLOSED
+
+
+class _StrictMultipleChoice(_MultipleChoice):
+    model_config = _CLOSED
+
+
+class _StrictTable(_Table):
+    model_config = _CLOSED
+
+
+class _StrictAnswer(_Answer):
+    freeform: _StrictFreeform = _ABSENT
+    multiple_choice: _StrictMultipleChoice = _ABSENT
+    table: _StrictTable = _ABSENT
+
+
+class _StrictSubmission(_Submission):
+    gold_papers: tuple[_StrictPaper, ...]
+    evidence: tuple[_StrictEvidence, ...] = ()
+    answer: _StrictAnswer
+
+
+class _GoldColumn(_Open):
+    name: Any
+    type: Any
+    is_row_key: Any
+
+
+class _GoldTable(_Open):
+    columns: Annotated[list[_GoldColumn], BeforeValidator(lambda v: v or [])] = Field(alias="schema")
+    rows: Any
+
+
+class _GoldAnswer(_Open):
+    table: _GoldTable = _ABSENT
+
+
+class _Gold(_Open):
+    """The gold fields the scorer relies on (the gold is trusted data; this catches wrong files)."""
+
+    query_id: NonEmpty
+    task_family: Any
+    gold_papers: list[_Paper]
+    evidence: list[_Evidence]
+    answer: _GoldAnswer
+
+
+class _CandidatePaper(_Open):
+    paper_id: NonEmpty
+    rank: Rank = _ABSENT
+
+
+class _Candidates(_Open):
+    query_id: NonEmpty
+    candidate_papers: list[_CandidatePaper]
+
+    @model_validator(mode="after")
+    def _ranks(self) -> _Candidates:
+        problems: list[str] = []
+        first: dict[int, int] = {}
+        for i, paper in enumerate(self.candidate_papers):
+            if paper.rank is None:
+                continue
+            if paper.rank in first:
+                problems.append(f"field 'candidate_papers[{i}].rank' repeats rank {paper.rank} of "
+                                f"candidate_papers[{first[paper.rank]}]")
+            else:
+                first[paper.rank] = i
+        ranked = sum(p.rank is not None for p in self.candidate_papers)
+        if 0 < ranked < len(self.candidate_papers):
+            problems.append("field 'candidate_papers' must give a rank for every paper or for none")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
+    """The field names (aliases) of the model found at `loc` inside `model`."""
+    for part in loc:
+        if isinstance(part, int):
             continue
-        _check_required(paper, ["paper_id"], name, errors)
-        if strict:
-            _check_keys(paper, ["paper_id"], name, errors)
-        if "paper_id" in paper:
-            _check_nonempty_string(paper["paper_id"], f"{name}.paper_id", errors)
+        info = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        inner = _model_in(info.annotation) if info is not None else None
+        if inner is None:
+            return []
+        model = inner
+    return [f.alias or n for n, f in model.model_fields.items()]
 
 
-def _check_locator(locator: Any, name: str, errors: list[str], strict: bool) -> None:
-    if not _check_object(locator, name, errors):
-        return
-    if strict:
-        _check_keys(locator, SUBMISSION_LOCATOR_KEYS, name, errors)
-    if "page" in locator:
-        page = locator["page"]
-        if not _is_int(page):
-            errors.append(f"{_field(name + '.page')} must be an integer, got {json_type(page)}")
-        elif page < 1:
-            errors.append(f"{_field(name + '.page')} must be at least 1, got {page}")
-    for key in _LOCATOR_STRING_KEYS:
-        if key not in locator:
-            continue
-        value = locator[key]
-        # Not strict: ids may be integers, as in the gold itself (citation_id 24, section 5.6).
-        ok = isinstance(value, str) or (not strict and isinstance(value, (int, float)) and not isinstance(value, bool))
-        if not ok:
-            kind = "a string" if strict else "a string or a number"
-            errors.append(f"{_field(name + '.' + key)} must be {kind}, got {json_type(value)}")
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found_model := _model_in(arg)) is not None:
+            return found_model
+    return None
 
 
-def _check_evidence(value: Any, errors: list[str], strict: bool) -> None:
-    if not _check_array(value, "evidence", errors):
-        return
-    for i, item in enumerate(value):
-        name = f"evidence[{i}]"
-        if not _check_object(item, name, errors):
-            continue
-        _check_required(item, ["paper_id", "source_type", "locator"], name, errors)
-        if strict:
-            _check_keys(item, ["paper_id", "source_type", "locator"], name, errors)
-        if "paper_id" in item:
-            _check_nonempty_string(item["paper_id"], f"{name}.paper_id", errors)
-        if "source_type" in item and item["source_type"] not in SOURCE_TYPES:
-            allowed = ", ".join(SOURCE_TYPES)
-            errors.append(f"{_field(name + '.source_type')} must be one of {allowed}, got {item['source_type']!r}")
-        if "locator" in item:
-            _check_locator(item["locator"], f"{name}.locator", errors, strict)
-
-
-def _check_answer(value: Any, errors: list[str], strict: bool) -> None:
-    if not _check_object(value, "answer", errors):
-        return
-    _check_keys(value, ANSWER_TYPES, "answer", errors)
-    # Not strict: a part may carry extra keys (the official evaluator scored tables that echo
-    # their "schema"); the required key of each part still catches a misspelt one.
-    check_part_keys = _check_keys if strict else _no_check
-    if "freeform" in value and _check_object(value["freeform"], "answer.freeform", errors):
-        part = value["freeform"]
-        check_part_keys(part, ["text"], "answer.freeform", errors)
-        _check_required(part, ["text"], "answer.freeform", errors)
-        if "text" in part and not isinstance(part["text"], str):
-            errors.append(f"{_field('answer.freeform.text')} must be a string, got {json_type(part['text'])}")
-    if "multiple_choice" in value and _check_object(value["multiple_choice"], "answer.multiple_choice", errors):
-        part = value["multiple_choice"]
-        check_part_keys(part, ["gold"], "answer.multiple_choice", errors)
-        _check_required(part, ["gold"], "answer.multiple_choice", errors)
-        label = part.get("gold", "")
-        if not isinstance(label, str) or not _MC_LABEL.match(label):
-            errors.append(
-                f"{_field('answer.multiple_choice.gold')} must be one capital letter A-Z or \"\", got {label!r}"
-            )
-    if "table" in value and _check_object(value["table"], "answer.table", errors):
-        part = value["table"]
-        check_part_keys(part, ["rows"], "answer.table", errors)
-        _check_required(part, ["rows"], "answer.table", errors)
-        if "rows" in part and _check_array(part["rows"], "answer.table.rows", errors):
-            for i, row in enumerate(part["rows"]):
-                _check_object(row, f"answer.table.rows[{i}]", errors)
+def _problems(model: type[BaseModel], record: Any) -> list[str]:
+    try:
+        model.model_validate(record)
+    except ValidationError as exc:
+        phrases = field_messages(exc)
+        for n, err in enumerate(exc.errors(include_url=False)):
+            if err["type"] == "extra_forbidden":  # what to do: the keys that are allowed there
+                phrases[n] += f" (allowed: {', '.join(_fields_at(model, err['loc'][:-1]))})"
+        return phrases
+    return []
 
 
 def submission_record_errors(record: Any, *, strict: bool = False) -> list[str]:
-    """Schema problems of one submission record, as ``field '...' ...`` phrases.
-
-    Not strict (the default) checks every field the scorer reads, and refuses unknown keys at
-    the top level and among the answer types (they can only be typos that silently lose
-    points). It accepts extra keys in papers, evidence items, locators and answer parts, and
-    numeric locator ids, because the official evaluator scored ``perturbed_submission_a.jsonl``,
-    which has all of these (gold-style locators, ``citation_id: 24``, ``section: 5.6``, tables
-    that echo their ``schema``). Strict is the letter of ``submission.schema.json``.
-    """
-    errors: list[str] = []
-    if not isinstance(record, dict):
-        return [f"record must be an object, got {json_type(record)}"]
-    _check_keys(record, ["query_id", "gold_papers", "evidence", "answer"], "", errors)
-    _check_required(record, ["query_id", "gold_papers", "answer"], "", errors)
-    if "query_id" in record:
-        _check_nonempty_string(record["query_id"], "query_id", errors)
-    if "gold_papers" in record:
-        _check_papers(record["gold_papers"], errors, strict)
-    if "evidence" in record:
-        _check_evidence(record["evidence"], errors, strict)
-    if "answer" in record:
-        _check_answer(record["answer"], errors, strict)
-    return errors
+    """Schema problems of one submission record, as ``field '...': ...`` phrases (see above
+    for what strict changes)."""
+    return _problems(_StrictSubmission if strict else _Submission, record)
 
 
 def candidate_record_errors(record: Any) -> list[str]:
     """Problems of one candidate-list record (query_id + ranked candidate_papers)."""
-    errors: list[str] = []
-    if not isinstance(record, dict):
-        return [f"record must be an object, got {json_type(record)}"]
-    _check_required(record, ["query_id", "candidate_papers"], "", errors)
-    if "query_id" in record:
-        _check_nonempty_string(record["query_id"], "query_id", errors)
-    papers = record.get("candidate_papers")
-    if "candidate_papers" not in record or not _check_array(papers, "candidate_papers", errors):
-        return errors
-    ranks: dict[int, int] = {}
-    with_rank = 0
-    for i, paper in enumerate(papers):
-        name = f"candidate_papers[{i}]"
-        if not _check_object(paper, name, errors):
-            continue
-        _check_required(paper, ["paper_id"], name, errors)
-        if "paper_id" in paper:
-            _check_nonempty_string(paper["paper_id"], f"{name}.paper_id", errors)
-        if "rank" not in paper:
-            continue
-        with_rank += 1
-        rank = paper["rank"]
-        if not _is_int(rank) or rank < 1:
-            errors.append(f"{_field(name + '.rank')} must be a positive integer, got {rank!r}")
-        elif rank in ranks:
-            errors.append(f"{_field(name + '.rank')} repeats rank {rank} of candidate_papers[{ranks[rank]}]")
-        else:
-            ranks[rank] = i
-    if 0 < with_rank < len(papers):
-        errors.append(f"{_field('candidate_papers')} must give a rank for every paper or for none")
-    return errors
+    return _problems(_Candidates, record)
 
 
 def gold_record_errors(record: Any) -> list[str]:
     """The gold fields the scorer relies on (the gold is trusted data; this catches wrong files)."""
-    errors: list[str] = []
-    if not isinstance(record, dict):
-        return [f"record must be an object, got {json_type(record)}"]
-    _check_required(record, ["query_id", "task_family", "gold_papers", "evidence", "answer"], "", errors)
-    if "query_id" in record:
-        _check_nonempty_string(record["query_id"], "query_id", errors)
-    if "gold_papers" in record:
-        _check_papers(record["gold_papers"], errors, strict=False)
-    if "evidence" in record:
-        _check_evidence(record["evidence"], errors, strict=False)
-    answer = record.get("answer")
-    if "answer" in record and _check_object(answer, "answer", errors) and "table" in answer:
-        table = answer["table"]
-        if _check_object(table, "answer.table", errors):
-            _check_required(table, ["schema", "rows"], "answer.table", errors)
-            for i, column in enumerate(table.get("schema") or []):
-                if _check_object(column, f"answer.table.schema[{i}]", errors):
-                    _check_required(column, ["name", "type", "is_row_key"], f"answer.table.schema[{i}]", errors)
-    return errors
+    return _problems(_Gold, record)
 
 
 # --------------------------------------------------------------------------- file validation

@@ -5,8 +5,8 @@ more, `litloop index compact` merges them. Each segment keeps its documents' raw
 frequencies as a term-major (CSC) posting list; the version keeps the corpus-wide statistics
 (each term's document frequency, the document count and total length). A query weights the
 postings of its terms with those statistics, so the scores are those of one BM25 index over all
-segments' documents, whatever their number: equal to `tools.bm25.BM25Index.fit` over the same
-documents (and so to rank_bm25) up to the order of one float sum (the mean idf, below 1e-12).
+segments' documents, whatever their number: equal to rank_bm25's BM25Okapi over the same
+documents up to the order of one float sum (the mean idf, below 1e-12).
 
 Why weights are not stored: idf and the mean document length are corpus-wide, so a stored weight
 would change with every add and an add would rewrite every segment. Raw counts never change, and
@@ -169,7 +169,7 @@ def _idf_of(n: int, n_docs: int) -> float:
 
 
 def _avg_idf(df: np.ndarray, n_docs: int) -> float:
-    """rank_bm25's mean idf over every term (before the floor), as `tools.bm25._okapi_idf` sums it."""
+    """rank_bm25's mean idf over every term (before the floor), summed in rank_bm25's order."""
     if len(df) == 0:
         return 0.0
     uniq, inverse = np.unique(df, return_inverse=True)
@@ -179,8 +179,8 @@ def _avg_idf(df: np.ndarray, n_docs: int) -> float:
 
 class SegmentedBM25:
     """BM25 over several segments' postings with one version's statistics; document rows are
-    global (a segment's rows follow the previous segments'). The interface of
-    `tools.bm25.BM25Index` that retrieval uses: `top_k`, `scores`, `len`, `idf`, `avgdl`."""
+    global (a segment's rows follow the previous segments'). What retrieval uses: `top_k`,
+    `scores`, `len`, `idf`, `avgdl`."""
 
     def __init__(self, stats: Stats, segments: Sequence[Postings], k1: float, b: float, epsilon: float):
         self.stats = stats
@@ -207,7 +207,7 @@ class SegmentedBM25:
         k1, b, avgdl = self._k1, self._b, self.avgdl
         if avgdl <= 0:
             return [np.zeros(s.n_docs) for s in self.segments]
-        # the same operations, in the same order, as BM25Index's precomputed weights
+        # the per-document length norms of Okapi BM25, computed once per opened version
         return [k1 * (1 - b + b * np.asarray(s.doc_len).astype(np.float64) / avgdl) for s in self.segments]
 
     def _idf(self, h: int) -> float | None:
@@ -276,7 +276,7 @@ class SegmentedBM25:
 
     def top_k(self, query_tokens: list[str], k: int) -> list[tuple[int, float]]:
         """The k best (row, score), score descending then row ascending; only documents holding a
-        query term are candidates (as BM25Index.top_k)."""
+        query term are candidates."""
         terms = self._terms(query_tokens)
         if k <= 0 or not terms:
             return []

@@ -300,17 +300,6 @@ def open_corpora(names: Sequence[str], settings: ToolSettings, *, build: bool = 
     return MultiIndex(parts)
 
 
-def search_corpora(names: Sequence[str], query: str, settings: ToolSettings, k: int = 10,
-                   retriever: str = "hybrid") -> list[Passage]:
-    """Search one or several corpora; several are fused by RRF over their per-corpus rankings
-    (tools.multi) and their ids namespaced."""
-    idx = open_corpora(names, settings)
-    try:
-        return hits_to_passages(idx, query, k, retriever, "+".join(dict.fromkeys(names)))
-    finally:
-        idx.close()
-
-
 def hits_to_passages(idx: Any, query: str, k: int, retriever: str, label: str) -> list[Passage]:
     """tools.search's paper hits as Passages: each paper's evidence chunk, scored by the paper's
     score, `source` naming the corpus (or corpora) and the retriever."""

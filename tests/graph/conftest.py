@@ -49,7 +49,6 @@ UI_TOKEN = "graph-tier-ui-token-0123456789"
 @pytest.fixture
 def chat_env(scripted, monkeypatch, tmp_path):
     """An endpoint is named (the scripted factory answers instead), data in a fresh folder."""
-    pytest.importorskip("streamlit")
     monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LITLOOP_LLM__BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("LITLOOP_LLM__MODEL", "scripted")

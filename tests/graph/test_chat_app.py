@@ -169,7 +169,6 @@ class KeyRecorder:
 
 
 def test_a_base_url_typed_in_the_sidebar_never_gets_the_configured_key(graph_index, monkeypatch, tmp_path):
-    pytest.importorskip("streamlit")
     from agent import resources
     from agent.settings import default_settings
 

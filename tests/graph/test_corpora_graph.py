@@ -114,7 +114,6 @@ def test_batch_run_prompt_render_and_terminal_chat_take_corpora(scripted, two_co
 
 
 def test_web_chat_sidebar_chooses_corpora(scripted, two_corpora, monkeypatch):
-    pytest.importorskip("streamlit")
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
@@ -140,3 +139,72 @@ def test_web_chat_sidebar_chooses_corpora(scripted, two_corpora, monkeypatch):
     evidence = [e for e in at.expander if e.label.startswith("[1] ")]
     assert len(evidence) == 1 and "Conditional random fields" in evidence[0].label
     assert any("nlp:crf#c0" in m.value for m in evidence[0].markdown)
+
+
+# --- MultiIndex over two real indexes (BM25 segments, Chroma, embedder, citation graph)
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory):
+    """The two corpora built for real and opened together, once for the tests below."""
+    from agent.settings import get_settings
+    from tools.registry import open_corpora
+
+    d = tmp_path_factory.mktemp("multi-src")
+    for name, rows in (("nlp", PAPERS), ("med", MED)):
+        recs = [{"paper_id": p, "title": t, "abstract": a, "references": r} for p, t, a, r in rows]
+        (d / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in recs))
+        REGISTRY.register(Corpus(name, f"test corpus {name}", lambda s, n=name: [d / f"{n}.jsonl"]),
+                          replace_existing=True)
+    idx = open_corpora(["nlp", "med"], get_settings(data_dir=d / "data"))
+    yield idx
+    idx.close()
+    for name in ("nlp", "med"):
+        REGISTRY.unregister(name)
+
+
+def test_multi_index_namespaces_ids_so_corpora_never_collide(multi):
+    assert "nlp:crf" in multi.papers and "med:crf" in multi.papers
+    assert len(multi.papers) == len(PAPERS) + len(MED)
+    assert len(multi.chunks) == sum(len(p.chunks) for p in multi.parts.values())
+    assert multi.papers["nlp:crf"].references == ("nlp:hmm", "nlp:memm")
+    med_crf = [c for c in multi.chunks if c.paper_id == "med:crf"]
+    assert med_crf and all(c.chunk_id.startswith("med:crf") and c.chunk_id in multi.chunk_row for c in med_crf)
+    assert multi.title_abstract("med:intub").text.startswith("Intubation")
+
+
+def test_multi_index_fuses_per_corpus_bm25_rankings(multi):
+    from tools.base import Passage
+
+    hits = multi.bm25_chunks("renal sequence", 10)
+    # each corpus's own BM25 ranking, fused by rank: the two best come one from each corpus
+    assert {h.paper_id.split(":")[0] for h in hits[:2]} == {"nlp", "med"}
+    assert {h.paper_id for h in hits} >= {"nlp:crf", "med:crf"}
+    assert all(isinstance(h, Passage) and h.chunk_id in multi.chunk_row for h in hits)
+    assert multi.chunk_bm25.scores(["renal"]).shape == (len(multi.chunks),)
+
+
+def test_pipeline_runs_unchanged_on_a_multi_index(multi):
+    from tools.relate import ranking_b
+    from tools.retrieve import fused_with_prf, retrieval_hits
+    from tools.search import search
+
+    ranking, _ = fused_with_prf(multi, "sequence labeling", multi.settings.retrieval)
+    assert ranking.papers and all(":" in p for p in ranking.papers)
+    chunks = retrieval_hits(multi, ranking, 10)
+    assert chunks[0]["chunk_id"] in multi.chunk_row
+    assert search(multi, "renal failure", "bm25", 3)[0].paper_id == "med:crf"
+    b, why = ranking_b(multi, ["nlp:lstm"], multi.settings.relate)
+    assert b[0] == "nlp:lstm"
+    # the citation graph stays inside a corpus: lstm cites crf; a med paper is near only by text
+    assert "direct:nlp:lstm" in why["nlp:crf"]
+    graph_reasons = ("direct:", "coupling:", "cocitation:")
+    assert not [r for p, rs in why.items() if p.startswith("med:") for r in rs if r.startswith(graph_reasons)]
+
+
+def test_multi_index_closes_every_part(multi, monkeypatch):
+    closed = []
+    for name, part in multi.parts.items():
+        monkeypatch.setattr(part, "close", lambda n=name: closed.append(n))
+    multi.close()
+    assert closed == ["nlp", "med"]

@@ -228,7 +228,15 @@ def test_set_passes_run_knobs_to_the_agent(scripted, graph_index, bench, tmp_pat
     assert json.loads((out / "run.json").read_text())["settings"] == {"synthesize_claims": 2, "choice_scoring": "model"}
     bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
                               "--set", "synthesize_claims=many"])
-    assert bad.exit_code == 2 and "synthesize_claims takes a int" in bad.output
+    assert bad.exit_code == 2 and "field 'synthesize_claims': expected a whole number" in bad.output
+    assert "'many'" in bad.output
+    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
+                              "--set", "max_rerank=abc"])
+    assert bad.exit_code == 2 and "field 'max_rerank': expected a whole number, got a string ('abc')" in bad.output
+    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
+                              "--set", "choice_scoring=calibratd"])
+    assert bad.exit_code == 2 and "field 'choice_scoring'" in bad.output and "'calibratd'" in bad.output
+    assert "'model', 'scored', 'calibrated'" in bad.output
     bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
                               "--set", "no_such_knob=1"])
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.output

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.llm]
+# slow: the embedded 1.5B model answers whole questions on the CPU (minutes each), one of them
+# over an index of the 3,186 demo abstracts
+pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
 
 def _installed() -> bool:

@@ -18,8 +18,8 @@ from tools.registry import (
     UnknownCorpus,
     corpus_names,
     get_corpus,
+    hits_to_passages,
     open_corpora,
-    search_corpora,
 )
 
 pytestmark = pytest.mark.integration
@@ -86,7 +86,7 @@ def test_searching_several_corpora_fuses_them_with_namespaced_ids(built, contrac
     try:
         # words from each corpus's first paper, so every corpus has something to return
         query = " ".join(" ".join(p.title_abstract(p.paper_ids[0]).text.split()[:6]) for p in idx.parts.values())
-        passages = search_corpora(names, query, contract_settings, k=6)
+        passages = hits_to_passages(idx, query, 6, "hybrid", "+".join(names))
         corpora = {p.paper_id.split(":", 1)[0] for p in passages}
         assert corpora == set(names)
         for p in passages:
@@ -100,7 +100,7 @@ def test_searching_several_corpora_fuses_them_with_namespaced_ids(built, contrac
 def test_unknown_corpus_fails_before_anything_is_built(tmp_path):
     settings = get_settings(data_dir=tmp_path / "fresh")
     with pytest.raises(UnknownCorpus, match="unknown corpus 'nope'; registered: .*pubmed"):
-        search_corpora(["pubmed", "nope"], "renal failure", settings)
+        open_corpora(["pubmed", "nope"], settings)
     assert not get_corpus("pubmed").is_built(settings)
 
 

@@ -145,6 +145,7 @@ index.build_index([Path(sys.argv[1])], Path(sys.argv[2]), get_settings())
 """
 
 
+@pytest.mark.slow  # a build killed mid-way in a subprocess, then rebuilt: about 30 s on 2 cores
 def test_killed_build_leaves_old_index_usable(built_index, tmp_path):
     root = tmp_path / "idx"
     shutil.copytree(built_index, root)

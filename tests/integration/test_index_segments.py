@@ -248,6 +248,7 @@ def _kill_at(stage: str, job: str, root: Path, extra: Path, tmp_path: Path) -> N
             proc.kill()
 
 
+@pytest.mark.slow  # five builds killed in a subprocess, each rebuilt
 @pytest.mark.parametrize(("job", "stage"), [
     ("add", "_embed_windows"),  # the new segment half-written
     ("add", "_finish_segment"),  # the new segment complete, no version names it

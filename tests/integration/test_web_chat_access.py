@@ -33,7 +33,6 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
     """`litloop ui` with LITLOOP_UI_TOKEN set: (port, what it printed)."""
-    pytest.importorskip("streamlit")
     tmp = tmp_path_factory.mktemp("ui-access")
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITLOOP_")}

@@ -64,7 +64,6 @@ def browser_prereqs():
         pytest.skip(f"chromium is absent ({CHROMIUM}); install Debian's `chromium` (apt-get install chromium) "
                     "or point LITLOOP_CHROMIUM at a Chromium binary")
     pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed: pip install playwright")
-    pytest.importorskip("streamlit", reason="streamlit is not installed")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
-"""BM25 over segments (tools/bm25_segments.py) against rank_bm25 and one BM25Index over all
-documents: however the documents are cut into segments, saved and memory-mapped, merged back by
-a compaction, the scores and rankings are the same."""
+"""BM25 over segments (tools/bm25_segments.py) against the reference implementation,
+rank_bm25.BM25Okapi (STYLE habit 11): however the documents are cut into segments, saved and
+memory-mapped, merged back by a compaction, the scores are rank_bm25's and the rankings are its
+scores sorted by the documented rule (score descending, then row; only documents that hold a
+query term)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import CITESEER
-from tests.unit.test_bm25 import HAND, HAND_QUERIES, assert_same
 from tools import bm25_segments
-from tools.bm25 import BM25Index
 from tools.bm25_segments import Postings, SegmentedBM25, Stats
 from tools.text import tokenize
 
@@ -21,6 +21,47 @@ rank_bm25 = pytest.importorskip("rank_bm25")
 pytestmark = pytest.mark.unit
 
 K1, B, EPS = 1.5, 0.75, 0.25
+
+# "neural" is in 4 of 6 docs, so its raw idf is negative and the epsilon floor applies;
+# doc 4 is empty, doc 5 repeats a term.
+HAND = [
+    ["neural", "network", "training"],
+    ["neural", "graph", "network", "graph"],
+    ["bayesian", "inference", "neural"],
+    ["neural", "retrieval", "ranking", "retrieval", "retrieval"],
+    [],
+    ["graph", "graph", "graph", "ranking"],
+]
+HAND_QUERIES = [
+    ["neural"],
+    ["graph"],
+    ["neural", "graph"],
+    ["graph", "graph"],  # a repeat counts twice
+    ["retrieval", "unknownterm", "ranking"],
+    ["unknownterm"],
+    [],
+    ["neural", "neural", "bayesian", "graph", "retrieval", "network"],
+]
+
+
+def assert_same(ours: np.ndarray, theirs: np.ndarray) -> None:
+    assert ours.dtype == np.float64
+    assert ours.shape == theirs.shape
+    assert np.allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+def reference_top_k(theirs, docs, query, k) -> list[tuple[int, float]]:
+    """rank_bm25's scores ranked exhaustively: documents holding a query term, by score
+    descending, then by row."""
+    scores = theirs.get_scores(query)
+    cand = np.flatnonzero([not set(d).isdisjoint(query) for d in docs])
+    order = cand[np.lexsort((cand, -scores[cand]))][:k]
+    return [(int(i), float(scores[i])) for i in order]
+
+
+def assert_same_ranking(got, want) -> None:
+    assert [r for r, _ in got] == [r for r, _ in want]
+    assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9, atol=1e-12)
 
 
 def segmented(parts, tmp_path=None) -> SegmentedBM25:
@@ -50,12 +91,11 @@ def test_any_cut_of_the_hand_corpus_equals_rank_bm25(cuts, tmp_path):
         at += n
     ours = segmented(parts, tmp_path)
     theirs = rank_bm25.BM25Okapi(HAND, k1=K1, b=B, epsilon=EPS)
-    whole = BM25Index.fit(HAND, k1=K1, b=B, epsilon=EPS)
     assert len(ours) == len(HAND) and ours.avgdl == theirs.avgdl
     for query in HAND_QUERIES:
         assert_same(ours.scores(query), theirs.get_scores(query))
-        assert [r for r, _ in ours.top_k(query, 4)] == [r for r, _ in whole.top_k(query, 4)]
-    assert ours.idf("neural") == pytest.approx(whole.idf("neural"), rel=1e-12)  # the epsilon floor
+        assert_same_ranking(ours.top_k(query, 4), reference_top_k(theirs, HAND, query, 4))
+    assert ours.idf("neural") == pytest.approx(theirs.idf["neural"], rel=1e-12)  # the epsilon floor
     assert ours.idf("unknownterm") == 0.0
 
 
@@ -70,14 +110,12 @@ def citeseer_docs() -> tuple[list[list[str]], list[list[str]]]:
 
 def test_segments_of_a_real_corpus_rank_as_one_index(citeseer_docs, tmp_path):
     docs, queries = citeseer_docs
-    whole = BM25Index.fit(docs)
+    theirs = rank_bm25.BM25Okapi(docs)
     ours = segmented([docs[:1500], docs[1500:1501], docs[1501:]], tmp_path)
-    assert ours.vocab_size == whole.vocab_size
+    assert ours.vocab_size == len(theirs.idf) and ours.avgdl == theirs.avgdl
     for query in queries:
-        assert_same(ours.scores(query), whole.scores(query))
-        got, want = ours.top_k(query, 20), whole.top_k(query, 20)
-        assert [r for r, _ in got] == [r for r, _ in want]
-        assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9)
+        assert_same(ours.scores(query), theirs.get_scores(query))
+        assert_same_ranking(ours.top_k(query, 20), reference_top_k(theirs, docs, query, 20))
 
 
 def test_a_compaction_gives_the_same_postings_and_scores(citeseer_docs, tmp_path):
@@ -128,11 +166,42 @@ def test_long_queries_with_repeated_terms_score_as_rank_bm25(citeseer_docs, tmp_
     # adds a repeated term once per repeat; the segments add it once with its weight times the count)
     docs, _ = citeseer_docs
     ours = segmented([docs[:1200], docs[1200:]], tmp_path)
-    whole = BM25Index.fit(docs)
-    theirs = rank_bm25.BM25Okapi(docs[:300])
-    small = segmented([docs[:300]])
+    theirs = rank_bm25.BM25Okapi(docs)
     for seed in docs[:: 97][:12]:
         assert len(set(seed)) < len(seed)  # the case under test: repeats
-        assert_same(ours.scores(seed), whole.scores(seed))
-        assert [r for r, _ in ours.top_k(seed, 30)] == [r for r, _ in whole.top_k(seed, 30)]
-        assert_same(small.scores(seed), theirs.get_scores(seed))
+        assert_same(ours.scores(seed), theirs.get_scores(seed))
+        assert_same_ranking(ours.top_k(seed, 30), reference_top_k(theirs, docs, seed, 30))
+
+
+def test_top_k_orders_by_score_then_row():
+    # docs 1, 3 and 5 are identical, so they tie exactly; doc 0 is the best match
+    docs = [["graph", "graph"], ["graph", "x"], ["y"], ["graph", "x"], ["z"], ["graph", "x"]]
+    ours = segmented([docs[:2], docs[2:]])
+    got = ours.top_k(["graph"], 10)
+    assert [i for i, _ in got] == [0, 1, 3, 5]
+    assert got[1][1] == got[2][1] == got[3][1] < got[0][1]
+    # the cut-off falls inside the tie: the lower rows win
+    assert [i for i, _ in ours.top_k(["graph"], 2)] == [0, 1]
+    assert [i for i, _ in ours.top_k(["graph"], 3)] == [0, 1, 3]
+
+
+def test_top_k_matches_the_exhaustive_ranking_on_a_random_corpus():
+    rng = np.random.default_rng(7)
+    vocab = [f"t{i}" for i in range(40)]
+    docs = [list(rng.choice(vocab, size=int(rng.integers(0, 12)))) for _ in range(300)]
+    ours = segmented([docs[:120], docs[120:121], docs[121:]])
+    theirs = rank_bm25.BM25Okapi(docs, k1=K1, b=B, epsilon=EPS)
+    for _ in range(30):
+        query = list(rng.choice(vocab + ["unknown"], size=int(rng.integers(1, 5))))
+        for k in (1, 5, 17, 1000):
+            assert_same_ranking(ours.top_k(query, k), reference_top_k(theirs, docs, query, k))
+
+
+def test_a_document_holding_a_term_is_kept_at_score_zero():
+    # N=2, n=1: idf = log(1.5) - log(1.5) = 0, so the matching doc scores exactly 0
+    assert segmented([[["alpha"], ["beta"]]]).top_k(["alpha"], 5) == [(0, 0.0)]
+
+
+def test_a_string_instead_of_a_token_list_is_refused():
+    with pytest.raises(TypeError, match="expects token lists"):
+        Postings.build([["ok"], "not tokenised"])  # type: ignore[list-item]

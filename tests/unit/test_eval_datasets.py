@@ -71,7 +71,7 @@ def test_errors_name_line_and_field(tmp_path):
     assert "q.jsonl line 2: field 'question' must be a non-empty string" in text
     assert "q.jsonl line 3: field 'answer_types[0]' must be one of freeform, multiple_choice, table, got 'essay'" in text
     assert "q.jsonl line 4: duplicate query_id 'pqa_1' (first on line 1)" in text
-    assert "q.jsonl line 5: missing required field 'gold_papers[0].paper_id'" in text
+    assert "q.jsonl line 5: field 'gold_papers[0].paper_id' is missing" in text
 
 
 def test_invalid_json_and_missing_file(tmp_path):

@@ -528,30 +528,30 @@ def _error(records: list[Any], **kwargs: Any) -> str:
 def test_validation_names_line_and_nested_field() -> None:
     bad = sub("q3", evidence=[ev("p1", "figure", 2), {"paper_id": "p1", "source_type": "table", "locator": {"page": "7"}}])
     message = _error([sub("q1"), sub("q2"), bad])
-    assert message == "sub.jsonl line 3: field 'evidence[1].locator.page' must be an integer, got a string"
+    assert message == "sub.jsonl line 3: field 'evidence[1].locator.page': expected a page number (a whole number), got a string ('7')"
 
 
 @pytest.mark.parametrize(
     ("record", "expected"),
     [
-        ({"query_id": "q1", "answer": {}}, "line 1: missing required field 'gold_papers'"),
-        ({"query_id": "q1", "gold_papers": []}, "line 1: missing required field 'answer'"),
-        ({**sub(), "query_id": ""}, "field 'query_id' must not be empty"),
-        ({**sub(), "query_id": 7}, "field 'query_id' must be a string, got an integer"),
-        ({**sub(), "evidences": []}, "unexpected field 'evidences'"),
-        ({**sub(), "gold_papers": [{"id": "p1"}]}, "missing required field 'gold_papers[0].paper_id'"),
-        ({**sub(), "gold_papers": "p1"}, "field 'gold_papers' must be an array, got a string"),
-        ({**sub(), "evidence": [ev("p1", "chart", 2)]}, "field 'evidence[0].source_type' must be one of"),
-        ({**sub(), "evidence": [ev("p1", "figure", 0)]}, "field 'evidence[0].locator.page' must be at least 1"),
-        ({**sub(), "evidence": [ev("p1", "figure", True)]}, "field 'evidence[0].locator.page' must be an integer, got a boolean"),
-        ({**sub(), "evidence": [{"paper_id": "p1", "source_type": "figure"}]}, "missing required field 'evidence[0].locator'"),
-        ({**sub(), "answer": {"multiple_choice": {"gold": "AB"}}}, "field 'answer.multiple_choice.gold' must be one capital letter"),
+        ({"query_id": "q1", "answer": {}}, "line 1: field 'gold_papers' is missing"),
+        ({"query_id": "q1", "gold_papers": []}, "line 1: field 'answer' is missing"),
+        ({**sub(), "query_id": ""}, "field 'query_id' is empty"),
+        ({**sub(), "query_id": 7}, "field 'query_id': expected a string, got an integer (7)"),
+        ({**sub(), "evidences": []}, "field 'evidences' is not a known field (allowed: query_id, gold_papers, evidence, answer)"),
+        ({**sub(), "gold_papers": [{"id": "p1"}]}, "field 'gold_papers[0].paper_id' is missing"),
+        ({**sub(), "gold_papers": "p1"}, "field 'gold_papers': expected an array, got a string ('p1')"),
+        ({**sub(), "evidence": [ev("p1", "chart", 2)]}, "field 'evidence[0].source_type': expected one of 'table', 'figure', 'text_span'"),
+        ({**sub(), "evidence": [ev("p1", "figure", 0)]}, "field 'evidence[0].locator.page': expected a page number of at least 1, got an integer (0)"),
+        ({**sub(), "evidence": [ev("p1", "figure", True)]}, "field 'evidence[0].locator.page': expected a page number (a whole number), got a boolean (True)"),
+        ({**sub(), "evidence": [{"paper_id": "p1", "source_type": "figure"}]}, "field 'evidence[0].locator' is missing"),
+        ({**sub(), "answer": {"multiple_choice": {"gold": "AB"}}}, "field 'answer.multiple_choice.gold': expected one capital letter A-Z"),
         ({**sub(), "answer": {"multiple_choice": {"gold": "a"}}}, "field 'answer.multiple_choice.gold'"),
-        ({**sub(), "answer": {"tabel": {"rows": []}}}, "unexpected field 'answer.tabel'"),
-        ({**sub(), "answer": {"table": {"row": []}}}, "missing required field 'answer.table.rows'"),
-        ({**sub(), "answer": {"table": {"rows": [["x"]]}}}, "field 'answer.table.rows[0]' must be an object, got an array"),
-        ({**sub(), "answer": {"freeform": {"text": 3}}}, "field 'answer.freeform.text' must be a string, got an integer"),
-        ([sub()], "line 1: record must be an object, got an array"),
+        ({**sub(), "answer": {"tabel": {"rows": []}}}, "field 'answer.tabel' is not a known field (allowed: freeform, multiple_choice, table)"),
+        ({**sub(), "answer": {"table": {"row": []}}}, "field 'answer.table.rows' is missing"),
+        ({**sub(), "answer": {"table": {"rows": [["x"]]}}}, "field 'answer.table.rows[0]': expected an object, got an array"),
+        ({**sub(), "answer": {"freeform": {"text": 3}}}, "field 'answer.freeform.text': expected a string, got an integer (3)"),
+        ([sub()], "line 1: expected a JSON object, got an array"),
     ],
 )
 def test_validation_messages(record: Any, expected: str) -> None:
@@ -560,7 +560,7 @@ def test_validation_messages(record: Any, expected: str) -> None:
 
 def test_validation_reports_every_problem_and_duplicate_lines() -> None:
     message = _error([sub("q1"), {"query_id": "q2"}, sub("q1")])
-    assert "sub.jsonl line 2: missing required field 'gold_papers'" in message
+    assert "sub.jsonl line 2: field 'gold_papers' is missing" in message
     assert "sub.jsonl line 3: duplicate query_id 'q1' (first on line 1)" in message
 
 
@@ -573,9 +573,9 @@ def test_validation_lenient_accepts_gold_style_locators_but_strict_refuses() -> 
     record["answer"] = {"table": {"rows": [], "schema": []}}
     validate_submission([record], "sub.jsonl")
     message = _error([record], strict=True)
-    assert "unexpected field 'evidence[0].locator.cited_paper'" in message
-    assert "field 'evidence[0].locator.citation_id' must be a string, got an integer" in message
-    assert "unexpected field 'answer.table.schema'" in message
+    assert "field 'evidence[0].locator.cited_paper' is not a known field (allowed: page, table_id" in message
+    assert "field 'evidence[0].locator.citation_id': expected a string, got an integer (24)" in message
+    assert "field 'answer.table.schema' is not a known field (allowed: rows)" in message
 
 
 def test_validation_accepts_valid_minimal_records() -> None:
@@ -587,16 +587,16 @@ def test_validate_candidates_messages() -> None:
     bad_rank = {"query_id": "q1", "candidate_papers": [{"paper_id": "a", "rank": 1}, {"paper_id": "b", "rank": 1}]}
     with pytest.raises(ValueError, match=r"c\.jsonl line 1: field 'candidate_papers\[1\]\.rank' repeats rank 1"):
         validate_candidates([bad_rank], "c.jsonl")
-    with pytest.raises(ValueError, match=r"c\.jsonl line 2: missing required field 'candidate_papers'"):
+    with pytest.raises(ValueError, match=r"c\.jsonl line 2: field 'candidate_papers' is missing"):
         validate_candidates([_cands("q1", ["a"]), {"query_id": "q2"}], "c.jsonl")
     with pytest.raises(ValueError, match=r"rank for every paper or for none"):
         validate_candidates([{"query_id": "q1", "candidate_papers": [{"paper_id": "a", "rank": 1}, {"paper_id": "b"}]}], "c.jsonl")
-    with pytest.raises(ValueError, match=r"'candidate_papers\[0\]\.rank' must be a positive integer"):
+    with pytest.raises(ValueError, match=r"'candidate_papers\[0\]\.rank': expected a rank \(a whole number of at least 1\), got an integer \(0\)"):
         validate_candidates([{"query_id": "q1", "candidate_papers": [{"paper_id": "a", "rank": 0}]}], "c.jsonl")
 
 
 def test_validate_gold_refuses_input_only_records() -> None:
-    with pytest.raises(ValueError, match=r"gold\.jsonl line 1: missing required field 'task_family'"):
+    with pytest.raises(ValueError, match=r"gold\.jsonl line 1: field 'task_family' is missing"):
         validate_gold([{"query_id": "q1", "question": "?", "answer_types": ["freeform"]}], "gold.jsonl")
 
 
@@ -609,7 +609,7 @@ def test_score_files_end_to_end(tmp_path: Path) -> None:
     assert result["metrics"]["candidate_recall@1"] == pytest.approx(0.5)
     assert result["metrics"]["candidate_recall@5"] == 1.0
     bad = write_jsonl(tmp_path / "bad.jsonl", [sub("q1"), "", {**sub("q2"), "evidence": [ev("p", "figure", -1)]}])
-    with pytest.raises(ValueError, match=r"bad\.jsonl line 3: field 'evidence\[0\]\.locator\.page' must be at least 1"):
+    with pytest.raises(ValueError, match=r"bad\.jsonl line 3: field 'evidence\[0\]\.locator\.page': expected a page number of at least 1"):
         score_files(gold_path, bad)
 
 
@@ -666,6 +666,13 @@ def test_sample_placeholder_submission_scores_zero(littraceqa: Path, validation_
 
 
 def test_perturbed_submission_reproduces_official_vector(littraceqa: Path) -> None:
+    """The official evaluator's figures for a perturbed submission, to 4 decimals.
+
+    This one cannot run from the repository alone: the gold, the submission and the figures the
+    official evaluator printed for them are all LitTraceQA files (CC BY-NC 4.0), which the
+    product may not ship, so it reads them from the shared data and skips without it. A vector
+    the project derived from its own data would check our scorer against itself, not against
+    the official evaluator; the metric arithmetic is pinned by the hand-worked cases above."""
     official = json.loads((littraceqa / "perturbed_submission_a.official_metrics.json").read_text())
     result = score_files(littraceqa / "validation_a.jsonl", littraceqa / "perturbed_submission_a.jsonl")
     for name, value in official["metrics"].items():
@@ -677,7 +684,7 @@ def test_perturbed_submission_reproduces_official_vector(littraceqa: Path) -> No
 
 def test_perturbed_submission_breaks_the_strict_schema(littraceqa: Path) -> None:
     # the official evaluator scored it anyway: this is why validation is lenient by default
-    with pytest.raises(ValueError, match=r"perturbed_submission_a\.jsonl line 1: unexpected field 'evidence\[0\]\.locator\.row'"):
+    with pytest.raises(ValueError, match=r"perturbed_submission_a\.jsonl line 1: field 'evidence\[0\]\.locator\.row' is not a known field"):
         score_files(littraceqa / "validation_a.jsonl", littraceqa / "perturbed_submission_a.jsonl", strict=True)
 
 
@@ -693,5 +700,5 @@ def test_lit3r_candidate_recall(littraceqa: Path, validation_a: list[dict[str, A
 def test_gold_file_validates_and_inputs_file_is_refused(littraceqa: Path) -> None:
     records = load_jsonl(littraceqa / "validation_a.jsonl")
     validate_gold(records, "validation_a.jsonl")
-    with pytest.raises(ValueError, match=r"test_inputs\.jsonl line 1: missing required field 'task_family'"):
+    with pytest.raises(ValueError, match=r"test_inputs\.jsonl line 1: field 'task_family' is missing"):
         score_files(littraceqa / "test_inputs.jsonl", littraceqa / "sample_submission.jsonl")

@@ -1,17 +1,16 @@
 """The corpus registry: discovery (package folder and entry points), names, namespacing, slices,
-and multi-corpus fusion over in-memory indexes (no embedder, no Chroma)."""
+and rank fusion (MultiIndex over real indexes: tests/graph/test_corpora_graph.py)."""
 
 from __future__ import annotations
 
 import json
 import logging
 
-import numpy as np
 import pytest
 
 from agent.settings import get_settings
 from tests.conftest import DEMO_PDFS, REPO
-from tools.base import Chunk, Locator, Paper, Passage, namespaced, split_namespaced
+from tools.base import namespaced, split_namespaced
 from tools.registry import (
     Corpus,
     CorpusProblem,
@@ -152,101 +151,6 @@ def test_fuse_rankings_is_rrf_over_corpora():
     assert [i for i, _ in fused] == ["a1", "b1", "a2", "a3"]  # equal rank: corpus named first
     assert fused[0][1] == pytest.approx(1 / 61) and fused[3][1] == pytest.approx(1 / 63)
     assert [i for i, _ in fuse_rankings([["a1", "a2"], ["b1", "b2"]], k=3)] == ["a1", "b1", "a2"]
-
-
-class _Embedder:
-    dim = 2
-
-    def encode(self, texts):
-        return np.ones((len(texts), 2), dtype=np.float32)
-
-
-class FakeIndex:
-    """The parts of tools.index.Index a MultiIndex reads, over in-memory data."""
-
-    def __init__(self, records):
-        from graph_store.citation_graph import CitationGraph
-        from tools.bm25 import BM25Index
-        from tools.text import tokenize
-
-        self.settings = get_settings()
-        self.manifest = {"counts": {}}
-        self.papers = {r[0]: Paper(r[0], r[1], r[2], references=tuple(r[3])) for r in records}
-        self.paper_ids = list(self.papers)
-        self.paper_row = {p: i for i, p in enumerate(self.paper_ids)}
-        self.chunks = [Chunk(f"{p.paper_id}#c0", p.paper_id, "title_abstract", f"{p.title} {p.abstract}",
-                             Locator(section="Abstract")) for p in self.papers.values()]
-        self.chunk_row = {c.chunk_id: i for i, c in enumerate(self.chunks)}
-        self.chunks_of = {c.paper_id: [i] for i, c in enumerate(self.chunks)}
-        self.chunk_bm25 = BM25Index.fit([tokenize(c.text) for c in self.chunks])
-        self.paper_bm25 = BM25Index.fit([tokenize(c.text) for c in self.chunks])
-        self.graph = CitationGraph.from_papers(self.papers.values())
-        self.paper_embeddings = np.eye(len(self.papers), 4, dtype=np.float32)
-        self.embedder = _Embedder()
-        self.closed = False
-
-    def dense_chunks_by_vector(self, vec, k):
-        return [Passage.from_chunk(c, 1.0 - i / 10, "dense") for i, c in enumerate(self.chunks[:k])]
-
-    def close(self):
-        self.closed = True
-
-
-NLP = [("crf", "Conditional random fields", "sequence labeling with CRF", ["hmm", "memm"]),
-       ("hmm", "Hidden Markov models", "tagging with HMM", []),
-       ("memm", "Maximum entropy Markov models", "labeling and label bias", ["hmm"]),
-       ("lstm", "BiLSTM-CRF", "neural sequence labeling", ["hmm", "memm"])]
-MED = [("crf", "Chronic renal failure", "renal failure in elderly patients labeling", []),
-       ("p2", "Helicopter intubation", "flight nurses intubation", [])]
-
-
-@pytest.fixture
-def multi():
-    from tools.multi import MultiIndex
-
-    return MultiIndex({"nlp": FakeIndex(NLP), "med": FakeIndex(MED)})
-
-
-def test_multi_index_namespaces_ids_so_corpora_never_collide(multi):
-    assert "nlp:crf" in multi.papers and "med:crf" in multi.papers
-    assert len(multi.papers) == 6 and len(multi.chunks) == 6
-    assert multi.papers["nlp:crf"].references == ("nlp:hmm", "nlp:memm")
-    c = multi.chunks[multi.chunk_row["med:crf#c0"]]
-    assert c.paper_id == "med:crf" and c.locator == Locator(section="Abstract")
-    assert multi.title_abstract("med:p2").text.startswith("Helicopter")
-
-
-def test_multi_index_fuses_per_corpus_bm25_rankings(multi):
-    hits = multi.bm25_chunks("labeling", 10)
-    # each corpus's own BM25 ranking, fused by rank: the corpora alternate
-    corpora = [h.paper_id.split(":")[0] for h in hits]
-    assert corpora[:2] == ["nlp", "med"]
-    assert {h.paper_id for h in hits} >= {"nlp:crf", "med:crf"}
-    assert all(isinstance(h, Passage) and h.chunk_id in multi.chunk_row for h in hits)
-    scores = multi.chunk_bm25.scores(["labeling"])
-    assert scores.shape == (6,)
-
-
-def test_pipeline_runs_unchanged_on_a_multi_index(multi):
-    from tools.relate import ranking_b
-    from tools.retrieve import fused_with_prf, retrieval_hits
-    from tools.search import search
-
-    ranking, _ = fused_with_prf(multi, "sequence labeling", multi.settings.retrieval)
-    assert ranking.papers and all(":" in p for p in ranking.papers)
-    chunks = retrieval_hits(multi, ranking, 10)
-    assert chunks[0]["chunk_id"] in multi.chunk_row
-    hits = search(multi, "renal failure", "bm25", 3)
-    assert hits[0].paper_id == "med:crf"
-    b, why = ranking_b(multi, ["nlp:lstm"], multi.settings.relate)
-    assert b[0] == "nlp:lstm"
-    # coupling stays inside a corpus: lstm and crf share hmm and memm
-    assert "coupling:nlp:lstm" in why["nlp:crf"]
-
-
-def test_multi_index_closes_every_part(multi):
-    multi.close()
-    assert all(p.closed for p in multi.parts.values())
 
 
 def test_the_guide_shows_the_example_module_verbatim():

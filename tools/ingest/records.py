@@ -14,6 +14,9 @@ all, never with a field silently dropped. The one exception is a bibliography en
 best-effort ("in press" -> unknown), since GROBID's reference parses are noisy and one odd year
 must not cost a paper.
 
+The phrases themselves ("field '...': expected ..., got ...") come from `tools.validation`,
+which the LitTraceQA scorer, the per-run context and the model's replies share.
+
 Also here, because every reader needs them:
 - `read_json_lines`: JSONL decoded line by line, so a bad byte costs its line only; a UTF-8 BOM is
   accepted, and an empty file is reported;
@@ -43,7 +46,8 @@ from pydantic import (
 )
 
 from tools.base import Block, Document, IngestError, Paper
-from tools.jsonl import json_type, read_lines
+from tools.jsonl import read_lines
+from tools.validation import field_messages, found, joined
 
 log = logging.getLogger(__name__)
 
@@ -56,23 +60,6 @@ YEAR_RANGE = (1000, 2100)
 READER_BUG = "this is a bug in litloop's reader"
 
 M = TypeVar("M", bound=BaseModel)
-
-
-# --- how a found value is described ---------------------------------------------------------
-
-
-def found(value: Any) -> str:
-    """'an integer (5)', "a string ('soon')", 'an array': the JSON type, and short scalars."""
-    kind = json_type(value)
-    if value is None:
-        return kind
-    if isinstance(value, int) and abs(value) >= 10**15:  # str() of a 5,000-digit int raises
-        return f"{kind} of about {int(value.bit_length() * 0.30103)} digits"
-    if isinstance(value, (bool, int, float)):
-        return f"{kind} ({value!r})"
-    if isinstance(value, str):
-        return f"{kind} ({value[:40]!r}{'...' if len(value) > 40 else ''})"
-    return kind
 
 
 # --- leaf types -----------------------------------------------------------------------------
@@ -376,11 +363,7 @@ def validate(model: type[M], value: Any, path: Path | str, line: int | None) -> 
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        messages = _field_messages(exc)
-        more = len(messages) - MAX_FIELD_MESSAGES
-        text = "; ".join(messages[:MAX_FIELD_MESSAGES])
-        if more > 0:
-            text += f"; and {more} more problem{'s' if more > 1 else ''} in this record"
+        text = joined(_field_messages(exc), MAX_FIELD_MESSAGES)
         try:
             pid = _id(value.get("paper_id")) if isinstance(value, dict) else None
         except ValueError:
@@ -391,46 +374,7 @@ def validate(model: type[M], value: Any, path: Path | str, line: int | None) -> 
 
 
 def _field_messages(exc: ValidationError) -> list[str]:
-    out = []
-    for err in exc.errors(include_url=False):
-        loc = _location(err["loc"])
-        reason = _reason(err)
-        if not loc:
-            out.append(reason)
-        elif err["type"] == "missing":
-            out.append(f"field '{loc}' is missing")
-        elif reason.startswith("is "):
-            out.append(f"field '{loc}' {reason}")
-        else:
-            out.append(f"field '{loc}': {reason}")
-    return out
-
-
-def _location(loc: tuple[Any, ...]) -> str:
-    """('pdf_parse', 'body_text', 3, 'eq_spans') -> 'pdf_parse.body_text[3].eq_spans'."""
-    out = ""
-    for part in loc:
-        if part == _BARE:
-            continue
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][\w-]*", str(part)):
-            out += f".{part}" if out else str(part)
-        else:
-            out += f"[{str(part)[:40]!r}]"
-    return out
-
-
-def _reason(err: Any) -> str:
-    kind, value = err["type"], err.get("input")
-    if kind == "value_error":
-        return str(err["ctx"]["error"])
-    if kind in ("model_type", "model_attributes_type", "dict_type"):
-        what = "a JSON object" if not err["loc"] else "an object"
-        return f"expected {what}, got {found(value)}"
-    if kind in ("list_type", "tuple_type"):
-        return f"expected an array, got {found(value)}"
-    return err["msg"]
+    return field_messages(exc, skip=(_BARE,))
 
 
 # --- reading JSONL bytes line by line ---------------------------------------------------------
