@@ -73,7 +73,7 @@ class Context:
     synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from
     synthesize_sentences: Count = 40  # sentences shown to the synthesis (the readers' selections)
     synthesize_claims: Count = 8  # most claims an answer may make
-    # multiple choice (agent/choice.py): "model", the synthesis's own choice (written after its
+    # multiple choice (agent/answer/choice.py): "model", the synthesis's own choice (written after its
     # claims); "scored", the option label most probable as the model's next token given the
     # question and the selected sentences; "calibrated", that probability divided by the same
     # prompt's without the evidence. Below `choice_abstain_margin` between the best two, the

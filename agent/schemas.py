@@ -24,7 +24,7 @@ def decomposition_model(max_subqueries: int) -> type[Decomposition]:
     bounds are schema hints, not validation: an endpoint that writes more is cut, not refused."""
     return create_model(
         "Decomposition", __base__=Decomposition,
-        subqueries=(list[Annotated[str, Field(json_schema_extra={"maxLength": SUBQUERY_CHARS})]],
+        subqueries=(list[Annotated[str, Field(json_schema_extra={"maxLength": SUBQUERY_CHARS})]],  # type: ignore[maybe-unrecognized-str-typeform]  # a field type pydantic reads at run time
                     Field(description=Decomposition.model_fields["subqueries"].description,
                           json_schema_extra={"maxItems": max(1, max_subqueries)})),
     )
@@ -66,7 +66,7 @@ def reading_model(ids: Sequence[str], max_sentences: int) -> type[PaperReading]:
     properties first): the evidence is chosen before the verdict."""
     return create_model(
         "PaperReading", __base__=PaperReading,
-        sentences=(list[_ids(ids)],
+        sentences=(list[_ids(ids)],  # type: ignore[misc, arg-type]  # the shown ids, a type built at run time
                    Field(description=PaperReading.model_fields["sentences"].description,
                          json_schema_extra={"maxItems": max(1, max_sentences)})),
     )
@@ -100,7 +100,7 @@ def synthesis_model(ids: Sequence[str], max_claims: int, options: Sequence[str] 
     so the model must choose); no `table_rows` unless a table is asked for."""
     claim = create_model(
         "Claim", __base__=Claim,
-        sentences=(list[_ids(ids)], Field(description=Claim.model_fields["sentences"].description,
+        sentences=(list[_ids(ids)], Field(description=Claim.model_fields["sentences"].description,  # type: ignore[misc, arg-type]  # as above
                                           json_schema_extra={"minItems": 1, "maxItems": 3})),
     )
     fields: dict[str, Any] = {  # claims required: a grammar writes them before the choice
