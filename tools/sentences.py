@@ -97,11 +97,12 @@ def split_sentences(chunk_id: str, text: str, kind: str = "text") -> list[Senten
     return [Sentence(chunk_id=chunk_id, start=s, end=e, text=" ".join(text[s:e].split())) for s, e in spans]
 
 
-def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str]) -> list[float]:
+def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str], stem: bool = False) -> list[float]:
     """BM25 of each sentence for the query terms (the question and its subqueries), the
-    sentences being the collection: a term found in few of them weighs more."""
-    docs = [set(tokenize(s["text"])) for s in sentences]
-    terms = list(dict.fromkeys(t for q in queries for t in tokenize(q)))
+    sentences being the collection: a term found in few of them weighs more. With `stem`, terms
+    are Snowball stems ("titles" matches "title")."""
+    docs = [set(tokenize(s["text"], stem)) for s in sentences]
+    terms = list(dict.fromkeys(t for q in queries for t in tokenize(q, stem)))
     n = len(docs)
     if not n or not terms:
         return [0.0] * n
