@@ -38,11 +38,12 @@ def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
     return [s for s in split_sentences(chunk_id, chunk.text, chunk.kind) if not is_instruction(s["text"])]
 
 
-def pick_sentences(idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int) -> list[Sentence]:
+def pick_sentences(idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int,
+                   stem: bool = False) -> list[Sentence]:
     """The sentences of these chunks that best match the queries, within `budget_chars`, in
     chunk order (the order of `chunk_ids`), then position."""
     every = [s for cid in dict.fromkeys(chunk_ids) for s in chunk_sentences(idx, cid)]
-    return select_sentences(every, queries, budget_chars)
+    return select_sentences(every, queries, budget_chars, stem=stem)
 
 
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:

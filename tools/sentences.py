@@ -122,12 +122,12 @@ def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str], stem:
 
 
 def select_sentences(sentences: Sequence[Sentence], queries: Sequence[str], budget_chars: int,
-                     keep_first: int = 0) -> list[Sentence]:
+                     keep_first: int = 0, stem: bool = False) -> list[Sentence]:
     """The sentences that best match `queries`, added best first until `budget_chars` is
     reached, returned in their original order (chunk order, then position). The first
     `keep_first` sentences are always kept (e.g. a table's caption). A sentence longer than the
     whole budget is still taken when it is the best one, so a long table row is not lost."""
-    scores = sentence_scores(sentences, queries)
+    scores = sentence_scores(sentences, queries, stem)
     order = sorted(range(len(sentences)), key=lambda i: (i >= keep_first, -scores[i], i))
     chosen: set[int] = set()
     used = 0
