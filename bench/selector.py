@@ -24,6 +24,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,52 @@ def _overlap(stem: bool) -> Ranker:
     return lambda sentences, queries: sentence_scores(sentences, queries, stem)
 
 
-VARIANTS: dict[str, Callable[[], Ranker]] = {
-    "overlap": lambda: _overlap(False),
-    "overlap+stem": lambda: _overlap(True),
+def _dense(embedder) -> Ranker:
+    import numpy as np
+
+    def rank(sentences, queries):
+        if not sentences:
+            return []
+        q = embedder.encode([" ".join(queries)])[0]
+        v = embedder.encode([s["text"] for s in sentences])
+        return [float(x) for x in np.asarray(v) @ np.asarray(q)]
+
+    return rank
+
+
+def _hybrid(embedder, how: str, weight: float = 0.5) -> Ranker:
+    """BM25 over stems and the embedder's cosine: by RRF of the two orders, or as a weighted sum
+    of the BM25 scores scaled to [0, 1] and the cosines."""
+    lexical, dense = _overlap(True), _dense(embedder)
+
+    def rank(sentences, queries):
+        a, d = lexical(sentences, queries), dense(sentences, queries)
+        if how == "rrf":
+            from tools.fusion import rrf_scores
+
+            order = lambda xs: sorted(range(len(xs)), key=lambda i: (-xs[i], i))  # noqa: E731
+            fused = rrf_scores([order(a), order(d)], k=10)
+            return [fused.get(i, 0.0) for i in range(len(sentences))]
+        top = max(a) or 1.0
+        return [weight * x / top + (1 - weight) * y for x, y in zip(a, d, strict=True)]
+
+    return rank
+
+
+# variants that rank every sentence of the paper, not only those of the chunks the reader reads
+PAPER_WIDE: dict[str, dict[str, Any]] = {
+    "paper-hybrid": {"shortlist": 40, "context": True},
+    "paper-hybrid-nocontext": {"shortlist": 40, "context": False},
+    "paper-hybrid-20": {"shortlist": 20, "context": True},
+    "paper-bm25": {"shortlist": 0, "context": True, "dense": False},
+}
+
+VARIANTS: dict[str, Callable[[Any], Ranker]] = {
+    "overlap": lambda e: _overlap(False),
+    "overlap+stem": lambda e: _overlap(True),
+    "dense": _dense,
+    "hybrid-rrf": lambda e: _hybrid(e, "rrf"),
+    "hybrid-sum": lambda e: _hybrid(e, "sum"),
 }
 
 
@@ -82,6 +126,53 @@ def load(split: str) -> list[dict]:
     return [r for r in rows if split == "all" or r.get("split") == split]
 
 
+def _with_table_context(idx, sentences):
+    """Each sentence's text as it is scored: a table row with its caption and column names."""
+    from agent.evidence import table_context
+    from tools.retrieve import chunk_of
+
+    ctx: dict[str, str] = {}
+    out = []
+    for sent in sentences:
+        cid = sent["chunk_id"]
+        if cid not in ctx:
+            chunk = chunk_of(idx, cid)
+            ctx[cid] = table_context(chunk.text) if chunk.kind == "table" else ""
+        out.append({**sent, "text": f"{sent['text']} {ctx[cid]}".strip()})
+    return out
+
+
+def _paper_wide(idx, item, chunk_sentences_of, near: list[Any], embedder, shortlist: int, context: bool,
+                dense: bool = True):
+    """Every sentence of the paper: BM25 over stems (rows with their table's context) picks a
+    shortlist, joined by the sentences of the chunks the reader would read; the embedder's
+    cosine re-ranks the shortlist, fused with BM25 by RRF; the rest follow by BM25."""
+    import numpy as np
+
+    from tools.fusion import rrf_scores
+    from tools.sentences import sentence_scores
+
+    every = [s for c in idx.paper_chunks(item["paper_id"]) for s in chunk_sentences_of(c.chunk_id)]
+    scored = _with_table_context(idx, every) if context else every
+    lex = sentence_scores(scored, [item["question"]], True)
+    order = sorted(range(len(every)), key=lambda i: (-lex[i], i))
+    if not dense:
+        return every, lex
+    near_keys = {(s["chunk_id"], s["start"]) for s in near}
+    pick = list(dict.fromkeys([*order[:shortlist], *(i for i, s in enumerate(every)
+                                                     if (s["chunk_id"], s["start"]) in near_keys)]))
+    q = embedder.encode([item["question"]])[0]
+    v = embedder.encode([scored[i]["text"] for i in pick])
+    cos = dict(zip(pick, (np.asarray(v) @ np.asarray(q)).tolist(), strict=True))
+    dense_order = sorted(pick, key=lambda i: (-cos[i], i))
+    lex_order = [i for i in order if i in cos]
+    fused = rrf_scores([lex_order, dense_order], k=10)
+    top = max(fused.values()) if fused else 0.0
+    scores = [fused.get(i, 0.0) + (0.0 if i in fused else -1.0 + lex[i] / (1 + max(lex))) for i in range(len(every))]
+    del top
+    return every, scores
+
+
 def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     from agent.api import make_run_context
     from agent.evidence import chunk_sentences
@@ -91,8 +182,10 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
 
     ctx = make_run_context(preset)
     idx = index_for(ctx)
-    rankers = {v: VARIANTS[v]() for v in variants}
+    rankers = {v: VARIANTS[v](idx.embedder) for v in variants if v in VARIANTS}
+    wide = [v for v in variants if v in PAPER_WIDE]
     rows: dict[str, list[dict]] = {v: [] for v in variants}
+    seconds: dict[str, float] = {v: 0.0 for v in variants}
     reachable = []
     for item in load(split):
         retrieved = run_retrieval(idx, item["question"], idx.settings, relate=False)
@@ -102,9 +195,18 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
         sentences = [s for c in chunks for s in chunk_sentences(idx, c["chunk_id"])]
         reachable.append(any(matches(item["gold"], s["text"]) for s in sentences))
         for v, ranker in rankers.items():
+            t = time.perf_counter()
             scores = ranker(sentences, [item["question"]])
+            seconds[v] += time.perf_counter() - t
             rows[v].append({"id": item["id"], "kind": item.get("kind"),
                             **score_item(sentences, item["gold"], scores, ctx.read_sentence_chars)})
+        for v in wide:
+            t = time.perf_counter()
+            every, scores = _paper_wide(idx, item, lambda cid: chunk_sentences(idx, cid), sentences, idx.embedder,
+                                        **PAPER_WIDE[v])
+            seconds[v] += time.perf_counter() - t
+            rows[v].append({"id": item["id"], "kind": item.get("kind"),
+                            **score_item(every, item["gold"], scores, ctx.read_sentence_chars)})
     n = len(reachable)
     summary: dict[str, Any] = {"split": split, "preset": preset, "questions": n,
                                "reachable": round(sum(reachable) / n, 3) if n else None, "variants": {}}
@@ -113,6 +215,7 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
             "shown": round(statistics.fmean(r["shown"] for r in rs), 3) if rs else None,
             **{f"recall@{k}": round(statistics.fmean(r[f"recall@{k}"] for r in rs), 3) if rs else None for k in KS},
             "shown_tables": _share([r for r in rs if r["kind"] == "table"]),
+            "ms_per_question": round(1000 * seconds[v] / n, 1) if n else None,
         }
     return {"summary": summary, "rows": rows}
 
@@ -125,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     ap.add_argument("--preset", default="local-fast")
-    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE]))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     result = run(args.split, args.preset, [v.strip() for v in args.variants.split(",") if v.strip()])
