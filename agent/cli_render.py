@@ -152,6 +152,11 @@ def print_answer(result: dict) -> None:
                       f"[dim]({escape(c['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
                       f"{c['kind']} · {escape(Locator.from_dict(c['locator']).describe())}")
             out.print(f"    [dim]\"{escape(c['quote'])}\"[/]")
+    if ans.get("flagged_papers"):
+        out.print("\n[bold yellow]Flagged[/] [dim](papers with text addressed to whoever reads them: withheld, and "
+                  "their other sentences support no claim alone)[/]")
+        for f in ans["flagged_papers"]:
+            out.print(f"  {escape(f['paper_id'])}: [dim]\"{escape(f['sentence'][:160])}\"[/]")
     if ans.get("rejected_claims"):
         from agent.chat.render import dropped_lines
 

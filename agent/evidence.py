@@ -3,33 +3,50 @@ citation quotes.
 
 A prompt lists sentences as S1..Sn under their chunk's locator; a model answers with those ids,
 which map back to (chunk id, start, end) in the index, so every quote is the paper's own text.
-Sentences that read as instructions to a model ("ignore all previous instructions...") are
-withheld from every prompt: paper text is data, and a paper cannot steer what gets cited.
+Sentences that address their reader instead of reporting (second person, an imperative such as
+"reply" or "cite", the answer being written: agent/injection.py) are withheld from every prompt
+and every citation: paper text is data, and a paper cannot steer what gets cited.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agent.injection import addresses_reader, steers
 from tools.retrieve import chunk_of
 from tools.sentences import Sentence, select_sentences, sentence_ids, split_sentences
 from tools.tables import column_names, table_parts
 
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.]{0,40}\b(?:instructions?|prompts?|directions)\b"
-    r"|\b(?:ignore|disregard)\s+(?:all|any)\s+(?:previous|prior|above|earlier)\b"
-    r"|\bsystem prompt\b|\byou are (?:an?|the) (?:ai|assistant|language model|llm|chatbot)\b"
-    r"|\b(?:cite|quote) only\b"
-    r"|\b(?:assistant|llm|language model|chatbot)s?\b[^.]{0,20}\b(?:must|should) (?:answer|reply|say|cite)\b",
-    re.IGNORECASE,
-)
-
-
 def is_instruction(text: str) -> bool:
-    """True for a sentence that addresses a language model rather than a reader of the paper."""
-    return bool(_INSTRUCTION.search(text))
+    """True for a sentence that addresses its reader (a person or a model) rather than reporting:
+    withheld from prompts and citations (`agent.injection.addresses_reader`)."""
+    return addresses_reader(text)
+
+
+def withheld_text(text: str, kind: str = "text") -> str:
+    """A chunk's text without the sentences that address its reader, for prompts that show whole
+    chunks (the verifier's, KADR's)."""
+    sentences = split_sentences("", text, kind)
+    kept = [s["text"] for s in sentences if not addresses_reader(s["text"])]
+    if len(kept) == len(sentences):
+        return text
+    return "\n".join(kept) if kind == "table" else " ".join(kept)
+
+
+def steering_sentences(idx, paper_id: str) -> list[str]:
+    """The sentences of a paper that try to steer an answer (`agent.injection.steers`): a paper
+    with any is flagged in the answer, and its other sentences cannot be a claim's only support."""
+    key = (id(idx), paper_id)
+    if key not in _steering:
+        _steering[key] = [s["text"] for c in idx.paper_chunks(paper_id)
+                          for s in split_sentences(c.chunk_id, c.text, c.kind) if steers(s["text"])]
+        if len(_steering) > 4096:  # a long-lived server: keep the cache bounded
+            _steering.pop(next(iter(_steering)))
+    return _steering[key]
+
+
+_steering: dict[tuple[int, str], list[str]] = {}
 
 
 def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
@@ -38,11 +55,12 @@ def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
     return [s for s in split_sentences(chunk_id, chunk.text, chunk.kind) if not is_instruction(s["text"])]
 
 
-def pick_sentences(idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int) -> list[Sentence]:
+def pick_sentences(idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int,
+                   stem: bool = False) -> list[Sentence]:
     """The sentences of these chunks that best match the queries, within `budget_chars`, in
     chunk order (the order of `chunk_ids`), then position."""
     every = [s for cid in dict.fromkeys(chunk_ids) for s in chunk_sentences(idx, cid)]
-    return select_sentences(every, queries, budget_chars)
+    return select_sentences(every, queries, budget_chars, stem=stem)
 
 
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:

@@ -97,11 +97,12 @@ def split_sentences(chunk_id: str, text: str, kind: str = "text") -> list[Senten
     return [Sentence(chunk_id=chunk_id, start=s, end=e, text=" ".join(text[s:e].split())) for s, e in spans]
 
 
-def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str]) -> list[float]:
+def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str], stem: bool = False) -> list[float]:
     """BM25 of each sentence for the query terms (the question and its subqueries), the
-    sentences being the collection: a term found in few of them weighs more."""
-    docs = [set(tokenize(s["text"])) for s in sentences]
-    terms = list(dict.fromkeys(t for q in queries for t in tokenize(q)))
+    sentences being the collection: a term found in few of them weighs more. With `stem`, terms
+    are Snowball stems ("titles" matches "title")."""
+    docs = [set(tokenize(s["text"], stem)) for s in sentences]
+    terms = list(dict.fromkeys(t for q in queries for t in tokenize(q, stem)))
     n = len(docs)
     if not n or not terms:
         return [0.0] * n
@@ -121,12 +122,12 @@ def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str]) -> li
 
 
 def select_sentences(sentences: Sequence[Sentence], queries: Sequence[str], budget_chars: int,
-                     keep_first: int = 0) -> list[Sentence]:
+                     keep_first: int = 0, stem: bool = False) -> list[Sentence]:
     """The sentences that best match `queries`, added best first until `budget_chars` is
     reached, returned in their original order (chunk order, then position). The first
     `keep_first` sentences are always kept (e.g. a table's caption). A sentence longer than the
     whole budget is still taken when it is the best one, so a long table row is not lost."""
-    scores = sentence_scores(sentences, queries)
+    scores = sentence_scores(sentences, queries, stem)
     order = sorted(range(len(sentences)), key=lambda i: (i >= keep_first, -scores[i], i))
     chosen: set[int] = set()
     used = 0

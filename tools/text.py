@@ -2,14 +2,21 @@
 
 The tokenizer's settings are written into every index manifest: an index built with other
 tokens cannot be searched with these, so a change here bumps TOKENIZER_VERSION.
+
+Stemming is the Snowball English stemmer of PyStemmer (a kept library, in C): "titles" and
+"title" are one term, as are "embeddings" and "embedding". It is one more step after the
+stopword filter, so a stemmed tokenizer has its own name.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 
 TOKENIZER_VERSION = "lower-word-stop-v1"
+STEMMED_TOKENIZER = "lower-word-stop-snowball-v1"
+TOKENIZERS = (TOKENIZER_VERSION, STEMMED_TOKENIZER)
 
 # A short English stopword list (function words only): content words such as "model" or
 # "learning" are kept, since in a scientific corpus they still discriminate between papers.
@@ -32,9 +39,33 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens without stopwords and without lone underscores."""
-    return [t for t in _WORD.findall(normalize(text)) if t not in STOPWORDS and t != "_"]
+def tokenize(text: str, stem: bool = False) -> list[str]:
+    """Lower-cased word tokens without stopwords and without lone underscores; with `stem`,
+    each reduced to its Snowball English stem."""
+    tokens = [t for t in _WORD.findall(normalize(text)) if t not in STOPWORDS and t != "_"]
+    return stem_words(tokens) if stem else tokens
+
+
+_local = threading.local()  # a PyStemmer stemmer is not thread-safe: one per thread
+
+
+def stem_words(words: list[str]) -> list[str]:
+    """The Snowball English stems of `words` (PyStemmer keeps a cache of recent words)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer.stemWords(words)
+
+
+def tokenizer_for(name: str):
+    """The tokenize function an index built with tokenizer `name` queries with."""
+    if name == TOKENIZER_VERSION:
+        return tokenize
+    if name == STEMMED_TOKENIZER:
+        return lambda text: tokenize(text, stem=True)
+    raise ValueError(f"unknown tokenizer {name!r}; this litloop knows {', '.join(TOKENIZERS)}")
 
 
 def normalize_title(title: str) -> str:

@@ -26,6 +26,17 @@ def _quote(text: str, limit: int = 400) -> str:
     return "\u201c" + (text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …") + "\u201d"
 
 
+def flagged_papers(idx, shown: list[Sentence]) -> list[dict[str, str]]:
+    """The papers among the shown sentences' that contain text addressed to whoever reads them,
+    each with the first such sentence: the answer names them so a reader knows a paper tried to
+    steer it (their own sentences were withheld; their others support no claim alone)."""
+    from agent.evidence import steering_sentences
+    from tools.retrieve import chunk_of
+
+    papers = dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in shown)
+    return [{"paper_id": pid, "sentence": found[0]} for pid in papers if (found := steering_sentences(idx, pid))]
+
+
 def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
                  unread: tuple[int, int] = (0, 0), choice_scores: ChoiceScores | None = None, judge=None,
                  threshold: float = 0.5, reanchor: int = 0) -> Answer:
@@ -74,6 +85,9 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     columns = [c["name"] for c in state.get("table_schema") or []]
     rows = [{col: str(r.get(col, "")) for col in columns} for r in value.table_rows] if columns and value else []
     citations = cites.all()
+    flagged = flagged_papers(idx, shown)
+    if flagged:
+        base = {**base, "flagged_papers": flagged}
     if options:
         base = {**base, "model_choice": model_choice, "choice_scores": choice_scores}
     return cast(Answer, {**base, "text": text, "insufficient_evidence": insufficient, "choice": choice,

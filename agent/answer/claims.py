@@ -63,7 +63,7 @@ def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: floa
         if not cited:
             why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
         else:
-            why = check_claim(text, [s["text"] for s in cited], support_context(idx, cited))
+            why = check_claim(text, [s["text"] for s in cited], support_context(idx, cited)) or _only_steering(idx, cited)
         p = None
         if not why and judge is not None:
             p = judge(text, [s["text"] for s in cited])
@@ -82,6 +82,21 @@ def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: floa
     return kept, rejected
 
 
+def _only_steering(idx, cited: list[Sentence]) -> str | None:
+    """Why a claim is rejected when every sentence it cites is in a paper that tries to steer
+    answers (`agent.evidence.steering_sentences`): such a paper's figures are not taken on its
+    word alone."""
+    from agent.evidence import steering_sentences
+    from tools.retrieve import chunk_of
+
+    papers = list(dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in cited))
+    flagged = [pid for pid in papers if steering_sentences(idx, pid)]
+    if not papers or len(flagged) < len(papers):
+        return None
+    return (f"its only support is {', '.join(flagged)}, which contains text addressed to whoever reads it "
+            f"(\"{steering_sentences(idx, flagged[0])[0][:120]}\")")
+
+
 def _reanchor(text: str, cited: list[Sentence], shown: list[Sentence], idx, judge, threshold: float,
               tries: int) -> tuple[Sentence, float] | None:
     """The shown sentence (not among `cited`) that states the claim: the `tries` sentences with
@@ -93,7 +108,7 @@ def _reanchor(text: str, cited: list[Sentence], shown: list[Sentence], idx, judg
                    key=lambda i: -scores[i])
     for i in order[:tries]:
         s = shown[i]
-        if check_claim(text, [s["text"]], support_context(idx, [s])):
+        if check_claim(text, [s["text"]], support_context(idx, [s])) or _only_steering(idx, [s]):
             continue
         p = judge(text, [s["text"]])
         if p is not None and p >= threshold:

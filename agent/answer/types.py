@@ -108,3 +108,4 @@ class Answer(TypedDict):
     failure: NotRequired[str]  # why there is no answer (status failed)
     model_choice: NotRequired[str]  # multiple choice: the synthesis's own label
     choice_scores: NotRequired[ChoiceScores | None]
+    flagged_papers: NotRequired[list[dict[str, str]]]  # papers with text addressed to their reader

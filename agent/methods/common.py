@@ -68,9 +68,12 @@ def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = N
 
 
 def chunk_block(chunk: dict[str, Any], max_chars: int) -> str:
-    """A chunk as the model sees it: id, kind, location, text (cut)."""
+    """A chunk as the model sees it: id, kind, location, text (cut), without the sentences that
+    address their reader (`agent.evidence.withheld_text`)."""
+    from agent.evidence import withheld_text
+
     loc = Locator.from_dict(chunk.get("locator")).describe()
-    text = " ".join(chunk["text"].split())[:max_chars]
+    text = " ".join(withheld_text(chunk["text"], chunk["kind"]).split())[:max_chars]
     return f"CHUNK {chunk['chunk_id']} [{chunk['kind']}; {loc}]\n{text}"
 
 

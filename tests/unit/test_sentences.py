@@ -59,3 +59,32 @@ def test_selection_keeps_the_best_matches_within_budget_in_original_order():
 def test_shown_ids_map_back():
     assert sentence_ids(3) == ["S1", "S2", "S3"]
     assert [sentence_index(x) for x in ("S1", "s12", " S3 ", "S", "C1", "1", None)] == [0, 11, 2, None, None, None, None]
+
+
+def test_stemming_matches_a_plural_to_its_singular():
+    from tools.sentences import Sentence, sentence_scores
+
+    rows = [Sentence(chunk_id="c", start=0, end=10, text="| title | 0.91 | 0.88 |"),
+            Sentence(chunk_id="c", start=11, end=20, text="| venue | 0.71 | 0.69 |")]
+    assert sentence_scores(rows, ["F1 for titles"]) == [0.0, 0.0]  # no shared word
+    stemmed = sentence_scores(rows, ["F1 for titles"], stem=True)
+    assert stemmed[0] > 0 and stemmed[1] == 0.0
+
+
+def test_stemmed_tokens_and_the_tokenizer_names():
+    import threading
+
+    from tools.text import STEMMED_TOKENIZER, TOKENIZER_VERSION, tokenize, tokenizer_for
+
+    assert tokenize("Citation embeddings of papers", stem=True) == ["citat", "embed", "paper"]
+    assert tokenizer_for(TOKENIZER_VERSION)("Embeddings") == ["embeddings"]
+    assert tokenizer_for(STEMMED_TOKENIZER)("Embeddings") == ["embed"]
+    with pytest.raises(ValueError, match="unknown tokenizer 'porter'"):
+        tokenizer_for("porter")
+    out: list[list[str]] = []  # one stemmer per thread: concurrent readers do not share one
+    threads = [threading.Thread(target=lambda: out.append(tokenize("running learners", stem=True))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == [["run", "learner"]] * 4

@@ -1,0 +1,242 @@
+"""The evidence selector on its own: is the sentence (or table row) that answers a question among
+what the reader is shown?
+
+    python -m bench.selector [--split dev|test|all] [--preset local-fast] [--out FILE]
+
+For each line of bench/data/selector_gold.jsonl (a question, its paper, and the gold sentences
+read off the paper) the question runs through LLM-free Retrieve (the question as its only
+subquery), the paper's chunks to read are chosen as the reader chooses them
+(`agent.methods.rra.chunks_to_read`, `read_chunks_per_paper` of the preset), and each selector
+variant ranks those chunks' sentences. Reported per variant:
+
+- `shown`: a gold sentence is among the sentences the selector keeps within the preset's
+  `read_sentence_chars` (what the model would see);
+- `recall@k` (k = 1, 3, 5, 10): a gold sentence is among the k best-ranked sentences;
+- `reachable`: a gold sentence is in the chunks to read at all (the ceiling of every selector).
+
+A gold string matches a sentence when one contains the other after whitespace and case folding,
+so a sentence splitter that cuts a row's caption off does not hide a hit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data" / "selector_gold.jsonl"
+KS = (1, 3, 5, 10)
+
+# variant -> (ranker: sentences, queries -> scores)
+Ranker = Callable[[Sequence[Any], Sequence[str]], list[float]]
+
+
+def _overlap(stem: bool) -> Ranker:
+    from tools.sentences import sentence_scores
+
+    return lambda sentences, queries: sentence_scores(sentences, queries, stem)
+
+
+def _dense(embedder) -> Ranker:
+    import numpy as np
+
+    def rank(sentences, queries):
+        if not sentences:
+            return []
+        q = embedder.encode([" ".join(queries)])[0]
+        v = embedder.encode([s["text"] for s in sentences])
+        return [float(x) for x in np.asarray(v) @ np.asarray(q)]
+
+    return rank
+
+
+def _hybrid(embedder, how: str, weight: float = 0.5) -> Ranker:
+    """BM25 over stems and the embedder's cosine: by RRF of the two orders, or as a weighted sum
+    of the BM25 scores scaled to [0, 1] and the cosines."""
+    lexical, dense = _overlap(True), _dense(embedder)
+
+    def rank(sentences, queries):
+        a, d = lexical(sentences, queries), dense(sentences, queries)
+        if how == "rrf":
+            from tools.fusion import rrf_scores
+
+            order = lambda xs: sorted(range(len(xs)), key=lambda i: (-xs[i], i))  # noqa: E731
+            fused = rrf_scores([order(a), order(d)], k=10)
+            return [fused.get(i, 0.0) for i in range(len(sentences))]
+        top = max(a) or 1.0
+        return [weight * x / top + (1 - weight) * y for x, y in zip(a, d, strict=True)]
+
+    return rank
+
+
+# variants that rank every sentence of the paper, not only those of the chunks the reader reads
+PAPER_WIDE: dict[str, dict[str, Any]] = {
+    "paper-hybrid": {"shortlist": 40, "context": True},
+    "paper-hybrid-nocontext": {"shortlist": 40, "context": False},
+    "paper-hybrid-20": {"shortlist": 20, "context": True},
+    "paper-bm25": {"shortlist": 0, "context": True, "dense": False},
+}
+
+VARIANTS: dict[str, Callable[[Any], Ranker]] = {
+    "overlap": lambda e: _overlap(False),
+    "overlap+stem": lambda e: _overlap(True),
+    "dense": _dense,
+    "hybrid-rrf": lambda e: _hybrid(e, "rrf"),
+    "hybrid-sum": lambda e: _hybrid(e, "sum"),
+}
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def matches(gold: Sequence[str], sentence: str) -> bool:
+    s = _norm(sentence)
+    return any((g := _norm(x)) and (g in s or (len(s) >= 20 and s in g)) for x in gold)
+
+
+def budgeted(order: Sequence[int], sizes: Sequence[int], budget: int) -> list[int]:
+    """What select_sentences keeps: best first until the budget, the best one always."""
+    chosen: list[int] = []
+    used = 0
+    for i in order:
+        if chosen and used + sizes[i] + 1 > budget:
+            continue
+        chosen.append(i)
+        used += sizes[i] + 1
+    return chosen
+
+
+def score_item(sentences: Sequence[Any], gold: Sequence[str], scores: Sequence[float], budget: int) -> dict:
+    order = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
+    hits = [matches(gold, sentences[i]["text"]) for i in order]
+    first = next((r for r, h in enumerate(hits, start=1) if h), None)
+    kept = budgeted(order, [len(s["text"]) for s in sentences], budget)
+    return {"rank": first, "shown": any(matches(gold, sentences[i]["text"]) for i in kept),
+            **{f"recall@{k}": first is not None and first <= k for k in KS}}
+
+
+def load(split: str) -> list[dict]:
+    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    return [r for r in rows if split == "all" or r.get("split") == split]
+
+
+def _with_table_context(idx, sentences):
+    """Each sentence's text as it is scored: a table row with its caption and column names."""
+    from agent.evidence import table_context
+    from tools.retrieve import chunk_of
+
+    ctx: dict[str, str] = {}
+    out = []
+    for sent in sentences:
+        cid = sent["chunk_id"]
+        if cid not in ctx:
+            chunk = chunk_of(idx, cid)
+            ctx[cid] = table_context(chunk.text) if chunk.kind == "table" else ""
+        out.append({**sent, "text": f"{sent['text']} {ctx[cid]}".strip()})
+    return out
+
+
+def _paper_wide(idx, item, chunk_sentences_of, near: list[Any], embedder, shortlist: int, context: bool,
+                dense: bool = True):
+    """Every sentence of the paper: BM25 over stems (rows with their table's context) picks a
+    shortlist, joined by the sentences of the chunks the reader would read; the embedder's
+    cosine re-ranks the shortlist, fused with BM25 by RRF; the rest follow by BM25."""
+    import numpy as np
+
+    from tools.fusion import rrf_scores
+    from tools.sentences import sentence_scores
+
+    every = [s for c in idx.paper_chunks(item["paper_id"]) for s in chunk_sentences_of(c.chunk_id)]
+    scored = _with_table_context(idx, every) if context else every
+    lex = sentence_scores(scored, [item["question"]], True)
+    order = sorted(range(len(every)), key=lambda i: (-lex[i], i))
+    if not dense:
+        return every, lex
+    near_keys = {(s["chunk_id"], s["start"]) for s in near}
+    pick = list(dict.fromkeys([*order[:shortlist], *(i for i, s in enumerate(every)
+                                                     if (s["chunk_id"], s["start"]) in near_keys)]))
+    q = embedder.encode([item["question"]])[0]
+    v = embedder.encode([scored[i]["text"] for i in pick])
+    cos = dict(zip(pick, (np.asarray(v) @ np.asarray(q)).tolist(), strict=True))
+    dense_order = sorted(pick, key=lambda i: (-cos[i], i))
+    lex_order = [i for i in order if i in cos]
+    fused = rrf_scores([lex_order, dense_order], k=10)
+    top = max(fused.values()) if fused else 0.0
+    scores = [fused.get(i, 0.0) + (0.0 if i in fused else -1.0 + lex[i] / (1 + max(lex))) for i in range(len(every))]
+    del top
+    return every, scores
+
+
+def run(split: str, preset: str, variants: Sequence[str]) -> dict:
+    from agent.api import make_run_context
+    from agent.evidence import chunk_sentences
+    from agent.methods.rra import chunks_to_read, question_chunk_scores
+    from agent.resources import index_for
+    from tools.pipeline import run_retrieval
+
+    ctx = make_run_context(preset)
+    idx = index_for(ctx)
+    rankers = {v: VARIANTS[v](idx.embedder) for v in variants if v in VARIANTS}
+    wide = [v for v in variants if v in PAPER_WIDE]
+    rows: dict[str, list[dict]] = {v: [] for v in variants}
+    seconds: dict[str, float] = {v: 0.0 for v in variants}
+    reachable = []
+    for item in load(split):
+        retrieved = run_retrieval(idx, item["question"], idx.settings, relate=False)
+        state: dict[str, Any] = {"question": item["question"], "subqueries": [], "pool": retrieved.pool}
+        chunks = chunks_to_read(state, idx, item["paper_id"], ctx.read_chunks_per_paper,
+                                question_chunk_scores(state, idx))
+        sentences = [s for c in chunks for s in chunk_sentences(idx, c["chunk_id"])]
+        reachable.append(any(matches(item["gold"], s["text"]) for s in sentences))
+        for v, ranker in rankers.items():
+            t = time.perf_counter()
+            scores = ranker(sentences, [item["question"]])
+            seconds[v] += time.perf_counter() - t
+            rows[v].append({"id": item["id"], "kind": item.get("kind"),
+                            **score_item(sentences, item["gold"], scores, ctx.read_sentence_chars)})
+        for v in wide:
+            t = time.perf_counter()
+            every, scores = _paper_wide(idx, item, lambda cid: chunk_sentences(idx, cid), sentences, idx.embedder,
+                                        **PAPER_WIDE[v])
+            seconds[v] += time.perf_counter() - t
+            rows[v].append({"id": item["id"], "kind": item.get("kind"),
+                            **score_item(every, item["gold"], scores, ctx.read_sentence_chars)})
+    n = len(reachable)
+    summary: dict[str, Any] = {"split": split, "preset": preset, "questions": n,
+                               "reachable": round(sum(reachable) / n, 3) if n else None, "variants": {}}
+    for v, rs in rows.items():
+        summary["variants"][v] = {
+            "shown": round(statistics.fmean(r["shown"] for r in rs), 3) if rs else None,
+            **{f"recall@{k}": round(statistics.fmean(r[f"recall@{k}"] for r in rs), 3) if rs else None for k in KS},
+            "shown_tables": _share([r for r in rs if r["kind"] == "table"]),
+            "ms_per_question": round(1000 * seconds[v] / n, 1) if n else None,
+        }
+    return {"summary": summary, "rows": rows}
+
+
+def _share(rs: list[dict]) -> float | None:
+    return round(statistics.fmean(r["shown"] for r in rs), 3) if rs else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
+    ap.add_argument("--preset", default="local-fast")
+    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE]))
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    result = run(args.split, args.preset, [v.strip() for v in args.variants.split(",") if v.strip()])
+    print(json.dumps(result["summary"], indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

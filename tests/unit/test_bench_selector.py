@@ -1,0 +1,34 @@
+"""The selector benchmark's scoring: what counts as the gold sentence, and what the budget keeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.selector import budgeted, matches, score_item
+
+pytestmark = pytest.mark.unit
+
+
+def _s(text: str) -> dict:
+    return {"chunk_id": "c", "start": 0, "end": len(text), "text": text}
+
+
+def test_a_gold_row_matches_through_whitespace_and_case():
+    assert matches(["| Title | 0.91 |"], "|  title |   0.91 |")
+    assert matches(["We train with a triplet margin loss over citation triples."], "we train with a triplet margin loss")
+    assert not matches(["| Title | 0.91 |"], "| Venue | 0.71 |")
+    assert not matches(["| Title | 0.91 |"], "Title")  # too short to stand for the gold sentence
+
+
+def test_the_budget_keeps_the_best_first_and_always_one():
+    assert budgeted([2, 0, 1], [10, 10, 10], 22) == [2, 0]
+    assert budgeted([1, 0], [500, 5], 100) == [1]  # a long best sentence is still taken
+    assert budgeted([1, 0], [500, 5], 100) != [1, 0]
+
+
+def test_score_item_ranks_and_shown():
+    sentences = [_s("Boilerplate about the previous section."), _s("| title | 0.91 | 0.88 |"), _s("| venue | 0.7 |")]
+    row = score_item(sentences, ["| title | 0.91 | 0.88 |"], [0.5, 0.4, 0.0], budget=80)
+    assert row["rank"] == 2 and row["recall@1"] is False and row["recall@3"] is True and row["shown"] is True
+    row = score_item(sentences, ["| title | 0.91 | 0.88 |"], [0.5, 0.4, 0.0], budget=30)
+    assert row["shown"] is False  # only the boilerplate fits
