@@ -56,8 +56,14 @@ def make_run_context(preset: str | None = None, **overrides: Any) -> Context:
 def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> list[Event]:
     """Progress events a user sees while the graph runs (chat UIs and `ask` on stderr)."""
     if node == "decompose":
-        return [{"node": node, "round": rounds, "max_rounds": ctx.max_rounds,
-                 "subqueries": update.get("new_subqueries", [])}]
+        return [
+            {
+                "node": node,
+                "round": rounds,
+                "max_rounds": ctx.max_rounds,
+                "subqueries": update.get("new_subqueries", []),
+            }
+        ]
     if node == "search":
         found = {p for r in update.get("retrieved", []) for p in r["papers"]}
         return [{"node": node, "papers_found": len(found)}]
@@ -65,14 +71,26 @@ def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> l
         return [{"node": node, "pooled_chunks": len(update.get("pool", {}))}]
     if node == "verify" and update.get("verdict"):
         v = update["verdict"]
-        return [{"node": node, "sufficient": v.get("sufficient"), "evidence_papers": v.get("evidence_papers", []),
-                 "missing": v.get("missing", ""), "llm": v.get("llm", True)}]
+        return [
+            {
+                "node": node,
+                "sufficient": v.get("sufficient"),
+                "evidence_papers": v.get("evidence_papers", []),
+                "missing": v.get("missing", ""),
+                "llm": v.get("llm", True),
+            }
+        ]
     if node == "expand_neighbors":
         return [{"node": node, "seeds": update.get("seeds", []), "candidates": len(update.get("candidates", []))}]
     if node == "read_paper":
         readings = update.get("readings", [])
-        return [{"node": node, "papers_read": len(readings),
-                 "relevant": [r["paper_id"] for r in readings if r.get("relevant")]}]
+        return [
+            {
+                "node": node,
+                "papers_read": len(readings),
+                "relevant": [r["paper_id"] for r in readings if r.get("relevant")],
+            }
+        ]
     if node == "synthesize":
         return [{"node": node, "answer": update.get("answer", {})}]
     return []
@@ -138,8 +156,9 @@ def ask(
     started = time.perf_counter()
     with endpoint_watch():
         try:
-            for mode, chunk in graph.stream(inputs, config=run_config, context=ctx,
-                                            stream_mode=["updates", "values"], durability=durability):
+            for mode, chunk in graph.stream(
+                inputs, config=run_config, context=ctx, stream_mode=["updates", "values"], durability=durability
+            ):
                 if mode == "values":
                     state = chunk
                     continue
@@ -178,4 +197,3 @@ def ask(
         "thread_id": run_config["configurable"]["thread_id"],
         "trace_id": tracer.trace_id if tracer is not None else None,
     }
-

@@ -48,8 +48,13 @@ def outcome_of(rec: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, A
     question (an empty line, retried by the next run), never its answer; a `partial` one counts
     as answered, with its status and errors kept."""
     status = result.get("status", "ok")
-    info = {"ok": status != "failed", "status": status, "errors": result["errors"], "usage": result["usage"],
-            "trace_id": result.get("trace_id")}
+    info = {
+        "ok": status != "failed",
+        "status": status,
+        "errors": result["errors"],
+        "usage": result["usage"],
+        "trace_id": result.get("trace_id"),
+    }
     if status == "failed":
         failure = (result.get("answer") or {}).get("failure") or "the run failed"
         return empty_record(rec), {**info, "error": f"no answer: {failure}"}
@@ -61,8 +66,16 @@ def runs_path(out: Path) -> Path:
     return out.with_name(out.name + ".runs.jsonl")
 
 
-def run_batch(input_path: Path, out: Path, *, preset: str | None = None, index: str | None = None,
-              progress: bool = False, ask_fn=None, corpora: list[str] | None = None) -> dict[str, int]:
+def run_batch(
+    input_path: Path,
+    out: Path,
+    *,
+    preset: str | None = None,
+    index: str | None = None,
+    progress: bool = False,
+    ask_fn=None,
+    corpora: list[str] | None = None,
+) -> dict[str, int]:
     from tqdm import tqdm
 
     from agent.api import ask
@@ -83,8 +96,9 @@ def run_batch(input_path: Path, out: Path, *, preset: str | None = None, index: 
                 continue
             t = time.perf_counter()
             try:
-                result = ask_fn(rec["question"], preset=preset, index=index, corpora=corpora or None,
-                                **ask_arguments(rec))
+                result = ask_fn(
+                    rec["question"], preset=preset, index=index, corpora=corpora or None, **ask_arguments(rec)
+                )
                 line, info = outcome_of(rec, result)
             except Exception as exc:  # one failing question must not stop the batch
                 log.exception("question %s failed", rec["query_id"])

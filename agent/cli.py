@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -91,19 +91,42 @@ def _open(index: Path | None, corpus: list[str] | None = None):
 @index_app.command("build")
 @reports_problems
 def index_build(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders of JSONL records, S2ORC JSON, GROBID TEI XML (.tei.xml) and PDFs.")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files or folders of JSONL records, S2ORC JSON, GROBID TEI XML (.tei.xml) and PDFs."),
+    ],
     index: Annotated[Path, typer.Option("--index", "-i", help="Index directory to create or add to.")],
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start a new index instead of adding to the existing one.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Fail (writing nothing) on any bad input instead of skipping it.")] = False,
-    embeddings: Annotated[Optional[Path], typer.Option(
-        "--embeddings", help="Window vectors computed elsewhere (.npz: ids, vectors, model; or .jsonl), "
-        "imported instead of embedding those windows (see `index export-windows`).")] = None,
-    ray: Annotated[bool, typer.Option(
-        "--ray", help="Parse, chunk and embed on Ray (pip install 'litloop[ray]'): a local Ray instance "
-        "started for the build, or the cluster of --ray-address; GPU workers are used when present.")] = False,
-    ray_address: Annotated[str | None, typer.Option(
-        "--ray-address", metavar="ADDRESS", help="Build on this Ray cluster (implies --ray): `auto` for the one "
-        "`ray start --head` began on this machine, or HOST:6379 (its GCS address).")] = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Start a new index instead of adding to the existing one.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail (writing nothing) on any bad input instead of skipping it.")
+    ] = False,
+    embeddings: Annotated[
+        Path | None,
+        typer.Option(
+            "--embeddings",
+            help="Window vectors computed elsewhere (.npz: ids, vectors, model; or .jsonl), "
+            "imported instead of embedding those windows (see `index export-windows`).",
+        ),
+    ] = None,
+    ray: Annotated[
+        bool,
+        typer.Option(
+            "--ray",
+            help="Parse, chunk and embed on Ray (pip install 'litloop[ray]'): a local Ray instance "
+            "started for the build, or the cluster of --ray-address; GPU workers are used when present.",
+        ),
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            metavar="ADDRESS",
+            help="Build on this Ray cluster (implies --ray): `auto` for the one "
+            "`ray start --head` began on this machine, or HOST:6379 (its GCS address).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Index papers; an existing index gets only the new papers (nothing is re-embedded)."""
@@ -113,14 +136,22 @@ def index_build(
     on_ray = ray or ray_address is not None
     loader = None
     if on_ray:
-        from tools.ray_build import ray_loader
+        from tools.index.ray_build import ray_loader
 
         if embeddings is not None:
             raise fail("--embeddings and --ray: give one (Ray computes every window's vector itself)")
         loader = ray_loader(settings, ray_address, progress=progress())
     try:
-        report = build_index(paths, index, settings, rebuild=rebuild, strict=strict, progress=progress(),
-                             embeddings=embeddings, loader=loader)
+        report = build_index(
+            paths,
+            index,
+            settings,
+            rebuild=rebuild,
+            strict=strict,
+            progress=progress(),
+            embeddings=embeddings,
+            loader=loader,
+        )
     except BuildFailed as exc:
         for p in exc.problems:
             err.print(f"[yellow]problem:[/] {escape(p)}")
@@ -137,12 +168,16 @@ def index_build(
         f"into {index}"
     )
     if on_ray:
-        out.print(f"{report.windows_imported} windows embedded on Ray"
-                  + (f", {report.windows_embedded} here" if report.windows_embedded else ""))
+        out.print(
+            f"{report.windows_imported} windows embedded on Ray"
+            + (f", {report.windows_embedded} here" if report.windows_embedded else "")
+        )
     if embeddings is not None:
-        out.print(f"{report.windows_imported} windows imported from {escape(str(embeddings))}, "
-                  f"{report.windows_embedded} embedded here"
-                  + (f"; {report.vectors_ignored} vectors for unknown ids ignored" if report.vectors_ignored else ""))
+        out.print(
+            f"{report.windows_imported} windows imported from {escape(str(embeddings))}, "
+            f"{report.windows_embedded} embedded here"
+            + (f"; {report.vectors_ignored} vectors for unknown ids ignored" if report.vectors_ignored else "")
+        )
     if report.already_indexed:
         out.print(f"{report.already_indexed} papers of the input were already in the index (skipped).")
     if t:
@@ -153,14 +188,18 @@ def index_build(
 @reports_problems
 def index_export_windows(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="The JSONL file to write.")],
-    paths: Annotated[Optional[list[Path]], typer.Argument(
-        help="Papers to cut into windows without building an index (as `index build` reads them). "
-        "Without: the windows of the index's chunks.")] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Papers to cut into windows without building an index (as `index build` reads them). "
+            "Without: the windows of the index's chunks."
+        ),
+    ] = None,
     index: IndexOpt = None,
 ) -> None:
     """Write the windows a build embeds ({"id", "chunk_id", "text"} a line), of the given papers or
     of the index's chunks, for a job elsewhere to embed and `index build --embeddings` to import."""
-    from tools.vector_file import export_input_windows, export_windows
+    from tools.index.vector_file import export_input_windows, export_windows
 
     if paths:
         settings = _settings(index)
@@ -169,15 +208,19 @@ def index_export_windows(
             err.print(f"[yellow]problem:[/] {escape(p)}")
         if not n:
             raise fail("no papers could be read from the input; nothing to embed")
-        out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with "
-                  f"{escape(settings.embedder.model)} and save ids, vectors and "
-                  f"model={escape(settings.embedder.model)} in an .npz")
+        out.print(
+            f"Wrote {n} windows to {escape(str(out_file))}; embed them with "
+            f"{escape(settings.embedder.model)} and save ids, vectors and "
+            f"model={escape(settings.embedder.model)} in an .npz"
+        )
         return
     with _using_index(index) as idx:
         n = export_windows(idx, out_file)
         e = idx.manifest.embedder
-    out.print(f"Wrote {n} windows to {escape(str(out_file))}; embed them with {escape(e.name)} "
-              f"({e.dim}-d) and save ids, vectors and model={escape(e.name)} in an .npz")
+    out.print(
+        f"Wrote {n} windows to {escape(str(out_file))}; embed them with {escape(e.name)} "
+        f"({e.dim}-d) and save ids, vectors and model={escape(e.name)} in an .npz"
+    )
 
 
 @index_app.command("info")
@@ -210,8 +253,10 @@ def index_compact(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
     elif report.segments_before <= 1:
         out.print(f"Nothing to compact: the index is {report.segments_before} segment.")
     else:
-        out.print(f"Merged {report.segments_before} segments into 1 ({report.chunks} chunks, {report.windows} "
-                  f"vectors) in {report.seconds:.1f} s.")
+        out.print(
+            f"Merged {report.segments_before} segments into 1 ({report.chunks} chunks, {report.windows} "
+            f"vectors) in {report.seconds:.1f} s."
+        )
 
 
 @index_app.command("gc")
@@ -226,8 +271,10 @@ def index_gc(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         out.print_json(json.dumps(result))
         return
-    out.print(f"Removed {len(result['versions_removed'])} version(s), {len(result['segments_removed'])} "
-              f"segment(s) and {len(result['interrupted_removed'])} interrupted build(s).")
+    out.print(
+        f"Removed {len(result['versions_removed'])} version(s), {len(result['segments_removed'])} "
+        f"segment(s) and {len(result['interrupted_removed'])} interrupted build(s)."
+    )
     if result["versions_kept"]:
         out.print(f"Kept {len(result['versions_kept'])} superseded version(s) a reader still holds.")
 
@@ -246,13 +293,17 @@ def index_upgrade(index: IndexOpt = None, as_json: JsonOpt = False) -> None:
     elif not result["upgraded"]:
         out.print(f"Nothing to do: the index is already format {result['format_version']}.")
     else:
-        out.print(f"Upgraded to format {result['format_version']} ({result['chunks']} chunks) in {result['seconds']:.1f} s.")
+        out.print(
+            f"Upgraded to format {result['format_version']} ({result['chunks']} chunks) in {result['seconds']:.1f} s."
+        )
 
 
 @index_app.command("show")
 @reports_problems
 def index_show(
-    paper_id: Annotated[str, typer.Argument(help="The paper's id (as `litloop search` shows it; CORPUS:ID over several corpora).")],
+    paper_id: Annotated[
+        str, typer.Argument(help="The paper's id (as `litloop search` shows it; CORPUS:ID over several corpora).")
+    ],
     index: IndexOpt = None,
     corpus: CorpusOpt = None,
     as_json: JsonOpt = False,
@@ -264,18 +315,24 @@ def index_show(
             raise fail(_unknown_paper(idx, paper_id), 2)
         chunks = idx.paper_chunks(paper_id)
     if as_json:
-        out.print_json(json.dumps({
-            "paper": paper.to_dict(),
-            "chunks": [{"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()}
-                       for c in chunks],
-        }))
+        out.print_json(
+            json.dumps(
+                {
+                    "paper": paper.to_dict(),
+                    "chunks": [
+                        {"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()}
+                        for c in chunks
+                    ],
+                }
+            )
+        )
         return
     print_paper(paper, chunks)
 
 
 def _unknown_paper(idx, paper_id: str) -> str:
     where = f"index {idx.root}" if idx.root is not None else f"corpora {', '.join(idx.names)}"
-    message = f"no paper {paper_id!r} in {where}; find paper ids with `litloop search \"...\"`"
+    message = f'no paper {paper_id!r} in {where}; find paper ids with `litloop search "..."`'
     like = idx.ids_like(paper_id)
     return message + (f"; did you mean {', '.join(like)}?" if like else "")
 
@@ -294,8 +351,8 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Top papers for a query, each with its best evidence chunk and locator."""
-    from tools.search import RETRIEVERS
-    from tools.search import search as run_search
+    from tools.retrieval.search import RETRIEVERS
+    from tools.retrieval.search import search as run_search
 
     if retriever not in RETRIEVERS:
         raise fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}", 2)
@@ -313,15 +370,28 @@ def retrieve(
     question: Annotated[str, typer.Argument(help="The question.")],
     index: IndexOpt = None,
     corpus: CorpusOpt = None,
-    subquery: Annotated[Optional[list[str]], typer.Option("--subquery", "-q", help="A subquery (repeatable). Default: the question itself.")] = None,
-    seed: Annotated[Optional[list[str]], typer.Option("--seed", "-s", help="A seed paper id for Relate (repeatable), added to A's top paper. Default: the top papers of A.")] = None,
-    stage: Annotated[str, typer.Option("--stage", help="a (question-anchored) | b (paper-anchored) | fused (A+B, what the reader gets)")] = "fused",
+    subquery: Annotated[
+        list[str] | None,
+        typer.Option("--subquery", "-q", help="A subquery (repeatable). Default: the question itself."),
+    ] = None,
+    seed: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--seed",
+            "-s",
+            help="A seed paper id for Relate (repeatable), added to A's top paper. Default: the top papers of A.",
+        ),
+    ] = None,
+    stage: Annotated[
+        str,
+        typer.Option("--stage", help="a (question-anchored) | b (paper-anchored) | fused (A+B, what the reader gets)"),
+    ] = "fused",
     k: Annotated[int, typer.Option("--k", "-k", min=1, help="Papers to show.")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve and Relate without an LLM: ranking A, ranking B or their fusion, with the chunks
     (or neighbour links) that put each paper there."""
-    from tools.pipeline import STAGES, run_retrieval
+    from tools.retrieval.pipeline import STAGES, run_retrieval
 
     if stage not in STAGES:
         raise fail(f"--stage must be a, b or fused, not {stage!r}", 2)
@@ -329,14 +399,25 @@ def retrieve(
         unknown = [s for s in seed or [] if s not in idx.papers]
         if unknown:
             raise fail(f"unknown seed paper id(s): {', '.join(unknown)}; use ids from `litloop search`", 2)
-        run = run_retrieval(idx, question, idx.settings, subqueries=subquery, seeds=seed,
-                            relate=stage != "a")
+        run = run_retrieval(idx, question, idx.settings, subqueries=subquery, seeds=seed, relate=stage != "a")
         scores = run.stage_scores(stage, idx.settings)
-        papers = [_retrieved_paper(idx, run, pid, rank, scores.get(pid, 0.0))
-                  for rank, pid in enumerate(run.ranking(stage)[:k], start=1)]
+        papers = [
+            _retrieved_paper(idx, run, pid, rank, scores.get(pid, 0.0))
+            for rank, pid in enumerate(run.ranking(stage)[:k], start=1)
+        ]
     if as_json:
-        out.print_json(json.dumps({"question": question, "stage": stage, "subqueries": run.subqueries,
-                                   "seeds": run.seeds, "papers": papers, "seconds": run.seconds}))
+        out.print_json(
+            json.dumps(
+                {
+                    "question": question,
+                    "stage": stage,
+                    "subqueries": run.subqueries,
+                    "seeds": run.seeds,
+                    "papers": papers,
+                    "seconds": run.seconds,
+                }
+            )
+        )
         return
     print_retrieval(question, stage, run, papers)
 
@@ -344,11 +425,17 @@ def retrieve(
 def _retrieved_paper(idx, run, pid: str, rank: int, score: float) -> dict:
     """One paper of `litloop retrieve` as its JSON carries it: score, rank, the chunks that put it
     in ranking A and the neighbour links that put it in ranking B."""
-    from tools.retrieve import passage_of
+    from tools.retrieval.retrieve import passage_of
 
     chunks = [passage_of(idx, h).to_dict() for h in run.evidence(pid)]
-    return {"paper_id": pid, "title": idx.papers[pid].title, "score": score, "rank": rank,
-            "chunks": chunks, "via": run.b_why.get(pid, [])}
+    return {
+        "paper_id": pid,
+        "title": idx.papers[pid].title,
+        "score": score,
+        "rank": rank,
+        "chunks": chunks,
+        "via": run.b_why.get(pid, []),
+    }
 
 
 # ----------------------------------------------------------------------------- agent
@@ -374,8 +461,10 @@ def report_status(result: dict) -> None:
 
 def json_errors(errors: list[dict]) -> list[dict]:
     """`errors` as `--json` carries them: node, kind, message, and the start of the raw reply."""
-    return [{"node": e.get("node"), "kind": e.get("kind"), "error": e.get("error"), "raw": (e.get("raw") or "")[:300]}
-            for e in errors]
+    return [
+        {"node": e.get("node"), "kind": e.get("kind"), "error": e.get("error"), "raw": (e.get("raw") or "")[:300]}
+        for e in errors
+    ]
 
 
 @app.command()
@@ -384,7 +473,14 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     index: IndexOpt = None,
     corpus: CorpusOpt = None,
-    preset: Annotated[Optional[str], typer.Option("--preset", "-p", help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; with the embedded model local-fast below 8 CPU threads, else local)")] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            "-p",
+            help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; with the embedded model local-fast below 8 CPU threads, else local)",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a question with cited evidence (decompose, search, verify, relate, read, synthesize).
@@ -397,14 +493,23 @@ def ask(
         raise fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
     corpora = check_names(corpus, index)
     try:
-        result = run_ask(question, preset=preset, index=str(index) if index else None, corpora=corpora,
-                         on_event=None if as_json and not sys.stderr.isatty() else progress_printer)
+        result = run_ask(
+            question,
+            preset=preset,
+            index=str(index) if index else None,
+            corpora=corpora,
+            on_event=None if as_json and not sys.stderr.isatty() else progress_printer,
+        )
     except ValueError as exc:  # a bad question or run option; model and index problems: reports_problems
         raise fail(str(exc)) from None
     if as_json:
         record = dict(result["submission"])
-        record.update(attribution=attribution(result["answer"]), trace_id=result.get("trace_id"),
-                      status=result["status"], errors=json_errors(result["errors"]))
+        record.update(
+            attribution=attribution(result["answer"]),
+            trace_id=result.get("trace_id"),
+            status=result["status"],
+            errors=json_errors(result["errors"]),
+        )
         out.print_json(json.dumps(record))
     elif result["status"] != "failed":
         print_answer(result)
@@ -414,10 +519,13 @@ def ask(
 @app.command()
 @reports_problems
 def run(
-    input: Annotated[Path, typer.Option("--input", help="LitTraceQA-shaped questions (JSONL: query_id, question, answer_types, ...).")],
+    input: Annotated[
+        Path,
+        typer.Option("--input", help="LitTraceQA-shaped questions (JSONL: query_id, question, answer_types, ...)."),
+    ],
     out_path: Annotated[Path, typer.Option("--out", help="Submission JSONL to write; an existing file is resumed.")],
     index: IndexOpt = None,
-    preset: Annotated[Optional[str], typer.Option("--preset", "-p")] = None,
+    preset: Annotated[str | None, typer.Option("--preset", "-p")] = None,
     corpus: CorpusOpt = None,
 ) -> None:
     """Batch mode: one submission line per input question, even when a question fails (the
@@ -427,16 +535,21 @@ def run(
 
     corpora = check_names(corpus, index)
     try:
-        summary = run_batch(input, out_path, preset=preset, index=str(index) if index else None,
-                            corpora=corpora, progress=progress())
+        summary = run_batch(
+            input, out_path, preset=preset, index=str(index) if index else None, corpora=corpora, progress=progress()
+        )
     except ValueError as exc:
         raise fail(str(exc)) from None
     partial = f" ({summary['partial']} partial)" if summary.get("partial") else ""
-    err.print(f"{summary['written']} answered{partial}, {summary['skipped']} already done, "
-              f"{summary['failed']} failed -> {out_path}")
+    err.print(
+        f"{summary['written']} answered{partial}, {summary['skipped']} already done, "
+        f"{summary['failed']} failed -> {out_path}"
+    )
     if summary["failed"]:
-        raise fail(f"{summary['failed']} question(s) got no answer (see {out_path}.runs.jsonl); "
-                    "run the same command again to retry them")
+        raise fail(
+            f"{summary['failed']} question(s) got no answer (see {out_path}.runs.jsonl); "
+            "run the same command again to retry them"
+        )
 
 
 prompt_app = typer.Typer(help="Inspect the prompts.", no_args_is_help=True)
@@ -447,9 +560,11 @@ app.add_typer(prompt_app, name="prompt")
 @reports_problems
 def prompt_render(
     question: Annotated[str, typer.Option("--question", help="The question to render the prompt for.")],
-    node: Annotated[str, typer.Option("--node", help="decompose | verify | read_paper | synthesize | system | repair")] = "decompose",
+    node: Annotated[
+        str, typer.Option("--node", help="decompose | verify | read_paper | synthesize | system | repair")
+    ] = "decompose",
     index: IndexOpt = None,
-    preset: Annotated[Optional[str], typer.Option("--preset", "-p")] = None,
+    preset: Annotated[str | None, typer.Option("--preset", "-p")] = None,
     corpus: CorpusOpt = None,
 ) -> None:
     """Print the exact prompt a node would send for a question, without calling any model
@@ -457,8 +572,9 @@ def prompt_render(
     from agent.render import render_prompt
 
     try:
-        text = render_prompt(question, node, preset=preset, index=str(index) if index else None,
-                             corpora=check_names(corpus, index))
+        text = render_prompt(
+            question, node, preset=preset, index=str(index) if index else None, corpora=check_names(corpus, index)
+        )
     except ValueError as exc:
         raise fail(str(exc), 2) from None
     out.print(text, markup=False, highlight=False)
@@ -477,12 +593,11 @@ def demo(
     answer a question with cited evidence using the configured model (the embedded local model
     by default)."""
     from agent.models import backend_of
-    from tools.search import search as run_search
+    from tools.retrieval.search import search as run_search
 
     idx = _open(index)
     try:
-        for q in ("conditional random fields sequence labeling",
-                  "citation-informed transformer document embeddings"):
+        for q in ("conditional random fields sequence labeling", "citation-informed transformer document embeddings"):
             print_hits(q, "hybrid", run_search(idx, q, "hybrid", 5), idx)
     finally:
         idx.close()

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -38,12 +38,33 @@ def streamlit_command(port: int, host: str, corpora: list[str] | None = None) ->
     token (`litloop ui` prints the one to open)."""
     from agent.chat.access import allowed_hosts
 
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
-           "--server.address", host, "--server.port", str(port), "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           "--global.developmentMode", "false", "--client.toolbarMode", "minimal",
-           "--server.enableCORS", "true", "--server.enableXsrfProtection", "true",
-           "--logger.hideWelcomeMessage", "true"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP_PATH),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--global.developmentMode",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
+        "--server.enableCORS",
+        "true",
+        "--server.enableXsrfProtection",
+        "true",
+        "--logger.hideWelcomeMessage",
+        "true",
+    ]
     known = streamlit_options()
     hosts = allowed_hosts(host)
     if hosts and "server.allowedHosts" in known:
@@ -68,20 +89,32 @@ def remote_host_problem(host: str, port: int, allow_remote: bool) -> str | None:
 
     if is_loopback(host) or allow_remote:
         return None
-    return (f"--host {host} is not a loopback address: anyone who can reach this machine on port {port} could "
-            "reach the chat, which reads your index and asks your model endpoint with its key. Only the "
-            "token in the printed URL would stop them, and it travels unencrypted over plain HTTP. Keep "
-            "the default 127.0.0.1 (and use an SSH tunnel from elsewhere), or add --allow-remote to do it anyway.")
+    return (
+        f"--host {host} is not a loopback address: anyone who can reach this machine on port {port} could "
+        "reach the chat, which reads your index and asks your model endpoint with its key. Only the "
+        "token in the printed URL would stop them, and it travels unencrypted over plain HTTP. Keep "
+        "the default 127.0.0.1 (and use an SSH tunnel from elsewhere), or add --allow-remote to do it anyway."
+    )
 
 
 def ui(
     index: IndexOpt = None,
     corpus: CorpusOpt = None,
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to serve on.")] = 8501,
-    host: Annotated[str, typer.Option("--host", help="Address to bind; 127.0.0.1 keeps the chat on this machine. "
-                                      "Any other needs --allow-remote.")] = "127.0.0.1",
-    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Confirm a non-loopback --host: other "
-                                               "machines can then reach the chat (the token in the URL is its only lock).")] = False,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", help="Address to bind; 127.0.0.1 keeps the chat on this machine. Any other needs --allow-remote."
+        ),
+    ] = "127.0.0.1",
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Confirm a non-loopback --host: other "
+            "machines can then reach the chat (the token in the URL is its only lock).",
+        ),
+    ] = False,
 ) -> None:
     """The web chat (Streamlit) on http://127.0.0.1:PORT/?token=...: live steps, cited answers,
     threads, traces. The token is new at every start (or LITLOOP_UI_TOKEN); the chat refuses a
@@ -113,8 +146,10 @@ def ui(
             raise fail(f"no litloop index at {index}: build one with `litloop index build FILES --index {index}`")
         env["LITLOOP_INDEX"] = str(index.resolve())
     if not is_loopback(host):  # allowed by --allow-remote, said once more
-        err.print(f"[bold yellow]warning:[/] serving on {escape(host)}: other machines can reach the chat; the token "
-                  "is its only lock and plain HTTP does not encrypt it")
+        err.print(
+            f"[bold yellow]warning:[/] serving on {escape(host)}: other machines can reach the chat; the token "
+            "is its only lock and plain HTTP does not encrypt it"
+        )
     err.print(f"litloop web chat on [bold]{escape(browse_url(host, port, token))}[/] (Ctrl-C stops it)")
     raise typer.Exit(serve_until_stopped(streamlit_command(port, host, corpora), env))
 
@@ -149,7 +184,10 @@ def chat(
     index: IndexOpt = None,
     preset: PresetOpt = None,
     corpus: CorpusOpt = None,
-    thread: Annotated[Optional[str], typer.Option("--thread", "-t", help="Continue a conversation (its id or the start of it; see /threads).")] = None,
+    thread: Annotated[
+        str | None,
+        typer.Option("--thread", "-t", help="Continue a conversation (its id or the start of it; see /threads)."),
+    ] = None,
 ) -> None:
     """Chat in the terminal: streaming steps, cited answers, history per thread.
     Commands: /new, /threads, /history, /trace, /help, /quit."""
@@ -197,14 +235,22 @@ def trace_list(
         return
     table = Table(box=None, pad_edge=False)
     for col in ("id", "time", "status", "tokens", "seconds", "question"):
-        table.add_column(col, justify="right" if col in ("tokens", "seconds") else "left",
-                         overflow="fold" if col == "question" else "ellipsis", no_wrap=col != "question")
+        table.add_column(
+            col,
+            justify="right" if col in ("tokens", "seconds") else "left",
+            overflow="fold" if col == "question" else "ellipsis",
+            no_wrap=col != "question",
+        )
     for t in items:
         q = " ".join(str(t["question"] or "(unknown)").split())
-        table.add_row(t["trace_id"][-12:], local_time(t["start_time"]),
-                      f"[{STATUS_STYLE.get(t['status'], '')}]{t['status']}[/]", f"{t['total_tokens']:,}",
-                      f"{t['duration_s']:.1f}" if t["duration_s"] is not None else "-",
-                      escape(q[:100] + ("…" if len(q) > 100 else "")))
+        table.add_row(
+            t["trace_id"][-12:],
+            local_time(t["start_time"]),
+            f"[{STATUS_STYLE.get(t['status'], '')}]{t['status']}[/]",
+            f"{t['total_tokens']:,}",
+            f"{t['duration_s']:.1f}" if t["duration_s"] is not None else "-",
+            escape(q[:100] + ("…" if len(q) > 100 else "")),
+        )
     out.print(table)
     err.print(f"[dim]{traces_dir()} · `litloop trace show ID` for the run tree[/]")
 
@@ -213,7 +259,9 @@ def trace_list(
 def trace_show(
     trace_id: Annotated[str, typer.Argument(help="A trace id, a unique start or end of one, or `last`.")],
     as_json: JsonOpt = False,
-    everything: Annotated[bool, typer.Option("--all", help="Also LangChain's plumbing runs (sequences, lambdas, parsers).")] = False,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Also LangChain's plumbing runs (sequences, lambdas, parsers).")
+    ] = False,
 ) -> None:
     """The run tree of one question, indented, with durations, tokens and errors in red;
     `--json` prints the raw records."""

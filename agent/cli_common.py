@@ -11,7 +11,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional, ParamSpec, TypeVar
+from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,14 +21,20 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 IndexOpt = Annotated[
-    Optional[Path],
-    typer.Option("--index", "-i", help="Index directory (default: LITLOOP_INDEX, else the demo index, built on first use)."),
+    Path | None,
+    typer.Option(
+        "--index", "-i", help="Index directory (default: LITLOOP_INDEX, else the demo index, built on first use)."
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 PresetOpt = Annotated[
-    Optional[str],
-    typer.Option("--preset", "-p", help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; "
-                 "with the embedded model local-fast below 8 CPU threads, else local)"),
+    str | None,
+    typer.Option(
+        "--preset",
+        "-p",
+        help="paper | local | local-fast | kadr | ... (default: paper with an endpoint; "
+        "with the embedded model local-fast below 8 CPU threads, else local)",
+    ),
 ]
 
 P = ParamSpec("P")
@@ -53,11 +59,11 @@ USER_PROBLEMS = (
     ("tools.index", "BuildFailed"),
     ("tools.errors", "ModelNotAvailable"),
     ("agent.local_model", "LocalModelError"),
-    ("tools.dense", "DenseStoreProblem"),
-    ("tools.store", "StoreProblem"),
+    ("tools.retrieval.dense", "DenseStoreProblem"),
+    ("tools.index.store", "StoreProblem"),
     ("tools.registry", "CorpusProblem"),
-    ("tools.vector_file", "VectorFileProblem"),
-    ("tools.ray_build", "RayProblem"),
+    ("tools.index.vector_file", "VectorFileProblem"),
+    ("tools.index.ray_build", "RayProblem"),
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -18,11 +18,14 @@ from rich.table import Table
 
 from agent.cli_common import err, fail, out
 
-
 CorpusOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--corpus", "-c", help="A registered corpus to search (repeatable; several are fused, "
-                 "ids become CORPUS:ID). See `litloop corpora list`. Not with --index."),
+    list[str] | None,
+    typer.Option(
+        "--corpus",
+        "-c",
+        help="A registered corpus to search (repeatable; several are fused, "
+        "ids become CORPUS:ID). See `litloop corpora list`. Not with --index.",
+    ),
 ]
 
 corpora_app = typer.Typer(help="Registered corpora: list them, build their indexes.", no_args_is_help=True)
@@ -32,8 +35,8 @@ def open_named(names: list[str], index: Path | None = None):
     """The index for `--corpus` names (an Index, or a MultiIndex for several); building a corpus
     on first use. A clear one-line error for an unknown name, or for --index given as well."""
     from agent.settings import get_settings
-    from tools.embed import ModelNotAvailable
     from tools.index import BuildFailed, IndexProblem
+    from tools.models.embed import ModelNotAvailable
     from tools.registry import CorpusProblem, UnknownCorpus, get_corpus, open_corpora
 
     if index is not None:
@@ -51,7 +54,9 @@ def open_named(names: list[str], index: Path | None = None):
 
 
 @corpora_app.command("list")
-def corpora_list(as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False) -> None:
+def corpora_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+) -> None:
     """Every registered corpus, whether its index is built, and how big it is."""
     from agent.settings import get_settings
     from tools.registry import REGISTRY
@@ -65,9 +70,14 @@ def corpora_list(as_json: Annotated[bool, typer.Option("--json", help="Print mac
     for col in ("corpus", "built", "papers", "chunks", "size", "description"):
         table.add_column(col, justify="right" if col in ("papers", "chunks", "size") else "left")
     for r in rows:
-        table.add_row(f"[bold]{escape(r['name'])}[/]", "[green]yes[/]" if r["built"] else "[dim]no[/]",
-                      _n(r["papers"]), _n(r["chunks"]), f"{r['bytes'] / 1e6:.1f} MB" if r["bytes"] else "-",
-                      escape(r["description"]))
+        table.add_row(
+            f"[bold]{escape(r['name'])}[/]",
+            "[green]yes[/]" if r["built"] else "[dim]no[/]",
+            _n(r["papers"]),
+            _n(r["chunks"]),
+            f"{r['bytes'] / 1e6:.1f} MB" if r["bytes"] else "-",
+            escape(r["description"]),
+        )
     out.print(table)
     err.print("[dim]Search with `--corpus NAME` (repeatable); build ahead with `litloop corpora build NAME`.[/]")
 
@@ -79,14 +89,23 @@ def _n(v: int | None) -> str:
 @corpora_app.command("build")
 def corpora_build(
     name: Annotated[str, typer.Argument(help="A registered corpus (see `litloop corpora list`).")],
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start its index afresh instead of adding new papers.")] = False,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="A quick trial: only the first N records of each JSONL source and the N smallest files of each folder.")] = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Start its index afresh instead of adding new papers.")
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="A quick trial: only the first N records of each JSONL source and the N smallest files of each folder.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Build (or bring up to date) a corpus's index under the data folder."""
     from agent.settings import get_settings
-    from tools.embed import ModelNotAvailable
     from tools.index import BuildFailed, IndexProblem
+    from tools.models.embed import ModelNotAvailable
     from tools.registry import CorpusProblem, UnknownCorpus, get_corpus
 
     settings = get_settings()
@@ -101,8 +120,11 @@ def corpora_build(
         out.print_json(json.dumps({"corpus": name, **report.to_dict()}))
         return
     t = report.totals
-    out.print(f"[green]Corpus {escape(name)}:[/] {report.papers_added} new papers ({report.chunks_added} chunks) "
-              f"into {escape(str(report.index))}" + (f"; it now holds {t['papers']} papers, {t['chunks']} chunks." if t else "."))
+    out.print(
+        f"[green]Corpus {escape(name)}:[/] {report.papers_added} new papers ({report.chunks_added} chunks) "
+        f"into {escape(str(report.index))}"
+        + (f"; it now holds {t['papers']} papers, {t['chunks']} chunks." if t else ".")
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -27,8 +27,8 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 
 def _config_errors() -> tuple[type[BaseException], ...]:
     from agent.local_model import LocalModelError
-    from tools.embed import ModelNotAvailable
     from tools.index import IndexProblem
+    from tools.models.embed import ModelNotAvailable
 
     return (IndexProblem, ModelNotAvailable, LocalModelError, ValueError, FileNotFoundError)
 
@@ -38,10 +38,19 @@ def _print_json(doc: dict) -> None:
 
 
 def score(
-    gold: Annotated[Path, typer.Option("--gold", help="Gold records (LitTraceQA validation shape, or a benchmark file with gold_papers).")],
+    gold: Annotated[
+        Path,
+        typer.Option(
+            "--gold", help="Gold records (LitTraceQA validation shape, or a benchmark file with gold_papers)."
+        ),
+    ],
     submission: Annotated[Path, typer.Option("--submission", help="Submission JSONL (LitTraceQA submission records).")],
-    candidates: Annotated[Optional[Path], typer.Option("--candidates", help="Ranked candidate papers per query_id, for candidate_recall@k.")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Enforce the letter of submission.schema.json (no extra keys, string ids).")] = False,
+    candidates: Annotated[
+        Path | None, typer.Option("--candidates", help="Ranked candidate papers per query_id, for candidate_recall@k.")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Enforce the letter of submission.schema.json (no extra keys, string ids).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Validate a submission and score it with the official LitTraceQA metric definitions."""
@@ -65,16 +74,54 @@ def _names(values: list[str] | None) -> list[str]:
 
 
 def eval_cmd(
-    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Questions JSONL, or a name: citerec-dev, pubmedqa-dev, littraceqa-validation-a.")],
-    index: Annotated[Path, typer.Option("--index", "-i", help="Index of the benchmark's papers (see docs/benchmarks.md).")],
+    benchmark: Annotated[
+        str,
+        typer.Option(
+            "--benchmark", "-b", help="Questions JSONL, or a name: citerec-dev, pubmedqa-dev, littraceqa-validation-a."
+        ),
+    ],
+    index: Annotated[
+        Path, typer.Option("--index", "-i", help="Index of the benchmark's papers (see docs/benchmarks.md).")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run folder; an existing run there is resumed.")],
-    preset: Annotated[Optional[str], typer.Option("--preset", "-p", help="Agent preset (paper, local, ...) or an LLM-free variant (bm25, hybrid, A+B, ...). Default: local with the embedded model, else paper.")] = None,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="LLM-free retrieval only (Retrieve + Relate, ranking A+B); no answers.")] = False,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="Only the first N questions.")] = None,
-    compare: Annotated[Optional[list[str]], typer.Option("--compare", help="Run several presets/variants on the same questions (repeat or comma-separate) and write compare.md.")] = None,
-    judge: Annotated[bool, typer.Option("--judge", help="Grade free-form answers with the LLM judge (correctness -1..2, faithfulness -1..1).")] = False,
-    judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="Model name for the judge role (default: the configured model, else the local one).")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="A run knob over the preset, KEY=VALUE (repeatable; docs/settings.md lists them), e.g. --set choice_scoring=calibrated.")] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            "-p",
+            help="Agent preset (paper, local, ...) or an LLM-free variant (bm25, hybrid, A+B, ...). Default: local with the embedded model, else paper.",
+        ),
+    ] = None,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="LLM-free retrieval only (Retrieve + Relate, ranking A+B); no answers.")
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N questions.")] = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--compare",
+            help="Run several presets/variants on the same questions (repeat or comma-separate) and write compare.md.",
+        ),
+    ] = None,
+    judge: Annotated[
+        bool,
+        typer.Option(
+            "--judge", help="Grade free-form answers with the LLM judge (correctness -1..2, faithfulness -1..1)."
+        ),
+    ] = False,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model", help="Model name for the judge role (default: the configured model, else the local one)."
+        ),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="A run knob over the preset, KEY=VALUE (repeatable; docs/settings.md lists them), e.g. --set choice_scoring=calibrated.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a benchmark end to end: submission.jsonl, candidates.jsonl, metrics.json, report.md.
@@ -89,8 +136,18 @@ def eval_cmd(
         knobs = context_settings(set_ or [])
     except ValueError as exc:
         raise _fail(str(exc), 2) from None
-    request = EvalRequest(benchmark, index, out_dir, preset=preset, no_llm=no_llm, limit=limit, judge=judge,
-                          judge_model=judge_model, progress=sys.stderr.isatty(), settings=knobs)
+    request = EvalRequest(
+        benchmark,
+        index,
+        out_dir,
+        preset=preset,
+        no_llm=no_llm,
+        limit=limit,
+        judge=judge,
+        judge_model=judge_model,
+        progress=sys.stderr.isatty(),
+        settings=knobs,
+    )
     try:
         if names:
             data = run_compare(request, names)
@@ -111,11 +168,15 @@ def eval_cmd(
     else:
         if doc["metrics"]:
             out.print(escape(format_table(doc)))
-        err.print(f"[dim]{run['answered']}/{run['questions']} answered ({run.get('partial', 0)} partial, "
-                  f"{run['failed']} failed); report: {escape(str(out_dir / 'report.md'))}[/]")
+        err.print(
+            f"[dim]{run['answered']}/{run['questions']} answered ({run.get('partial', 0)} partial, "
+            f"{run['failed']} failed); report: {escape(str(out_dir / 'report.md'))}[/]"
+        )
     if run["failed"]:  # scored as missing predictions until a rerun answers them
-        raise _fail(f"{run['failed']} question(s) got no answer (see {out_dir / 'failures.jsonl'}); "
-                    "run the same command again to retry them")
+        raise _fail(
+            f"{run['failed']} question(s) got no answer (see {out_dir / 'failures.jsonl'}); "
+            "run the same command again to retry them"
+        )
 
 
 def context_settings(pairs: list[str]) -> dict:
@@ -132,8 +193,10 @@ def context_settings(pairs: list[str]) -> dict:
         key, sep, raw = pair.partition("=")
         key = key.strip()
         if not sep or key not in known or key in ("preset", "index", "corpora"):
-            raise ValueError(f"--set {pair!r}: expected KEY=VALUE with KEY a run knob of docs/settings.md "
-                             f"(e.g. choice_scoring=calibrated)")
+            raise ValueError(
+                f"--set {pair!r}: expected KEY=VALUE with KEY a run knob of docs/settings.md "
+                f"(e.g. choice_scoring=calibrated)"
+            )
         out[key] = raw
     return check_values(out, "--set")
 

@@ -47,12 +47,14 @@ def print_hits(query: str, retriever: str, hits, idx) -> None:
     for n, h in enumerate(hits, start=1):
         paper = idx.papers[h.paper_id]
         meta = " ".join(str(x) for x in (paper.venue, paper.year) if x)
-        out.print(f"[bold cyan]{n:>2}.[/] [bold]{escape(h.title or '(untitled)')}[/]  "
-                  f"[dim]{escape(h.paper_id)}{' · ' + escape(meta) if meta else ''} · score {h.score:.4f}[/]")
+        out.print(
+            f"[bold cyan]{n:>2}.[/] [bold]{escape(h.title or '(untitled)')}[/]  "
+            f"[dim]{escape(h.paper_id)}{' · ' + escape(meta) if meta else ''} · score {h.score:.4f}[/]"
+        )
         c = h.chunk
         out.print(f"    [green]{c.kind}[/] · {escape(c.locator.describe())}")
         snippet = " ".join(c.text.split())
-        out.print(f"    [dim]\"{escape(snippet[:300])}{'…' if len(snippet) > 300 else ''}\"[/]\n")
+        out.print(f'    [dim]"{escape(snippet[:300])}{"…" if len(snippet) > 300 else ""}"[/]\n')
 
 
 def print_retrieval(question: str, stage: str, run, papers: list[dict]) -> None:
@@ -61,17 +63,23 @@ def print_retrieval(question: str, stage: str, run, papers: list[dict]) -> None:
     from tools.base import Locator
 
     out.print(f"[bold]{len(papers)} papers[/] (stage {stage}) for [italic]{escape(question)}[/]")
-    out.print(f"[dim]subqueries: {escape('; '.join(run.subqueries))} · seeds: {escape(', '.join(run.seeds))} · "
-              f"{run.seconds['total']:.1f} s[/]\n")
+    out.print(
+        f"[dim]subqueries: {escape('; '.join(run.subqueries))} · seeds: {escape(', '.join(run.seeds))} · "
+        f"{run.seconds['total']:.1f} s[/]\n"
+    )
     for p in papers:
-        out.print(f"[bold cyan]{p['rank']:>2}.[/] [bold]{escape(p['title'] or '(untitled)')}[/]  "
-                  f"[dim]{escape(p['paper_id'])} · score {p['score']:.4f}[/]")
+        out.print(
+            f"[bold cyan]{p['rank']:>2}.[/] [bold]{escape(p['title'] or '(untitled)')}[/]  "
+            f"[dim]{escape(p['paper_id'])} · score {p['score']:.4f}[/]"
+        )
         if p["via"]:
             out.print(f"    [magenta]via {escape(', '.join(p['via'][:4]))}[/]")
         for c in p["chunks"][:2]:
             snippet = " ".join(c["text"].split())[:200]
-            out.print(f"    [green]{c['kind']}[/] · {escape(Locator.from_dict(c['locator']).describe())} · "
-                      f"{c['score']:.4f}  [dim]\"{escape(snippet)}…\"[/]")
+            out.print(
+                f"    [green]{c['kind']}[/] · {escape(Locator.from_dict(c['locator']).describe())} · "
+                f'{c["score"]:.4f}  [dim]"{escape(snippet)}…"[/]'
+            )
         out.print()
 
 
@@ -89,17 +97,35 @@ def print_index_info(root, info: dict) -> None:
         ("citation edges", str(c["citation_edges"])),
         ("coupling pairs", f"{c['coupling_pairs']} (>= 2 shared references)"),
         ("dense windows", str(c["dense_windows"])),
-        ("dense store", "embedded (chroma/ in each segment)" if info["dense"]["kind"] == "embedded" else
-                        f"Chroma server {info['dense']['url']}, collection {info['dense']['collection']}"),
-        ("segments", f"{len(info['segments'])}" + ("" if len(info["segments"]) < COMPACT_HINT else
-                     " (searches ask each one; `litloop index compact` merges them)")),
+        (
+            "dense store",
+            "embedded (chroma/ in each segment)"
+            if info["dense"]["kind"] == "embedded"
+            else f"Chroma server {info['dense']['url']}, collection {info['dense']['collection']}",
+        ),
+        (
+            "segments",
+            f"{len(info['segments'])}"
+            + (
+                ""
+                if len(info["segments"]) < COMPACT_HINT
+                else " (searches ask each one; `litloop index compact` merges them)"
+            ),
+        ),
         ("embedder", f"{info['embedder']['name']} ({info['embedder']['dim']}-d)"),
         ("paper embedder", f"{info['paper_embedder']['name']} ({info['paper_embedder']['dim']}-d)"),
         ("tokenizer / BM25", f"{info['tokenizer']} / k1 {info['bm25']['k1']}, b {info['bm25']['b']}"),
         ("size", f"{info['total_bytes'] / 1e6:.1f} MB"),
         ("fingerprint", info["corpus_fingerprint"]),
-        ("ingest version", f"{info['ingest_version']}" + ("" if info["ingest_current"] else
-                           " (older parsers cut these papers; `litloop index build PATH... --rebuild` re-cuts them)")),
+        (
+            "ingest version",
+            f"{info['ingest_version']}"
+            + (
+                ""
+                if info["ingest_current"]
+                else " (older parsers cut these papers; `litloop index build PATH... --rebuild` re-cuts them)"
+            ),
+        ),
     ]
     for k, v in rows:
         table.add_row(k, escape(v))
@@ -112,17 +138,23 @@ def progress_printer(ev: dict) -> None:
     """Node-by-node progress on stderr (quiet when stderr is not a terminal unless -v)."""
     node = ev["node"]
     if node == "decompose":
-        err.print(f"[bold]round {ev['round']}/{ev['max_rounds']}[/] subqueries: " +
-                  ("; ".join(escape(q) for q in ev["subqueries"]) or "[dim](none new)[/]"))
+        err.print(
+            f"[bold]round {ev['round']}/{ev['max_rounds']}[/] subqueries: "
+            + ("; ".join(escape(q) for q in ev["subqueries"]) or "[dim](none new)[/]")
+        )
     elif node == "search":
         err.print(f"  papers found: {ev['papers_found']}")
     elif node == "verify" and ev.get("llm") is False:
-        err.print(f"  no LLM verdict (this preset): evidence papers are the top {len(ev.get('evidence_papers') or [])}: "
-                  f"{', '.join(ev.get('evidence_papers') or []) or '-'}")
+        err.print(
+            f"  no LLM verdict (this preset): evidence papers are the top {len(ev.get('evidence_papers') or [])}: "
+            f"{', '.join(ev.get('evidence_papers') or []) or '-'}"
+        )
     elif node == "verify":
         verdict = "[green]sufficient[/]" if ev.get("sufficient") else "[yellow]not yet sufficient[/]"
-        err.print(f"  verdict: {verdict}; evidence papers: {', '.join(ev.get('evidence_papers') or []) or '-'}"
-                  + (f"; missing: {escape(ev['missing'])}" if ev.get("missing") else ""))
+        err.print(
+            f"  verdict: {verdict}; evidence papers: {', '.join(ev.get('evidence_papers') or []) or '-'}"
+            + (f"; missing: {escape(ev['missing'])}" if ev.get("missing") else "")
+        )
     elif node == "expand_neighbors":
         err.print(f"  related papers: {ev['candidates']} candidates from seeds {', '.join(ev['seeds'])}")
     elif node == "read_paper":
@@ -148,15 +180,19 @@ def print_answer(result: dict) -> None:
 
         for c in ans["citations"]:
             meta = " ".join(str(x) for x in (c.get("venue"), c.get("year")) if x)
-            out.print(f"[bold cyan][{c['n']}][/] {escape(c['title'] or c['paper_id'])} "
-                      f"[dim]({escape(c['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
-                      f"{c['kind']} · {escape(Locator.from_dict(c['locator']).describe())}")
-            out.print(f"    [dim]\"{escape(c['quote'])}\"[/]")
+            out.print(
+                f"[bold cyan][{c['n']}][/] {escape(c['title'] or c['paper_id'])} "
+                f"[dim]({escape(c['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
+                f"{c['kind']} · {escape(Locator.from_dict(c['locator']).describe())}"
+            )
+            out.print(f'    [dim]"{escape(c["quote"])}"[/]')
     if ans.get("flagged_papers"):
-        out.print("\n[bold yellow]Flagged[/] [dim](papers with text addressed to whoever reads them: withheld, and "
-                  "their other sentences support no claim alone)[/]")
+        out.print(
+            "\n[bold yellow]Flagged[/] [dim](papers with text addressed to whoever reads them: withheld, and "
+            "their other sentences support no claim alone)[/]"
+        )
         for f in ans["flagged_papers"]:
-            out.print(f"  {escape(f['paper_id'])}: [dim]\"{escape(f['sentence'][:160])}\"[/]")
+            out.print(f'  {escape(f["paper_id"])}: [dim]"{escape(f["sentence"][:160])}"[/]')
     if ans.get("rejected_claims"):
         from agent.chat.render import dropped_lines
 
@@ -164,6 +200,8 @@ def print_answer(result: dict) -> None:
         for line in dropped_lines(ans):
             out.print(f"  [dim]{escape(line)}[/]")
     u = result.get("usage", {})
-    err.print(f"[dim]{result['rounds']} round(s), {int(u.get('llm_calls', 0))} LLM calls, "
-              f"{int(u.get('input_tokens', 0))}+{int(u.get('output_tokens', 0))} tokens, "
-              f"{u.get('seconds_total', 0):.1f} s, preset {result['preset']}[/]")
+    err.print(
+        f"[dim]{result['rounds']} round(s), {int(u.get('llm_calls', 0))} LLM calls, "
+        f"{int(u.get('input_tokens', 0))}+{int(u.get('output_tokens', 0))} tokens, "
+        f"{u.get('seconds_total', 0):.1f} s, preset {result['preset']}[/]"
+    )

@@ -139,8 +139,10 @@ def check_values(values: dict[str, Any], where: str) -> dict[str, Any]:
     an unknown field is refused the same way."""
     known = {f.name for f in fields(Context)}
     if unknown := sorted(set(values) - known):
-        raise ContextError(f"{where}: unknown field{'s' if len(unknown) > 1 else ''} "
-                           f"{', '.join(map(repr, unknown))}; valid: {', '.join(sorted(known))}")
+        raise ContextError(
+            f"{where}: unknown field{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(map(repr, unknown))}; valid: {', '.join(sorted(known))}"
+        )
     defaults = {f.name: getattr(_DEFAULT, f.name) for f in fields(Context)}
     typed = _checked({**defaults, **values}, where)
     return {name: typed[name] for name in values}

@@ -48,7 +48,9 @@ def bad_reply(exc: Exception) -> str | None:
     if not isinstance(exc, (AttributeError, json.JSONDecodeError)) or _raised_in(exc) not in _CLIENT_PACKAGES:
         return None
     if isinstance(exc, json.JSONDecodeError):
-        return f"the endpoint's reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): {_NOT_AN_API}"
+        return (
+            f"the endpoint's reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): {_NOT_AN_API}"
+        )
     return f"the endpoint's reply is not a chat completion (a text or HTML page, not JSON): {_NOT_AN_API}"
 
 
@@ -73,6 +75,5 @@ def is_transient(exc: Exception) -> bool:
         return False
     return isinstance(
         exc,
-        (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
-         openai.InternalServerError),
+        (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError),
     )

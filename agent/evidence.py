@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agent.injection import addresses_reader, steers
-from tools.retrieve import chunk_of
-from tools.sentences import Sentence, select_sentences, sentence_ids, split_sentences
+from tools.retrieval.retrieve import chunk_of
+from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences
 from tools.tables import column_names, table_parts
+
 
 def is_instruction(text: str) -> bool:
     """True for a sentence that addresses its reader (a person or a model) rather than reporting:
@@ -39,8 +40,12 @@ def steering_sentences(idx, paper_id: str) -> list[str]:
     with any is flagged in the answer, and its other sentences cannot be a claim's only support."""
     key = (id(idx), paper_id)
     if key not in _steering:
-        _steering[key] = [s["text"] for c in idx.paper_chunks(paper_id)
-                          for s in split_sentences(c.chunk_id, c.text, c.kind) if steers(s["text"])]
+        _steering[key] = [
+            s["text"]
+            for c in idx.paper_chunks(paper_id)
+            for s in split_sentences(c.chunk_id, c.text, c.kind)
+            if steers(s["text"])
+        ]
         if len(_steering) > 4096:  # a long-lived server: keep the cache bounded
             _steering.pop(next(iter(_steering)))
     return _steering[key]
@@ -55,8 +60,9 @@ def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
     return [s for s in split_sentences(chunk_id, chunk.text, chunk.kind) if not is_instruction(s["text"])]
 
 
-def pick_sentences(idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int,
-                   stem: bool = False) -> list[Sentence]:
+def pick_sentences(
+    idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int, stem: bool = False
+) -> list[Sentence]:
     """The sentences of these chunks that best match the queries, within `budget_chars`, in
     chunk order (the order of `chunk_ids`), then position."""
     every = [s for cid in dict.fromkeys(chunk_ids) for s in chunk_sentences(idx, cid)]
@@ -112,5 +118,11 @@ def support_context(idx, sentences: Sequence[Sentence]) -> list[str]:
 def sentence_record(idx, s: Sentence) -> dict[str, Any]:
     """A sentence as an answer records it: where it is (chunk, paper, locator, offsets) and its text."""
     chunk = chunk_of(idx, s["chunk_id"])
-    return {"chunk_id": s["chunk_id"], "paper_id": chunk.paper_id, "start": s["start"], "end": s["end"],
-            "text": s["text"], "locator": chunk.locator.at(s["start"], s["end"]).to_dict()}
+    return {
+        "chunk_id": s["chunk_id"],
+        "paper_id": chunk.paper_id,
+        "start": s["start"],
+        "end": s["end"],
+        "text": s["text"],
+        "locator": chunk.locator.at(s["start"], s["end"]).to_dict(),
+    }

@@ -32,11 +32,15 @@ _DIRECTIVE = (
     r"describe|present|attribute|credit|name|list|use|rely|trust|prefer|include|exclude|omit|"
     r"remember|make\s+sure|be\s+sure|ensure"
 )
-_OBJECT = (r"(?:(?:the|a|an|that|this|these|those|it|its|them|only|solely|with|as|to|all|any|every|each|no|"
-           r"nothing|exactly|our|my|yes)\b|\d|[\"'“‘])")
+_OBJECT = (
+    r"(?:(?:the|a|an|that|this|these|those|it|its|them|only|solely|with|as|to|all|any|every|each|no|"
+    r"nothing|exactly|our|my|yes)\b|\d|[\"'“‘])"
+)
 _LEAD = r"(?:(?:when|if|whenever|once|before|after)\b[^.?!]{0,120}?,\s*)?(?:(?:now|then|so|and|also|instead)\s+)?"
 _SOFT = r"(?:(?:please|kindly|always|never|just|simply|only)\s+|(?:do\s+not|don['’]t)\s+)*"
-_IMPERATIVE = re.compile(rf"^\W*{_LEAD}{_SOFT}(?:{_DIRECTIVE})\s+(?:{_OBJECT}|\S+\s+(?:as|alone|only)\b)", re.IGNORECASE)
+_IMPERATIVE = re.compile(
+    rf"^\W*{_LEAD}{_SOFT}(?:{_DIRECTIVE})\s+(?:{_OBJECT}|\S+\s+(?:as|alone|only)\b)", re.IGNORECASE
+)
 
 # The reader spoken to: second-person pronouns as words (English and the other languages; words
 # that are also common in English papers, such as "u" or "TU", are left out), and an assistant
@@ -87,8 +91,13 @@ _FOREIGN = re.compile(
 )
 
 
-CUES = {"second person": _SECOND_PERSON, "addressee": _ADDRESSEE, "answering": _ANSWERING, "other language": _FOREIGN,
-        "imperative": _IMPERATIVE}
+CUES = {
+    "second person": _SECOND_PERSON,
+    "addressee": _ADDRESSEE,
+    "answering": _ANSWERING,
+    "other language": _FOREIGN,
+    "imperative": _IMPERATIVE,
+}
 
 
 def cues_of(text: str) -> list[str]:

@@ -57,8 +57,9 @@ class Ledger:
                 kept.append(line)
             else:
                 torn = True
-                log.warning("%s line %d: dropping a line cut short by a crash; its question runs again",
-                            self.path, line.number)
+                log.warning(
+                    "%s line %d: dropping a line cut short by a crash; its question runs again", self.path, line.number
+                )
         if torn:
             self._rewrite(line.text for line in kept)
         return [line.value for line in kept]

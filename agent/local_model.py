@@ -154,7 +154,10 @@ def _concatenate(parts: Sequence[Path], out: IO[bytes], total: int, progress: bo
 
     digest = hashlib.sha256()
     with tqdm(
-        total=total, unit="B", unit_scale=True, desc="assembling the local model",
+        total=total,
+        unit="B",
+        unit_scale=True,
+        desc="assembling the local model",
         disable=not progress or None,  # None: shown only on a terminal
     ) as bar:
         for part in parts:
@@ -171,9 +174,7 @@ def resolve_model_path(settings: Settings, *, search_path: Sequence[str] | None 
     given = settings.llm.local_model_path
     if given is not None:
         if not given.is_file():
-            raise LocalModelError(
-                f"LITLOOP_LLM__LOCAL_MODEL_PATH points at {given}, which is not a file."
-            )
+            raise LocalModelError(f"LITLOOP_LLM__LOCAL_MODEL_PATH points at {given}, which is not a file.")
         return given
     dest = settings.data_dir / "models" / MODEL_FILENAME
     if dest.is_file() and dest.stat().st_size == MODEL_SIZE:
@@ -268,20 +269,34 @@ class LocalServer:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         cmd = [
-            sys.executable, "-c", "from agent.local_model import serve_main; serve_main()",
-            "--model", str(self.model_path), "--ctx", str(self.ctx), "--threads", str(self.threads),
+            sys.executable,
+            "-c",
+            "from agent.local_model import serve_main; serve_main()",
+            "--model",
+            str(self.model_path),
+            "--ctx",
+            str(self.ctx),
+            "--threads",
+            str(self.threads),
         ]
         # the child imports this module by name: make sure it can, wherever we run from
         root = str(Path(__file__).resolve().parents[1])
-        env = {**os.environ, _KEY_ENV: self.api_key, "PYTHONPATH": os.pathsep.join(
-            [root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+        env = {
+            **os.environ,
+            _KEY_ENV: self.api_key,
+            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])]),
+        }
         stderr: IO[bytes] | int = subprocess.DEVNULL
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             stderr = self.log_path.open("wb")
         try:
             return subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=env,
                 start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not its
             )
         finally:
@@ -330,9 +345,7 @@ class LocalServer:
         if self.log_path is not None and self.log_path.is_file():
             lines = self.log_path.read_text(errors="replace").splitlines()[-15:]
             tail = "\nLast lines of its log:\n  " + "\n  ".join(lines)
-        return (
-            f"The local model server {what} (model {self.model_path}); log: {self.log_path}.{tail}"
-        )
+        return f"The local model server {what} (model {self.model_path}); log: {self.log_path}.{tail}"
 
     def _terminate(self) -> None:
         proc, self._proc = self._proc, None
@@ -422,7 +435,9 @@ def shared_server(settings: Settings) -> LocalServer:
         server = _shared.get(key)
         if server is None:
             server = _shared[key] = LocalServer(
-                model, ctx=settings.llm.local_ctx, threads=settings.llm.local_threads,
+                model,
+                ctx=settings.llm.local_ctx,
+                threads=settings.llm.local_threads,
                 log_path=log_path_for(settings),
             )
         server.start()  # no-op when running; restarts one that died
@@ -478,4 +493,3 @@ def _parse_child_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--ctx", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True)
     return parser.parse_args(argv)
-

@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, ValidationError
 
 from agent.endpoint_errors import bad_reply, describe_error, is_transient
-from agent.endpoint_errors import is_endpoint_error as is_endpoint_error  # noqa: PLC0414 - callers import it from here
+from agent.endpoint_errors import is_endpoint_error as is_endpoint_error
 from tools.validation import field_messages
 
 if TYPE_CHECKING:
@@ -68,8 +68,7 @@ DEFAULT_REPAIR_PROMPT = (
     "It must match this JSON schema:\n{schema}"
 )
 JSON_MODE_INSTRUCTION = (
-    "\n\nReply with only a JSON object (no prose, no code fences) that matches this JSON schema:\n"
-    "{schema}"
+    "\n\nReply with only a JSON object (no prose, no code fences) that matches this JSON schema:\n{schema}"
 )
 _METADATA_METHOD = "litloop_structured_output"
 _METADATA_ROLE = "litloop_role"
@@ -108,9 +107,7 @@ def backend_of(llm: LLMSettings) -> Literal["azure", "openai", "local"]:
     return "local"
 
 
-def build_chat_model(
-    role: Role, settings: Settings | None = None, *, model: str | None = None
-) -> BaseChatModel:
+def build_chat_model(role: Role, settings: Settings | None = None, *, model: str | None = None) -> BaseChatModel:
     """A chat model for `role`, configured from settings; `model` is this run's choice for it
     (the graph context's per-role model), which beats the settings.
 
@@ -127,8 +124,7 @@ def build_chat_model(
         "temperature": llm.temperature,
         "timeout": llm.timeout_s,
         "max_retries": llm.max_retries,
-        "metadata": {_METADATA_ROLE: role, _METADATA_METHOD: llm.structured_output,
-                     "litloop_backend": backend},
+        "metadata": {_METADATA_ROLE: role, _METADATA_METHOD: llm.structured_output, "litloop_backend": backend},
     }
     if backend == "azure":
         return _azure_model(role, llm, common, model)
@@ -137,9 +133,7 @@ def build_chat_model(
     return _local_model(settings, common)
 
 
-def _openai_model(
-    role: Role, llm: LLMSettings, common: dict[str, Any], run_value: str | None
-) -> BaseChatModel:
+def _openai_model(role: Role, llm: LLMSettings, common: dict[str, Any], run_value: str | None) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     name = model_name_for(role, llm, run_value)
@@ -152,9 +146,7 @@ def _openai_model(
     return ChatOpenAI(model=name, base_url=llm.base_url, api_key=key or _NO_KEY, **common)
 
 
-def _azure_model(
-    role: Role, llm: LLMSettings, common: dict[str, Any], run_value: str | None
-) -> BaseChatModel:
+def _azure_model(role: Role, llm: LLMSettings, common: dict[str, Any], run_value: str | None) -> BaseChatModel:
     from langchain_openai import AzureChatOpenAI
 
     # on Azure the deployment fixes the model, so per-role settings name deployments
@@ -169,9 +161,7 @@ def _azure_model(
         extra["api_key"] = llm.api_key.get_secret_value()  # else AZURE_OPENAI_API_KEY
     if llm.api_version:
         extra["api_version"] = llm.api_version  # else OPENAI_API_VERSION
-    return AzureChatOpenAI(
-        azure_endpoint=llm.azure_endpoint, azure_deployment=deployment, **extra, **common
-    )
+    return AzureChatOpenAI(azure_endpoint=llm.azure_endpoint, azure_deployment=deployment, **extra, **common)
 
 
 def _local_model(settings: Settings, common: dict[str, Any]) -> BaseChatModel:
@@ -184,8 +174,11 @@ def _local_model(settings: Settings, common: dict[str, Any]) -> BaseChatModel:
     common["timeout"] = settings.llm.local_timeout_s  # a CPU model: minutes, not seconds
     common["metadata"][_METADATA_LEAN] = settings.llm.local_text_chars
     return ChatOpenAI(
-        model=LOCAL_MODEL_NAME, base_url=server.base_url, api_key=server.api_key,
-        max_tokens=settings.llm.local_max_tokens, **common
+        model=LOCAL_MODEL_NAME,
+        base_url=server.base_url,
+        api_key=server.api_key,
+        max_tokens=settings.llm.local_max_tokens,
+        **common,
     )
 
 
@@ -433,13 +426,19 @@ def structured_call(
         ]
     result = StructuredResult(schema_name=schema.__name__, value=value, attempts=tuple(attempts))
     if not result.ok:  # a call not sent repeats an endpoint failure already logged
-        log.log(logging.INFO if result.error_kind == "not_sent" else logging.WARNING,
-                "%s failed after %d call(s): %s", schema.__name__, result.calls, result.error)
+        log.log(
+            logging.INFO if result.error_kind == "not_sent" else logging.WARNING,
+            "%s failed after %d call(s): %s",
+            schema.__name__,
+            result.calls,
+            result.error,
+        )
     return result
 
 
-def token_call(model: BaseChatModel, system: str, user: str, *, top_logprobs: int,
-               max_tokens: int = 1) -> StructuredResult[Any]:
+def token_call(
+    model: BaseChatModel, system: str, user: str, *, top_logprobs: int, max_tokens: int = 1
+) -> StructuredResult[Any]:
     """The reply's first `max_tokens` tokens with each one's top `top_logprobs` alternatives
     (`result.logprobs`; `result.value` the text), for the calls that read the model's next token
     (option scoring, the support judge). No schema and no repair turn, but the same record as
@@ -453,7 +452,7 @@ def token_call(model: BaseChatModel, system: str, user: str, *, top_logprobs: in
     started = time.perf_counter()
     try:
         reply = bound.invoke([SystemMessage(content=system), HumanMessage(content=user)])
-    except Exception as exc:  # noqa: BLE001 - sorted by _failure: transport vs. configuration vs. bugs
+    except Exception as exc:
         attempt = _failure(exc, time.perf_counter() - started, truncated=False)
         if health is not None:
             health.record(attempt)
@@ -497,7 +496,7 @@ def _attempt(runnable: Any, messages: list[BaseMessage], schema: type[T]) -> tup
     started = time.perf_counter()
     try:
         out = runnable.invoke(messages)
-    except Exception as exc:  # noqa: BLE001 - sorted by _failure: output problems vs. transport vs. bugs
+    except Exception as exc:
         return None, _failure(exc, time.perf_counter() - started)
     elapsed = time.perf_counter() - started
     raw_message = out["raw"] if isinstance(out, dict) else out

@@ -15,24 +15,26 @@ from agent import prompts
 from agent.api import make_run_context
 from agent.schemas import Verification, decomposition_model, reading_model
 from agent.state import Reading, State
-from tools.sentences import sentence_ids
+from tools.retrieval.sentences import sentence_ids
 
 NODES = ("system", "decompose", "verify", "read_paper", "synthesize", "repair")
 
 
 def _state_after_retrieval(question: str, ctx) -> tuple[State, Any]:
     from agent.resources import index_for
-    from tools.pipeline import run_retrieval
+    from tools.retrieval.pipeline import run_retrieval
 
     idx = index_for(ctx)
     run = run_retrieval(idx, question, idx.settings)
-    state = State(question=question, subqueries=[question], pool=run.pool, candidates=run.fused,
-                  answer_types=["freeform"])
+    state = State(
+        question=question, subqueries=[question], pool=run.pool, candidates=run.fused, answer_types=["freeform"]
+    )
     return state, idx
 
 
-def render_prompt(question: str, node: str, preset: str | None = None, index: str | None = None,
-                  corpora: list[str] | None = None) -> str:
+def render_prompt(
+    question: str, node: str, preset: str | None = None, index: str | None = None, corpora: list[str] | None = None
+) -> str:
     from agent.models import build_messages
     from agent.settings import default_settings
 
@@ -49,8 +51,10 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
     if node == "decompose":
         from agent.nodes.decompose import decompose_prompt
 
-        schema, user = decomposition_model(ctx.subqueries_per_round), decompose_prompt({"question": question},
-                                                                                     ctx.subqueries_per_round)
+        schema, user = (
+            decomposition_model(ctx.subqueries_per_round),
+            decompose_prompt({"question": question}, ctx.subqueries_per_round),
+        )
     else:
         state, idx = _state_after_retrieval(question, ctx)
         if node == "verify":
@@ -67,10 +71,15 @@ def render_prompt(question: str, node: str, preset: str | None = None, index: st
             from agent.answer.selection import evidence_sentences
             from agent.nodes.synthesize import synthesis_schema, synthesize_prompt
 
-            readings: list[Reading] = [{"paper_id": pid, "relevant": True,
-                         "evidence_chunk_ids": [idx.title_abstract(pid).chunk_id]} for pid in state["candidates"][:3]]
+            readings: list[Reading] = [
+                {"paper_id": pid, "relevant": True, "evidence_chunk_ids": [idx.title_abstract(pid).chunk_id]}
+                for pid in state["candidates"][:3]
+            ]
             state = State(**{**state, "readings": readings})
             shown = evidence_sentences(state, idx, ctx)
             schema, user = synthesis_schema(state, ctx, shown), synthesize_prompt(state, runtime, shown)
     messages = build_messages(schema, prompts.render("system"), user, method=method)
-    return "\n\n".join(f"=== {m.type} ===\n{m.content}" for m in messages) + f"\n\n=== output schema ===\n{schema.__name__}"
+    return (
+        "\n\n".join(f"=== {m.type} ===\n{m.content}" for m in messages)
+        + f"\n\n=== output schema ===\n{schema.__name__}"
+    )

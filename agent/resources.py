@@ -57,7 +57,7 @@ _rerankers: dict[tuple, Any] = {}
 
 def index_for(context):
     """The index this run searches: the context's corpora (one: its Index; several: a
-    tools.multi.MultiIndex with namespaced ids), else its index, else LITLOOP_INDEX, else the
+    tools.index.multi.MultiIndex with namespaced ids), else its index, else LITLOOP_INDEX, else the
     demo index."""
     from tools.index import open_index
 
@@ -101,7 +101,7 @@ def reranker_for(context):
     key = (cfg.model_dump_json(), settings.device)
     with _lock:
         if key not in _rerankers:
-            from tools.rerank import build_reranker
+            from tools.models.rerank import build_reranker
 
             _rerankers[key] = build_reranker(cfg, settings.device)
         return _rerankers[key]

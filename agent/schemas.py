@@ -23,10 +23,15 @@ def decomposition_model(max_subqueries: int) -> type[Decomposition]:
     subquery), so a grammar-constrained model cannot repeat a list until its token cap. The
     bounds are schema hints, not validation: an endpoint that writes more is cut, not refused."""
     return create_model(
-        "Decomposition", __base__=Decomposition,
-        subqueries=(list[Annotated[str, Field(json_schema_extra={"maxLength": SUBQUERY_CHARS})]],  # type: ignore[maybe-unrecognized-str-typeform]  # a field type pydantic reads at run time
-                    Field(description=Decomposition.model_fields["subqueries"].description,
-                          json_schema_extra={"maxItems": max(1, max_subqueries)})),
+        "Decomposition",
+        __base__=Decomposition,
+        subqueries=(
+            list[Annotated[str, Field(json_schema_extra={"maxLength": SUBQUERY_CHARS})]],  # type: ignore[maybe-unrecognized-str-typeform]  # a field type pydantic reads at run time
+            Field(
+                description=Decomposition.model_fields["subqueries"].description,
+                json_schema_extra={"maxItems": max(1, max_subqueries)},
+            ),
+        ),
     )
 
 
@@ -35,9 +40,7 @@ class Verification(BaseModel):
         description="Ids (as listed) of the papers whose chunks hold evidence for the question."
     )
     sufficient: bool = Field(description="True when the listed evidence answers every part of the question.")
-    missing: str = Field(
-        default="", description="What information is still missing (empty when sufficient)."
-    )
+    missing: str = Field(default="", description="What information is still missing (empty when sufficient).")
 
 
 class PaperReading(BaseModel):
@@ -49,8 +52,11 @@ class PaperReading(BaseModel):
         description="Ids (S1, S2, ...) of the sentences that state what answers the question; empty when none does.",
     )
     relevant: bool = Field(description="Does this paper answer the question, or part of it?")
-    finding: str = Field(default="", description="One sentence: what the selected sentences say that answers "
-                         "the question, with numbers and names exactly as written there.")
+    finding: str = Field(
+        default="",
+        description="One sentence: what the selected sentences say that answers "
+        "the question, with numbers and names exactly as written there.",
+    )
 
 
 def _ids(ids: Sequence[str]) -> Any:
@@ -65,16 +71,23 @@ def reading_model(ids: Sequence[str], max_sentences: int) -> type[PaperReading]:
     `sentences` is required, so a grammar writes it before `relevant` (llama.cpp orders required
     properties first): the evidence is chosen before the verdict."""
     return create_model(
-        "PaperReading", __base__=PaperReading,
-        sentences=(list[_ids(ids)],  # type: ignore[misc, arg-type]  # the shown ids, a type built at run time
-                   Field(description=PaperReading.model_fields["sentences"].description,
-                         json_schema_extra={"maxItems": max(1, max_sentences)})),
+        "PaperReading",
+        __base__=PaperReading,
+        sentences=(
+            list[_ids(ids)],  # type: ignore[misc, arg-type]  # the shown ids, a type built at run time
+            Field(
+                description=PaperReading.model_fields["sentences"].description,
+                json_schema_extra={"maxItems": max(1, max_sentences)},
+            ),
+        ),
     )
 
 
 class Claim(BaseModel):
-    text: str = Field(description="One statement of the answer, with numbers, units and names exactly as the "
-                      "cited sentences give them; no citation markers.")
+    text: str = Field(
+        description="One statement of the answer, with numbers, units and names exactly as the "
+        "cited sentences give them; no citation markers."
+    )
     sentences: list[str] = Field(description="Ids of the sentences (S1, S2, ...) that state this claim.")
 
 
@@ -82,8 +95,9 @@ class Synthesis(BaseModel):
     """The answer as claims, each resting on shown sentence ids; the prose is rendered from
     them. `choice` and `table_rows` exist only in the schema of a question that asks for them."""
 
-    claims: list[Claim] = Field(default_factory=list, description="The answer, one claim per statement, "
-                                "in the order a reader should read them.")
+    claims: list[Claim] = Field(
+        default_factory=list, description="The answer, one claim per statement, in the order a reader should read them."
+    )
     choice: str = Field(default="", description="For multiple choice: the option label the claims support.")
     table_rows: list[dict[str, str]] = Field(
         default_factory=list, description="For table answers: one object per row with exactly the requested columns."
@@ -93,23 +107,37 @@ class Synthesis(BaseModel):
     )
 
 
-def synthesis_model(ids: Sequence[str], max_claims: int, options: Sequence[str] = (),
-                    table: bool = False) -> type[Synthesis]:
+def synthesis_model(
+    ids: Sequence[str], max_claims: int, options: Sequence[str] = (), table: bool = False
+) -> type[Synthesis]:
     """Synthesis for one question: claims cite the shown ids (1-3 each, at most `max_claims`
     claims); `choice` one of the option labels when there are options (required in the schema,
     so the model must choose); no `table_rows` unless a table is asked for."""
     claim = create_model(
-        "Claim", __base__=Claim,
-        sentences=(list[_ids(ids)], Field(description=Claim.model_fields["sentences"].description,  # type: ignore[misc, arg-type]  # as above
-                                          json_schema_extra={"minItems": 1, "maxItems": 3})),
+        "Claim",
+        __base__=Claim,
+        sentences=(  # type: ignore[arg-type]  # as above
+            list[_ids(ids)],  # type: ignore[misc]  # as above
+            Field(
+                description=Claim.model_fields["sentences"].description,
+                json_schema_extra={"minItems": 1, "maxItems": 3},
+            ),
+        ),
     )
     fields: dict[str, Any] = {  # claims required: a grammar writes them before the choice
-        "claims": (list[claim], Field(description=Synthesis.model_fields["claims"].description,
-                                      json_schema_extra={"maxItems": max(1, max_claims)})),
+        "claims": (
+            list[claim],
+            Field(
+                description=Synthesis.model_fields["claims"].description,
+                json_schema_extra={"maxItems": max(1, max_claims)},
+            ),
+        ),
     }
     if options:
-        fields["choice"] = (str, Field(description=Synthesis.model_fields["choice"].description,
-                                       json_schema_extra={"enum": list(options)}))
+        fields["choice"] = (
+            str,
+            Field(description=Synthesis.model_fields["choice"].description, json_schema_extra={"enum": list(options)}),
+        )
     else:  # no options: the model is not asked for a choice
         fields["choice"] = (SkipJsonSchema[str], Field(default=""))
     if not table:

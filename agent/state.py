@@ -16,7 +16,7 @@ from typing_extensions import (
 
 from agent.answer.types import Answer, SentenceRecord
 from tools.base import Hit
-from tools.fusion import (
+from tools.retrieval.fusion import (
     merge_pool,  # the pool's reducer: each chunk keeps its maximum score
 )
 

@@ -7,8 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 # chunk kind -> LitTraceQA evidence source type
-SOURCE_TYPE = {"table": "table", "figure": "figure", "equation": "equation_algorithm",
-               "text": "text_span", "title_abstract": "text_span"}
+SOURCE_TYPE = {
+    "table": "table",
+    "figure": "figure",
+    "equation": "equation_algorithm",
+    "text": "text_span",
+    "title_abstract": "text_span",
+}
 
 
 # ----------------------------------------------------------------------------- questions in
@@ -43,8 +48,12 @@ def question_table_schema(record: Mapping[str, Any]) -> list[dict[str, Any]] | N
 
 def ask_arguments(record: Mapping[str, Any]) -> dict[str, Any]:
     """`ask()` keyword arguments from a question record (LitTraceQA input or benchmark record)."""
-    return {"query_id": record["query_id"], "answer_types": list(record.get("answer_types") or ["freeform"]),
-            "options": question_options(record), "table_schema": question_table_schema(record)}
+    return {
+        "query_id": record["query_id"],
+        "answer_types": list(record.get("answer_types") or ["freeform"]),
+        "options": question_options(record),
+        "table_schema": question_table_schema(record),
+    }
 
 
 # ----------------------------------------------------------------------------- answers out
@@ -63,8 +72,11 @@ def evidence_locator(locator: dict[str, Any]) -> dict[str, Any]:
 def evidence_items(citation: dict[str, Any]) -> list[dict[str, Any]]:
     """A citation as LitTraceQA evidence: one item, or for a table one per cited row, its
     locator naming the row (its label) and the column of the cited value."""
-    base = {"paper_id": citation["paper_id"], "source_type": SOURCE_TYPE.get(citation["kind"], "text_span"),
-            "locator": evidence_locator(citation["locator"])}
+    base = {
+        "paper_id": citation["paper_id"],
+        "source_type": SOURCE_TYPE.get(citation["kind"], "text_span"),
+        "locator": evidence_locator(citation["locator"]),
+    }
     rows = [s for s in citation.get("sentences") or [] if "row" in s]
     if citation.get("kind") != "table" or not rows:
         return [base]
@@ -76,11 +88,17 @@ def attribution(answer: dict[str, Any]) -> dict[str, Any]:
     docs/attribution.md): its claims with the sentences they cite (chunk, offsets, text), the
     citations with their quotes and locators, the claims the support check dropped and why, and
     whether the answer fell back to quoting the papers."""
-    citations = [{k: c.get(k) for k in ("n", "chunk_id", "paper_id", "kind", "locator", "quote", "sentences")}
-                 for c in answer.get("citations", [])]
-    return {"claims": answer.get("claims", []), "citations": citations,
-            "rejected_claims": answer.get("rejected_claims", []), "fallback": answer.get("fallback", ""),
-            "insufficient_evidence": bool(answer.get("insufficient_evidence"))}
+    citations = [
+        {k: c.get(k) for k in ("n", "chunk_id", "paper_id", "kind", "locator", "quote", "sentences")}
+        for c in answer.get("citations", [])
+    ]
+    return {
+        "claims": answer.get("claims", []),
+        "citations": citations,
+        "rejected_claims": answer.get("rejected_claims", []),
+        "fallback": answer.get("fallback", ""),
+        "insufficient_evidence": bool(answer.get("insufficient_evidence")),
+    }
 
 
 def submission_record(query_id: str, answer: dict[str, Any], answer_types: list[str] | None) -> dict[str, Any]:
@@ -93,5 +111,9 @@ def submission_record(query_id: str, answer: dict[str, Any], answer_types: list[
     if "table" in types:
         ans["table"] = {"rows": answer.get("table_rows", [])}
     evidence = [item for c in answer.get("citations", []) for item in evidence_items(c)]
-    return {"query_id": query_id, "gold_papers": [{"paper_id": p} for p in answer.get("papers", [])],
-            "evidence": evidence, "answer": ans}
+    return {
+        "query_id": query_id,
+        "gold_papers": [{"paper_id": p} for p in answer.get("papers", [])],
+        "evidence": evidence,
+        "answer": ans,
+    }

@@ -43,18 +43,36 @@ def main(argv: list[str] | None = None) -> int:
     for q in DEMO_QUESTIONS[: args.limit]:
         r = ask(q, preset=args.preset, index=args.index)
         u = r["usage"]
-        rows.append({"question": q, "seconds": u["seconds_total"], "llm_calls": u.get("llm_calls", 0),
-                     "input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
-                     "citations": len(r["answer"].get("citations", [])), "errors": len(r["errors"]), "status": r["status"],
-                     "rounds": r["rounds"], "preset": r["preset"],
-                     "nodes": {k.removeprefix("seconds_"): v for k, v in u.items() if k.startswith("seconds_") and k != "seconds_total"}})
-        print(f"{rows[-1]['seconds']:6.1f} s  {rows[-1]['llm_calls']:3.0f} calls  "
-              f"{rows[-1]['citations']} cites  {q}", file=sys.stderr)
+        rows.append(
+            {
+                "question": q,
+                "seconds": u["seconds_total"],
+                "llm_calls": u.get("llm_calls", 0),
+                "input_tokens": u.get("input_tokens", 0),
+                "output_tokens": u.get("output_tokens", 0),
+                "citations": len(r["answer"].get("citations", [])),
+                "errors": len(r["errors"]),
+                "status": r["status"],
+                "rounds": r["rounds"],
+                "preset": r["preset"],
+                "nodes": {
+                    k.removeprefix("seconds_"): v
+                    for k, v in u.items()
+                    if k.startswith("seconds_") and k != "seconds_total"
+                },
+            }
+        )
+        print(
+            f"{rows[-1]['seconds']:6.1f} s  {rows[-1]['llm_calls']:3.0f} calls  {rows[-1]['citations']} cites  {q}",
+            file=sys.stderr,
+        )
     secs = [r["seconds"] for r in rows]
     nodes = sorted({k for r in rows for k in r["nodes"]})
     summary = {
-        "questions": len(rows), "preset": rows[0]["preset"] if rows else None,
-        "seconds_median": statistics.median(secs), "seconds_p95": percentile(secs, 95),
+        "questions": len(rows),
+        "preset": rows[0]["preset"] if rows else None,
+        "seconds_median": statistics.median(secs),
+        "seconds_p95": percentile(secs, 95),
         "llm_calls_mean": statistics.mean(r["llm_calls"] for r in rows),
         "input_tokens_mean": statistics.mean(r["input_tokens"] for r in rows),
         "output_tokens_mean": statistics.mean(r["output_tokens"] for r in rows),

@@ -1,4 +1,4 @@
-"""Benchmark the segmented BM25 of every index (tools.bm25_segments) against
+"""Benchmark the segmented BM25 of every index (tools.retrieval.bm25_segments) against
 rank_bm25.BM25Okapi on a synthetic chunk corpus.
 
     python -m bench.bm25 [--docs 200000] [--queries 50] [--vocab 50000] [--segments 4] [--seed 0]
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from tools.bm25_segments import Postings, SegmentedBM25, Stats
+from tools.retrieval.bm25_segments import Postings, SegmentedBM25, Stats
 
 ZIPF_EXPONENT = 1.07  # word frequencies in English text fall off roughly as 1/rank
 # Queries skip the most frequent ranks: the tokenizer drops stopwords, so real queries rarely
@@ -49,10 +49,7 @@ def synthetic_corpus(n_docs: int, n_terms: int, rng: np.random.Generator) -> lis
 
 def synthetic_queries(n_queries: int, n_terms: int, rng: np.random.Generator) -> list[list[str]]:
     p = zipf_probabilities(n_terms, skip=QUERY_SKIP_TOP_RANKS)
-    return [
-        [f"w{i}" for i in rng.choice(n_terms, size=int(rng.integers(3, 9)), p=p)]
-        for _ in range(n_queries)
-    ]
+    return [[f"w{i}" for i in rng.choice(n_terms, size=int(rng.integers(3, 9)), p=p)] for _ in range(n_queries)]
 
 
 def reference_top(scores: np.ndarray, k: int) -> list[int]:
@@ -66,7 +63,7 @@ def reference_top(scores: np.ndarray, k: int) -> list[int]:
 def segmented(docs: list[list[str]], n_segments: int) -> SegmentedBM25:
     """BM25 over `docs` cut into `n_segments` segments, with rank_bm25's default parameters."""
     size = -(-len(docs) // max(1, n_segments))
-    postings = [Postings.build(docs[a:a + size]) for a in range(0, len(docs), size)] or [Postings.build([])]
+    postings = [Postings.build(docs[a : a + size]) for a in range(0, len(docs), size)] or [Postings.build([])]
     stats = Stats.empty()
     for p in postings:
         stats = stats.add(p)
@@ -128,8 +125,10 @@ def main(argv: list[str] | None = None) -> int:
             mismatches += 1
 
     n = len(queries)
-    postings_mb = sum(p.terms.nbytes + p.indptr.nbytes + p.rows.nbytes + p.tf.nbytes + p.doc_len.nbytes
-                      for p in ours.segments) / 1e6
+    postings_mb = (
+        sum(p.terms.nbytes + p.indptr.nbytes + p.rows.nbytes + p.tf.nbytes + p.doc_len.nbytes for p in ours.segments)
+        / 1e6
+    )
     n_postings = sum(len(p.rows) for p in ours.segments)
     rows = [
         ("build (s)", fit_theirs, fit_ours, ""),
@@ -141,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     for label, ref_v, ours_v, note in rows:
         print(f"{label:26}{ref_v:12.3f}{ours_v:12.3f}{ref_v / ours_v:9.1f}x  {note}")
     print()
-    print(f"segmented BM25: {len(ours.segments)} segments, {ours.vocab_size:,} terms, {n_postings:,} postings "
-          f"in {postings_mb:.0f} MB")
+    print(
+        f"segmented BM25: {len(ours.segments)} segments, {ours.vocab_size:,} terms, {n_postings:,} postings "
+        f"in {postings_mb:.0f} MB"
+    )
     print(f"peak RSS of this process (both indexes + corpus): {peak_rss_gb():.2f} GB")
     print(f"max relative score difference vs rank_bm25: {max_rel:.3g}")
     print(f"top-10 equal to rank_bm25's: {n - mismatches}/{n} queries")

@@ -31,8 +31,8 @@ import random
 import statistics
 import time
 from collections import defaultdict
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +46,7 @@ RECALL_KS = (1, 5, 10, 20, 50)
 
 def load(backend: str):
     """An embedder of the bundled model for `backend` (`torch-mp2`: torch over a 2-process pool)."""
-    from tools.embed import get_embedder
+    from tools.models.embed import get_embedder
     from tools.settings import tool_settings
 
     s = tool_settings()
@@ -71,8 +71,12 @@ class _PoolEmbedder:
             os.environ.pop("OMP_NUM_THREADS") if old is None else os.environ.update(OMP_NUM_THREADS=old)
 
     def encode(self, texts):
-        return np.asarray(self._emb._model.encode(list(texts), pool=self._pool, batch_size=self._emb.batch_size,
-                                                  normalize_embeddings=True), dtype=np.float32)
+        return np.asarray(
+            self._emb._model.encode(
+                list(texts), pool=self._pool, batch_size=self._emb.batch_size, normalize_embeddings=True
+            ),
+            dtype=np.float32,
+        )
 
     def close(self):
         self._emb._model.stop_multi_process_pool(self._pool)
@@ -83,7 +87,7 @@ class _PoolEmbedder:
 
 def demo_windows() -> tuple[list[str], str]:
     """The demo index's dense windows (their texts) and where they came from."""
-    from tools.dense import windows_for
+    from tools.retrieval.dense import windows_for
     from tools.settings import tool_settings
 
     s = tool_settings()
@@ -98,8 +102,12 @@ def demo_windows() -> tuple[list[str], str]:
         from tools.ingest.chunker import chunk_document
         from tools.ingest.jsonl import parse_records
 
-        rows = [c.to_dict() for d in parse_records(DEMO_DATA / "citeseer.jsonl")
-                if not isinstance(d, IngestError) for c in chunk_document(d)]
+        rows = [
+            c.to_dict()
+            for d in parse_records(DEMO_DATA / "citeseer.jsonl")
+            if not isinstance(d, IngestError)
+            for c in chunk_document(d)
+        ]
         where = "the demo corpus's CiteSeer records, chunked"
     todo = [(r["chunk_id"], r["paper_id"], r["text"]) for r in rows]
     return [w.text for w in windows_for(todo, s.embedder.window_chars)], where
@@ -118,7 +126,7 @@ def speed(backends: list[str], n: int, trials: int, seed: int = 0) -> dict:
     vectors: dict[str, list[np.ndarray]] = defaultdict(list)
     for t, rows in enumerate(slices):
         chunk = [sample[i] for i in rows]
-        order = backends[t % len(backends):] + backends[:t % len(backends)]  # rotate who goes first
+        order = backends[t % len(backends) :] + backends[: t % len(backends)]  # rotate who goes first
         for b in order:
             start = time.perf_counter()
             vec = models[b].encode(chunk)
@@ -126,14 +134,21 @@ def speed(backends: list[str], n: int, trials: int, seed: int = 0) -> dict:
             seconds[b] += took
             per_trial[b].append(len(chunk) / took)
             vectors[b].append(vec)
-            print(f"trial {t + 1}/{trials} {b:10s} {len(chunk) / took:6.1f} windows/s "
-                  f"(load {os.getloadavg()[0]:.2f})", flush=True)
+            print(
+                f"trial {t + 1}/{trials} {b:10s} {len(chunk) / took:6.1f} windows/s (load {os.getloadavg()[0]:.2f})",
+                flush=True,
+            )
         loads.append(os.getloadavg())
     for m in models.values():
         getattr(m, "close", lambda: None)()
     base = backends[0]
-    out: dict[str, Any] = {"windows": len(sample), "trials": trials, "source": where, "load_avg_1_5_15": loads,
-                           "backends": {}}
+    out: dict[str, Any] = {
+        "windows": len(sample),
+        "trials": trials,
+        "source": where,
+        "load_avg_1_5_15": loads,
+        "backends": {},
+    }
     ref = np.vstack(vectors[base])
     for b in backends:
         ratios = [x / y for x, y in zip(per_trial[b], per_trial[base], strict=True)]
@@ -143,8 +158,11 @@ def speed(backends: list[str], n: int, trials: int, seed: int = 0) -> dict:
             "per_trial": per_trial[b],
             f"ratio_to_{base}_median": statistics.median(ratios),
             f"ratio_to_{base}_per_trial": ratios,
-            f"cosine_to_{base}": {"min": float(cos.min()), "p1": float(np.percentile(cos, 1)),
-                                  "mean": float(cos.mean())},
+            f"cosine_to_{base}": {
+                "min": float(cos.min()),
+                "p1": float(np.percentile(cos, 1)),
+                "mean": float(cos.mean()),
+            },
         }
     return out
 
@@ -155,9 +173,9 @@ def speed(backends: list[str], n: int, trials: int, seed: int = 0) -> dict:
 def corpus(name: str, papers: int | None, seed: int = 0):
     """(questions, windows as (chunk_id, paper_id, text)) of a shared benchmark."""
     from tools.base import IngestError
-    from tools.dense import windows_for
     from tools.ingest.chunker import chunk_document
     from tools.ingest.jsonl import parse_records
+    from tools.retrieval.dense import windows_for
     from tools.settings import tool_settings
 
     folder = BENCHMARKS[name]
@@ -180,8 +198,9 @@ def corpus(name: str, papers: int | None, seed: int = 0):
     return questions, windows_for(chunks, tool_settings().embedder.window_chars)
 
 
-def dense_papers(qvec: np.ndarray, wvec: np.ndarray, win_chunk: np.ndarray, chunk_paper: list[str],
-                 k: int) -> list[list[str]]:
+def dense_papers(
+    qvec: np.ndarray, wvec: np.ndarray, win_chunk: np.ndarray, chunk_paper: list[str], k: int
+) -> list[list[str]]:
     """Per question, papers ranked by their best chunk among the top-k chunks (a chunk's score
     is its best window's cosine)."""
     scores = qvec @ wvec.T  # questions x windows
@@ -220,10 +239,18 @@ def recall(names: list[str], papers: int | None, backends=("torch", "onnx-int8")
             took[b] = time.perf_counter() - start
             qv[b] = m.encode(qtexts)
             print(f"{name}: {len(texts)} windows embedded by {b} in {took[b]:.0f} s", flush=True)
-        variants = {"torch/torch": ("torch", "torch"), "int8/int8": ("onnx-int8", "onnx-int8"),
-                    "torch index, int8 queries": ("torch", "onnx-int8")}
-        res: dict[str, Any] = {"questions": len(questions), "papers": len(set(chunk_paper)), "windows": len(texts),
-               "embed_seconds": took, "variants": {}}
+        variants = {
+            "torch/torch": ("torch", "torch"),
+            "int8/int8": ("onnx-int8", "onnx-int8"),
+            "torch index, int8 queries": ("torch", "onnx-int8"),
+        }
+        res: dict[str, Any] = {
+            "questions": len(questions),
+            "papers": len(set(chunk_paper)),
+            "windows": len(texts),
+            "embed_seconds": took,
+            "variants": {},
+        }
         for label, (ib, qb) in variants.items():
             ranked = dense_papers(qv[qb], wv[ib], win_chunk, chunk_paper, k_chunks)
             cand = [{"candidate_papers": [{"paper_id": p} for p in r]} for r in ranked]
@@ -239,13 +266,17 @@ def recall(names: list[str], papers: int | None, backends=("torch", "onnx-int8")
 
 
 def _print_speed(r: dict) -> None:
-    print(f"\n{r['windows']} windows from {r['source']}, {r['trials']} interleaved trials; "
-          f"load average (1, 5, 15 min) before {r['load_avg_1_5_15'][0]}, after {r['load_avg_1_5_15'][-1]}")
+    print(
+        f"\n{r['windows']} windows from {r['source']}, {r['trials']} interleaved trials; "
+        f"load average (1, 5, 15 min) before {r['load_avg_1_5_15'][0]}, after {r['load_avg_1_5_15'][-1]}"
+    )
     for b, v in r["backends"].items():
         ratio = next(x for key, x in v.items() if key.endswith("_median"))
         cos = next(x for key, x in v.items() if key.startswith("cosine"))
-        print(f"  {b:10s} {v['windows_per_s']:6.1f} windows/s  median ratio {ratio:4.2f}  "
-              f"cosine min {cos['min']:.4f} mean {cos['mean']:.4f}")
+        print(
+            f"  {b:10s} {v['windows_per_s']:6.1f} windows/s  median ratio {ratio:4.2f}  "
+            f"cosine min {cos['min']:.4f} mean {cos['mean']:.4f}"
+        )
 
 
 def _print_recall(r: dict) -> None:
@@ -269,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in (sp, rp):
         p.add_argument("--out", type=Path, default=None, help="folder for the JSON result")
     a = ap.parse_args(argv)
-    from tools.embed import offline
+    from tools.models.embed import offline
 
     offline()
     if a.what == "speed":

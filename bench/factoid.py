@@ -100,8 +100,7 @@ def score_answer(item: Mapping[str, Any], answer: Mapping[str, Any]) -> dict[str
     """One question's scores: `answer` is the answer record (`ask(...)["answer"]`), with `text`
     and `citations` (each with `paper_id` and a `locator` dict holding `page`)."""
     citations = [c for c in (answer.get("citations") or []) if isinstance(c, Mapping)]
-    gold_pages = sorted({p for c in citations if c.get("paper_id") == item["paper_id"]
-                         for p in _cited_pages(c)})
+    gold_pages = sorted({p for c in citations if c.get("paper_id") == item["paper_id"] for p in _cited_pages(c)})
     matched = matched_answer(answer.get("text") or "", item["answer_contains"])
     return {
         "correct": matched is not None,
@@ -136,9 +135,15 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "llm_calls_mean": statistics.mean(calls) if calls else None,
         **faithfulness(rows),
         "status": dict(Counter(str(r.get("status")) for r in rows if r.get("status") is not None)),
-        "by_paper": {p: {"questions": len(rs), "correct": _share(rs, "correct"),
-                         "paper_cited": _share(rs, "paper_cited"), "page_cited": _share(rs, "page_cited")}
-                     for p, rs in sorted(papers.items())},
+        "by_paper": {
+            p: {
+                "questions": len(rs),
+                "correct": _share(rs, "correct"),
+                "paper_cited": _share(rs, "paper_cited"),
+                "page_cited": _share(rs, "page_cited"),
+            }
+            for p, rs in sorted(papers.items())
+        },
     }
 
 
@@ -150,11 +155,14 @@ def faithfulness(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
     claims = [c for r in rows for c in r.get("claims") or []]
     ok = [check_claim(c["text"], c["sentences"], c.get("titles", [])) is None for c in claims]
-    return {"claims_per_answer": len(claims) / len(rows) if rows else None,
-            "claims_supported": sum(ok) / len(ok) if ok else None,
-            "rejected_claims_per_answer": (sum(len(r.get("rejected_claims") or []) for r in rows) / len(rows)
-                                           if rows else None),
-            "extractive": _share([{"x": r.get("fallback") == "extractive"} for r in rows], "x")}
+    return {
+        "claims_per_answer": len(claims) / len(rows) if rows else None,
+        "claims_supported": sum(ok) / len(ok) if ok else None,
+        "rejected_claims_per_answer": (
+            sum(len(r.get("rejected_claims") or []) for r in rows) / len(rows) if rows else None
+        ),
+        "extractive": _share([{"x": r.get("fallback") == "extractive"} for r in rows], "x"),
+    }
 
 
 def load_items(path: Path = DATA) -> list[dict[str, Any]]:
@@ -192,8 +200,10 @@ def check_dataset(idx, items: Sequence[Mapping[str, Any]]) -> list[str]:
             problems.append(f"{name}: paper {it['paper_id']} is not in the index")
             continue
         evidence = _flat(it["evidence"])
-        pages = sorted({evidence_page(c, it["evidence"]) for c in by_paper.get(it["paper_id"], [])
-                        if evidence in _flat(c.text)}, key=lambda p: (p is None, p))
+        pages = sorted(
+            {evidence_page(c, it["evidence"]) for c in by_paper.get(it["paper_id"], []) if evidence in _flat(c.text)},
+            key=lambda p: (p is None, p),
+        )
         if it["page"] not in pages:
             where = f"found on page(s) {pages}" if pages else "not found in any chunk of the paper"
             problems.append(f"{name}: evidence not on page {it['page']} ({where})")
@@ -216,19 +226,38 @@ def run_question(item: Mapping[str, Any], preset: str | None, index: str) -> dic
     r = ask(item["question"], preset=preset, index=index)
     u = r["usage"]
     answer = r["answer"]
-    return {"id": item["id"], "question": item["question"], "paper_id": item["paper_id"], "page": item["page"],
-            **score_answer(item, answer),
-            "seconds": u["seconds_total"], "llm_calls": u.get("llm_calls", 0),
-            "input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
-            "status": r["status"], "preset": r["preset"], "rounds": r["rounds"], "errors": len(r["errors"]),
-            "answer": answer.get("text", ""),
-            "citations": [{"paper_id": c.get("paper_id"), "page": _page(c.get("locator")), "chunk_id": c.get("chunk_id")}
-                          for c in answer.get("citations", [])],
-            "claims": [{"text": c["text"], "sentences": [s["text"] for s in c["sentences"]],
-                        "titles": list(dict.fromkeys(t["title"] for t in answer.get("citations", [])
-                                                     if t["n"] in c["citations"]))}
-                       for c in answer.get("claims", [])],
-            "rejected_claims": answer.get("rejected_claims", []), "fallback": answer.get("fallback", "")}
+    return {
+        "id": item["id"],
+        "question": item["question"],
+        "paper_id": item["paper_id"],
+        "page": item["page"],
+        **score_answer(item, answer),
+        "seconds": u["seconds_total"],
+        "llm_calls": u.get("llm_calls", 0),
+        "input_tokens": u.get("input_tokens", 0),
+        "output_tokens": u.get("output_tokens", 0),
+        "status": r["status"],
+        "preset": r["preset"],
+        "rounds": r["rounds"],
+        "errors": len(r["errors"]),
+        "answer": answer.get("text", ""),
+        "citations": [
+            {"paper_id": c.get("paper_id"), "page": _page(c.get("locator")), "chunk_id": c.get("chunk_id")}
+            for c in answer.get("citations", [])
+        ],
+        "claims": [
+            {
+                "text": c["text"],
+                "sentences": [s["text"] for s in c["sentences"]],
+                "titles": list(
+                    dict.fromkeys(t["title"] for t in answer.get("citations", []) if t["n"] in c["citations"])
+                ),
+            }
+            for c in answer.get("claims", [])
+        ],
+        "rejected_claims": answer.get("rejected_claims", []),
+        "fallback": answer.get("fallback", ""),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,8 +291,11 @@ def main(argv: list[str] | None = None) -> int:
             if out:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
-            print(f"{row['seconds']:6.1f} s  {row['llm_calls']:3.0f} calls  correct={row['correct']!s:5}  "
-                  f"paper={row['paper_cited']!s:5}  page={row['page_cited']!s:5}  {item['id']}", file=sys.stderr)
+            print(
+                f"{row['seconds']:6.1f} s  {row['llm_calls']:3.0f} calls  correct={row['correct']!s:5}  "
+                f"paper={row['paper_cited']!s:5}  page={row['page_cited']!s:5}  {item['id']}",
+                file=sys.stderr,
+            )
     finally:
         if out:
             out.close()

@@ -24,8 +24,14 @@ log = logging.getLogger("gpu_check_rerank")
 
 # A tiny config: two layers keep the build and the test fast; the code path is the same at 8B.
 TINY_LM_CONFIG: dict[str, Any] = dict(
-    hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-    num_key_value_heads=2, head_dim=16, max_position_embeddings=4096, tie_word_embeddings=True,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    max_position_embeddings=4096,
+    tie_word_embeddings=True,
 )
 CHATML_JINJA = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -87,7 +93,7 @@ def sample_passages(n: int) -> list[str]:
 
 
 def time_backend(settings: Any, device: str, texts: list[str], query: str) -> dict[str, Any]:
-    from tools.rerank import build_reranker
+    from tools.models.rerank import build_reranker
 
     started = time.perf_counter()
     reranker = build_reranker(settings, device=device)
@@ -97,15 +103,18 @@ def time_backend(settings: Any, device: str, texts: list[str], query: str) -> di
     scores = reranker.score(query, texts)
     seconds = time.perf_counter() - started
     return {
-        "name": reranker.name, "device": getattr(reranker, "device", "?"),
-        "dtype": getattr(reranker, "dtype", "?"), "load_s": round(load_s, 2),
-        "chunks_per_s": round(len(texts) / seconds, 1), "scores": scores,
+        "name": reranker.name,
+        "device": getattr(reranker, "device", "?"),
+        "dtype": getattr(reranker, "dtype", "?"),
+        "load_s": round(load_s, 2),
+        "chunks_per_s": round(len(texts) / seconds, 1),
+        "scores": scores,
     }
 
 
 def fp16_agreement(settings: Any, texts: list[str], query: str, on_gpu: list[float]) -> float:
     """Largest score difference between fp16 on the GPU and fp32 on the CPU (same texts)."""
-    from tools.rerank import build_reranker
+    from tools.models.rerank import build_reranker
 
     on_cpu = build_reranker(settings, device="cpu").score(query, texts)
     return max(abs(a - b) for a, b in zip(on_gpu, on_cpu))
@@ -120,22 +129,34 @@ def main(argv: list[str] | None = None) -> int:
 
     from tools.settings import RerankSettings
 
-    log.info("torch %s, cuda available: %s%s", torch.__version__, torch.cuda.is_available(),
-             f" ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else "")
+    log.info(
+        "torch %s, cuda available: %s%s",
+        torch.__version__,
+        torch.cuda.is_available(),
+        f" ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else "",
+    )
     texts, query = sample_passages(args.n), "What does a CRF model?"
     with tempfile.TemporaryDirectory() as tmp:
         ce_dir = args.cross_encoder or str(build_tiny_cross_encoder(Path(tmp) / "ce"))
         lm_dir = args.llm or str(build_tiny_causal_lm(Path(tmp) / "lm"))
         checks = {
             "cross-encoder": RerankSettings(backend="cross-encoder", model=ce_dir, batch_size=args.batch_size),
-            "llm/transformers": RerankSettings(backend="llm", model=lm_dir, llm_runtime="transformers",
-                                               batch_size=args.batch_size),
+            "llm/transformers": RerankSettings(
+                backend="llm", model=lm_dir, llm_runtime="transformers", batch_size=args.batch_size
+            ),
         }
         for label, settings in checks.items():
             result = time_backend(settings, args.device, texts, query)
-            log.info("%-17s device=%s dtype=%s load=%.2fs throughput=%.1f chunks/s (batch %d, %d chunks)",
-                     label, result["device"], result["dtype"], result["load_s"], result["chunks_per_s"],
-                     args.batch_size, len(texts))
+            log.info(
+                "%-17s device=%s dtype=%s load=%.2fs throughput=%.1f chunks/s (batch %d, %d chunks)",
+                label,
+                result["device"],
+                result["dtype"],
+                result["load_s"],
+                result["chunks_per_s"],
+                args.batch_size,
+                len(texts),
+            )
             if str(result["device"]).startswith("cuda"):
                 diff = fp16_agreement(settings, texts[:64], query, result["scores"][:64])
                 log.info("%-17s fp16 (GPU) vs fp32 (CPU): max score difference %.2e", label, diff)

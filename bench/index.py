@@ -21,7 +21,7 @@ from agent.settings import get_settings
 from evals.answers import percentile
 from tools.corpora.demo import demo_inputs
 from tools.index import build_index, open_index
-from tools.search import RETRIEVERS, search
+from tools.retrieval.search import RETRIEVERS, search
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,9 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     report = build_index(demo_inputs(), root, settings, rebuild=True)
     build_s = time.perf_counter() - t
     build = {
-        "papers": report.papers_added, "chunks": report.chunks_added, "windows": report.windows_embedded,
-        "seconds": round(build_s, 1), "papers_per_s": round(report.papers_added / build_s, 2),
-        "chunks_per_s": round(report.chunks_added / build_s, 2), "stage_seconds": report.to_dict()["seconds"],
+        "papers": report.papers_added,
+        "chunks": report.chunks_added,
+        "windows": report.windows_embedded,
+        "seconds": round(build_s, 1),
+        "papers_per_s": round(report.papers_added / build_s, 2),
+        "chunks_per_s": round(report.chunks_added / build_s, 2),
+        "stage_seconds": report.to_dict()["seconds"],
     }
     idx = open_index(root, settings)
     rng = random.Random(0)

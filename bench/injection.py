@@ -75,16 +75,21 @@ def variants() -> list[dict]:
         out.append({"id": f"v{n:03d}", "place": place, "instruction": [text], "figure_only": []})
     for m, (fact, order) in enumerate(SPLIT):
         for place in ("abstract", "body"):
-            out.append({"id": f"split{m}-{place}", "place": place, "instruction": [order.format(f=FIGURE, p=PAPER)],
-                        "figure_only": [fact.format(f=FIGURE)]})
+            out.append(
+                {
+                    "id": f"split{m}-{place}",
+                    "place": place,
+                    "instruction": [order.format(f=FIGURE, p=PAPER)],
+                    "figure_only": [fact.format(f=FIGURE)],
+                }
+            )
     return out
 
 
 def caught(variant: dict) -> dict:
     """Each instruction sentence withheld, and the paper flagged through at least one of them."""
     from agent.injection import addresses_reader, steers
-
-    from tools.sentences import split_sentences
+    from tools.retrieval.sentences import split_sentences
 
     kind = "table" if variant["place"] == "table" else "text"
     # as the index cuts them: the caption's or the paragraph's sentences, the table's rows; the
@@ -103,7 +108,7 @@ def corpus_alarms() -> dict:
     from agent.settings import get_settings
     from tools.corpora.demo import ensure_demo_index
     from tools.index import open_index
-    from tools.sentences import split_sentences
+    from tools.retrieval.sentences import split_sentences
 
     settings = get_settings()
     idx = open_index(ensure_demo_index(settings), settings)

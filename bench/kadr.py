@@ -20,10 +20,10 @@ from __future__ import annotations
 from agent.settings import Settings
 from bench import retrieval as bench_retrieval
 from evals.variants import VARIANTS as RETRIEVAL_VARIANTS
-from tools.fusion import round_robin
 from tools.index import Index
-from tools.kadr import candidates, papers_in_order
-from tools.retrieve import prf_query
+from tools.retrieval.fusion import round_robin
+from tools.retrieval.kadr import candidates, papers_in_order
+from tools.retrieval.retrieve import prf_query
 
 
 def _kadr(idx: Index, q: str, s: Settings, _r) -> list[str]:
@@ -47,8 +47,13 @@ VARIANTS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    return bench_retrieval.main(argv, variants=VARIANTS, default=["hybrid+prf", "A+B", "kadr", "interleave-prf"],
-                                stem="kadr_retrieval", doc=__doc__)
+    return bench_retrieval.main(
+        argv,
+        variants=VARIANTS,
+        default=["hybrid+prf", "A+B", "kadr", "interleave-prf"],
+        stem="kadr_retrieval",
+        doc=__doc__,
+    )
 
 
 if __name__ == "__main__":

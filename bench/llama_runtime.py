@@ -23,9 +23,11 @@ import uuid
 from pathlib import Path
 
 MODEL = Path("~/.local/share/litloop/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").expanduser()
-TEXT = ("SPECTER learns document-level representations of scientific papers by pretraining a "
-        "Transformer language model on a citation graph: a cited paper is the positive example and "
-        "an uncited paper the negative one, with a triplet margin loss. ")
+TEXT = (
+    "SPECTER learns document-level representations of scientific papers by pretraining a "
+    "Transformer language model on a citation graph: a cited paper is the positive example and "
+    "an uncited paper the negative one, with a triplet margin loss. "
+)
 
 
 def prompt(tokens: int) -> str:
@@ -61,11 +63,15 @@ def run_xllamacpp(model: Path, threads: int, trials: int, n_prompt: int, n_out: 
         headers = {"Authorization": f"Bearer {server.api_key}"}
         for _ in range(trials):
             text = prompt(n_prompt)
-            body = {"prompt": text, "max_tokens": n_out, "temperature": 0, "stream": True,
-                    "stream_options": {"include_usage": True}}
+            body = {
+                "prompt": text,
+                "max_tokens": n_out,
+                "temperature": 0,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            }
             t, first, made, n = time.perf_counter(), None, 0, 0
-            with httpx.stream("POST", f"{server.base_url}/completions", json=body, headers=headers,
-                              timeout=600) as r:
+            with httpx.stream("POST", f"{server.base_url}/completions", json=body, headers=headers, timeout=600) as r:
                 r.raise_for_status()
                 for line in r.iter_lines():
                     if not line.startswith("data: ") or line == "data: [DONE]":
@@ -81,8 +87,14 @@ def run_xllamacpp(model: Path, threads: int, trials: int, n_prompt: int, n_out: 
 
 
 def _rates(n_prompt: int, first: float, made: int, whole: float) -> dict:
-    return {"prompt_tokens": n_prompt, "output_tokens": made, "prompt_s": round(first, 3), "total_s": round(whole, 3),
-            "prompt_tps": n_prompt / first, "output_tps": (made - 1) / max(1e-9, whole - first)}
+    return {
+        "prompt_tokens": n_prompt,
+        "output_tokens": made,
+        "prompt_s": round(first, 3),
+        "total_s": round(whole, 3),
+        "prompt_tps": n_prompt / first,
+        "output_tps": (made - 1) / max(1e-9, whole - first),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,13 +107,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output-tokens", type=int, default=64)
     args = ap.parse_args(argv)
     if not args.model.is_file():
-        print(f"{args.model}: no such model file; run `litloop demo` once to assemble it, or give --model", file=sys.stderr)
+        print(
+            f"{args.model}: no such model file; run `litloop demo` once to assemble it, or give --model",
+            file=sys.stderr,
+        )
         return 2
     run = run_xllamacpp if args.backend == "xllamacpp" else run_llama_cpp_python
     rows = run(args.model, args.threads, args.trials, args.prompt_tokens, args.output_tokens)
-    print(json.dumps({"backend": args.backend, "threads": args.threads, "trials": rows,
-                      "prompt_tps_median": statistics.median(r["prompt_tps"] for r in rows),
-                      "output_tps_median": statistics.median(r["output_tps"] for r in rows)}, indent=2))
+    print(
+        json.dumps(
+            {
+                "backend": args.backend,
+                "threads": args.threads,
+                "trials": rows,
+                "prompt_tps_median": statistics.median(r["prompt_tps"] for r in rows),
+                "output_tps_median": statistics.median(r["output_tps"] for r in rows),
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

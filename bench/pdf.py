@@ -101,25 +101,33 @@ def _matched(side: list[Counter], other: list[Counter], threshold: float) -> lis
     for bag in side:
         n = sum(bag.values())
         # overlap <= min/max of the two sizes: skip pairs whose lengths alone rule a match out
-        out.append(n > 0 and any(
-            min(n, m) >= threshold * max(n, m) and overlap(bag, o) >= threshold
-            for o, m in zip(other, sizes)))
+        out.append(
+            n > 0
+            and any(min(n, m) >= threshold * max(n, m) and overlap(bag, o) >= threshold for o, m in zip(other, sizes))
+        )
     return out
 
 
-def paragraph_alignment(ours: Sequence[str], theirs: Sequence[str],
-                        threshold: float = MATCH_OVERLAP) -> dict[str, Any]:
+def paragraph_alignment(ours: Sequence[str], theirs: Sequence[str], threshold: float = MATCH_OVERLAP) -> dict[str, Any]:
     """Precision, recall and F1 of our paragraphs against a reference parse's paragraphs."""
     a = [Counter(tokens(p)) for p in ours]
     b = [Counter(tokens(p)) for p in theirs]
     hit_a, hit_b = _matched(a, b, threshold), _matched(b, a, threshold)
     precision, recall = _ratio(sum(hit_a), len(a)), _ratio(sum(hit_b), len(b))
-    return {"ours": len(a), "theirs": len(b), "matched_ours": sum(hit_a), "matched_theirs": sum(hit_b),
-            "precision": precision, "recall": recall, "f1": f1(precision, recall)}
+    return {
+        "ours": len(a),
+        "theirs": len(b),
+        "matched_ours": sum(hit_a),
+        "matched_theirs": sum(hit_b),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1(precision, recall),
+    }
 
 
-def merge_tolerant_alignment(ours: Sequence[str], theirs: Sequence[str], threshold: float = MATCH_OVERLAP,
-                             run: int = 3) -> dict[str, Any]:
+def merge_tolerant_alignment(
+    ours: Sequence[str], theirs: Sequence[str], threshold: float = MATCH_OVERLAP, run: int = 3
+) -> dict[str, Any]:
     """Like paragraph_alignment, but a paragraph also counts as matched when it overlaps a run of
     up to `run` consecutive paragraphs of the other side (one parse merged what the other split).
     A diagnostic beside the specified measure: it says how much of the disagreement is merging."""
@@ -130,7 +138,7 @@ def merge_tolerant_alignment(ours: Sequence[str], theirs: Sequence[str], thresho
         out = []
         for i in range(len(bags)):
             acc: Counter = Counter()
-            for bag in bags[i:i + run]:
+            for bag in bags[i : i + run]:
                 acc = acc + bag
                 out.append(acc)
         return out
@@ -153,10 +161,15 @@ def section_agreement(ours: Sequence[str], theirs: Sequence[str]) -> dict[str, A
     kb = {section_key(s) for s in theirs} - {""}
     common = ka & kb
     precision, recall = _ratio(len(common), len(ka)), _ratio(len(common), len(kb))
-    return {"ours": len(ka), "theirs": len(kb), "precision": precision, "recall": recall,
-            "f1": f1(precision, recall),
-            "unmatched_ours": [s for s in dict.fromkeys(ours) if section_key(s) and section_key(s) not in common],
-            "unmatched_theirs": [s for s in dict.fromkeys(theirs) if section_key(s) and section_key(s) not in common]}
+    return {
+        "ours": len(ka),
+        "theirs": len(kb),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1(precision, recall),
+        "unmatched_ours": [s for s in dict.fromkeys(ours) if section_key(s) and section_key(s) not in common],
+        "unmatched_theirs": [s for s in dict.fromkeys(theirs) if section_key(s) and section_key(s) not in common],
+    }
 
 
 def ends_sentence(text: str) -> bool:
@@ -185,14 +198,20 @@ def cut_stats(chunks: Iterable[Any]) -> dict[str, Any]:
     fragments = sorted((c for c in text if len(c.text) < FRAGMENT_CHARS), key=lambda c: len(c.text))
     cut = sorted((c for c in text if not ends_sentence(c.text)), key=lambda c: len(c.text))
     equations = [c for c in chunks if c.kind == "equation"]
-    return {"text_chunks": len(text), "fragments": len(fragments), "mid_sentence": len(cut),
-            "fragment_rate": _ratio(len(fragments), len(text)),
-            "mid_sentence_rate": _ratio(len(cut), len(text)),
-            "equation_chunks": len(equations),
-            "short_equation_chunks": sum(len(c.text) < SHORT_EQUATION_CHARS for c in equations),
-            "footnote_chunks": sum(bool(getattr(c.locator, "footnote", None)) for c in chunks),
-            "examples": {"fragments": [_example(c.text, c.locator.page) for c in fragments[:EXAMPLES]],
-                         "mid_sentence": [_example(c.text, c.locator.page) for c in cut[:EXAMPLES]]}}
+    return {
+        "text_chunks": len(text),
+        "fragments": len(fragments),
+        "mid_sentence": len(cut),
+        "fragment_rate": _ratio(len(fragments), len(text)),
+        "mid_sentence_rate": _ratio(len(cut), len(text)),
+        "equation_chunks": len(equations),
+        "short_equation_chunks": sum(len(c.text) < SHORT_EQUATION_CHARS for c in equations),
+        "footnote_chunks": sum(bool(getattr(c.locator, "footnote", None)) for c in chunks),
+        "examples": {
+            "fragments": [_example(c.text, c.locator.page) for c in fragments[:EXAMPLES]],
+            "mid_sentence": [_example(c.text, c.locator.page) for c in cut[:EXAMPLES]],
+        },
+    }
 
 
 def table_scores(expected: Sequence[Mapping[str, Any]], chunks_by_paper: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
@@ -211,16 +230,30 @@ def table_scores(expected: Sequence[Mapping[str, Any]], chunks_by_paper: Mapping
         got = (len(grid) if grid else table_rows(mine[0].text)) if mine else None
         checked = int(t.get("columns", 2)) > 1
         cells = [_cell_right(grid, cell) for cell in t.get("cells", [])] if checked else []
-        per_table.append({"paper": t["paper"], "label": t["label"], "page": t["page"],
-                          "found": bool(mine), "page_got": mine[0].locator.page if mine else None,
-                          "expected_rows": want, "got_rows": got, "rows_right": (got == want) if checked else None,
-                          "cells_right": sum(cells), "cells_checked": len(cells)})
-    return {"total": len(per_table), "found": sum(r["found"] for r in per_table),
-            "page_right": sum(r["found"] and r["page_got"] == r["page"] for r in per_table),
-            "rows_total": sum(r["rows_right"] is not None for r in per_table),
-            "rows_right": sum(r["rows_right"] is True for r in per_table),
-            "cells_total": sum(r["cells_checked"] for r in per_table),
-            "cells_right": sum(r["cells_right"] for r in per_table), "per_table": per_table}
+        per_table.append(
+            {
+                "paper": t["paper"],
+                "label": t["label"],
+                "page": t["page"],
+                "found": bool(mine),
+                "page_got": mine[0].locator.page if mine else None,
+                "expected_rows": want,
+                "got_rows": got,
+                "rows_right": (got == want) if checked else None,
+                "cells_right": sum(cells),
+                "cells_checked": len(cells),
+            }
+        )
+    return {
+        "total": len(per_table),
+        "found": sum(r["found"] for r in per_table),
+        "page_right": sum(r["found"] and r["page_got"] == r["page"] for r in per_table),
+        "rows_total": sum(r["rows_right"] is not None for r in per_table),
+        "rows_right": sum(r["rows_right"] is True for r in per_table),
+        "cells_total": sum(r["cells_checked"] for r in per_table),
+        "cells_right": sum(r["cells_right"] for r in per_table),
+        "per_table": per_table,
+    }
 
 
 def table_grid(pieces: Sequence[str]) -> list[list[str]]:
@@ -258,18 +291,24 @@ _BACK_MATTER = re.compile(r"^(?:acknowledg|[A-Z](?:\.\d{1,2})*\s)", re.IGNORECAS
 def our_paragraphs(doc: Any, body_only: bool = False) -> list[str]:
     """Body text blocks of a parsed Document, without the abstract and footnotes; `body_only`:
     without acknowledgements and lettered appendix sections either (GROBID's body_text has none)."""
+
     def back(section: str | None) -> bool:
         name = (section or "").strip()
         return bool(_BACK_MATTER.match(name)) and not re.match(r"^\d", name)
 
-    return [b.text for b in doc.blocks if b.kind == "text" and getattr(b, "footnote", None) is None
-            and (b.section or "").strip().lower() != "abstract" and b.text.strip()
-            and not (body_only and back(b.section))]
+    return [
+        b.text
+        for b in doc.blocks
+        if b.kind == "text"
+        and getattr(b, "footnote", None) is None
+        and (b.section or "").strip().lower() != "abstract"
+        and b.text.strip()
+        and not (body_only and back(b.section))
+    ]
 
 
 def our_sections(doc: Any) -> list[str]:
-    return [s for s in dict.fromkeys(b.section for b in doc.blocks)
-            if s and s.strip().lower() != "abstract"]
+    return [s for s in dict.fromkeys(b.section for b in doc.blocks) if s and s.strip().lower() != "abstract"]
 
 
 def grobid_body(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -325,9 +364,11 @@ def grobid_scores(docs: Mapping[str, Any], folder: Path) -> dict[str, Any]:
             continue
         body = grobid_body(json.loads(path.read_text(encoding="utf-8")))
         ours, theirs = our_paragraphs(doc, body_only=True), grobid_paragraphs(body)
-        out[stem] = {"paragraphs": paragraph_alignment(ours, theirs),
-                     "paragraphs_merge_tolerant": merge_tolerant_alignment(ours, theirs),
-                     "sections": section_agreement(our_sections(doc), grobid_sections(body))}
+        out[stem] = {
+            "paragraphs": paragraph_alignment(ours, theirs),
+            "paragraphs_merge_tolerant": merge_tolerant_alignment(ours, theirs),
+            "sections": section_agreement(our_sections(doc), grobid_sections(body)),
+        }
     return out
 
 
@@ -344,8 +385,14 @@ def run(pdfs: Sequence[Path], grobid: Path | None, tables: Sequence[Mapping[str,
         pages = page_count(path)
         stats = cut_stats(chunks[path.stem])
         examples[path.stem] = stats.pop("examples")
-        papers[path.stem] = {"pages": pages, "blocks": len(doc.blocks), "chunks": len(chunks[path.stem]),
-                             **stats, "seconds": seconds, "seconds_per_page": _ratio(seconds, pages)}
+        papers[path.stem] = {
+            "pages": pages,
+            "blocks": len(doc.blocks),
+            "chunks": len(chunks[path.stem]),
+            **stats,
+            "seconds": seconds,
+            "seconds_per_page": _ratio(seconds, pages),
+        }
     texts = sum(p["text_chunks"] for p in papers.values())
     pages = sum(p["pages"] for p in papers.values())
     serial = sum(p["seconds"] for p in papers.values())
@@ -373,21 +420,29 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     """The human table for stderr."""
     lines = [f"{'paper':20} {'pages':>5} {'text':>5} {'frag':>5} {'mid':>5} {'eq':>4} {'eq<40':>5} {'fn':>3} {'s':>6}"]
     for stem, p in report["papers"].items():
-        lines.append(f"{stem:20} {p['pages']:5} {p['text_chunks']:5} {_pct(p['fragment_rate']):>5} "
-                     f"{_pct(p['mid_sentence_rate']):>5} {p['equation_chunks']:4} {p['short_equation_chunks']:5} "
-                     f"{p['footnote_chunks']:3} {p['seconds']:6.1f}")
+        lines.append(
+            f"{stem:20} {p['pages']:5} {p['text_chunks']:5} {_pct(p['fragment_rate']):>5} "
+            f"{_pct(p['mid_sentence_rate']):>5} {p['equation_chunks']:4} {p['short_equation_chunks']:5} "
+            f"{p['footnote_chunks']:3} {p['seconds']:6.1f}"
+        )
     lines.append(f"all: fragments {_pct(report['fragment_rate'])}, mid-sentence {_pct(report['mid_sentence_rate'])}")
     for stem, g in report["grobid"].items():
         pa, se = g["paragraphs"], g["sections"]
-        lines.append(f"GROBID {stem}: paragraphs {pa['ours']}/{pa['theirs']} P {_pct(pa['precision'])} "
-                     f"R {_pct(pa['recall'])} F1 {_pct(pa['f1'])}; sections P {_pct(se['precision'])} "
-                     f"R {_pct(se['recall'])} F1 {_pct(se['f1'])}; merge-tolerant F1 "
-                     f"{_pct(g.get('paragraphs_merge_tolerant', {}).get('f1'))}")
+        lines.append(
+            f"GROBID {stem}: paragraphs {pa['ours']}/{pa['theirs']} P {_pct(pa['precision'])} "
+            f"R {_pct(pa['recall'])} F1 {_pct(pa['f1'])}; sections P {_pct(se['precision'])} "
+            f"R {_pct(se['recall'])} F1 {_pct(se['f1'])}; merge-tolerant F1 "
+            f"{_pct(g.get('paragraphs_merge_tolerant', {}).get('f1'))}"
+        )
     tb = report["tables"]
-    lines.append(f"tables: found {tb['found']}/{tb['total']}, page right {tb['page_right']}, rows right "
-                 f"{tb['rows_right']}/{tb['rows_total']}, cells right {tb.get('cells_right')}/{tb.get('cells_total')}")
-    lines.append(f"parse: {report['parse_s_serial']:.1f} s serial ({report['seconds_per_page'] or 0:.2f} s/page), "
-                 f"{report['parse_s_pool']:.1f} s with {report['workers']} workers")
+    lines.append(
+        f"tables: found {tb['found']}/{tb['total']}, page right {tb['page_right']}, rows right "
+        f"{tb['rows_right']}/{tb['rows_total']}, cells right {tb.get('cells_right')}/{tb.get('cells_total')}"
+    )
+    lines.append(
+        f"parse: {report['parse_s_serial']:.1f} s serial ({report['seconds_per_page'] or 0:.2f} s/page), "
+        f"{report['parse_s_pool']:.1f} s with {report['workers']} workers"
+    )
     return lines
 
 
@@ -405,8 +460,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"no PDFs in {args.pdfs}")
     grobid = args.grobid or shared_data_dir() / "fulltext"
     if not grobid.is_dir():
-        print(f"GROBID comparison skipped: {grobid} is absent (set LITLOOP_SHARED_DATA to the shared data "
-              "folder, or pass --grobid)", file=sys.stderr)
+        print(
+            f"GROBID comparison skipped: {grobid} is absent (set LITLOOP_SHARED_DATA to the shared data "
+            "folder, or pass --grobid)",
+            file=sys.stderr,
+        )
         grobid = None
     tables = json.loads(args.tables.read_text(encoding="utf-8"))["tables"] if args.tables.is_file() else []
     if not tables:

@@ -25,8 +25,15 @@ from tools.jsonl import load_jsonl
 DEFAULT_VARIANTS = ["bm25", "dense", "paper-bm25", "hybrid", "hybrid+prf", "A", "B", "A+B:paper", "A+B", "prf+B:all5"]
 
 
-def evaluate(idx: Index, questions: list[dict], names: list[str], settings: Settings, reranker=None,
-             progress: bool = True, variants: dict[str, Variant] | None = None) -> dict[str, dict]:
+def evaluate(
+    idx: Index,
+    questions: list[dict],
+    names: list[str],
+    settings: Settings,
+    reranker=None,
+    progress: bool = True,
+    variants: dict[str, Variant] | None = None,
+) -> dict[str, dict]:
     from tqdm import tqdm
 
     variants = VARIANTS if variants is None else variants
@@ -53,16 +60,27 @@ def evaluate(idx: Index, questions: list[dict], names: list[str], settings: Sett
 
 def markdown_table(results: dict[str, dict]) -> str:
     ks = CANDIDATE_KS
-    lines = ["| variant | " + " | ".join(f"R@{k}" for k in ks) + " | s/question (p50) |",
-             "|---|" + "---:|" * (len(ks) + 1)]
+    lines = [
+        "| variant | " + " | ".join(f"R@{k}" for k in ks) + " | s/question (p50) |",
+        "|---|" + "---:|" * (len(ks) + 1),
+    ]
     for name, r in results.items():
-        lines.append(f"| {name} | " + " | ".join(f"{r[f'candidate_recall@{k}']:.3f}" for k in ks)
-                     + f" | {r['latency_p50_s']:.2f} |")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(f"{r[f'candidate_recall@{k}']:.3f}" for k in ks)
+            + f" | {r['latency_p50_s']:.2f} |"
+        )
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None, *, variants: dict[str, Variant] | None = None,
-         default: list[str] | None = None, stem: str = "retrieval_ablation", doc: str | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    *,
+    variants: dict[str, Variant] | None = None,
+    default: list[str] | None = None,
+    stem: str = "retrieval_ablation",
+    doc: str | None = None,
+) -> int:
     """The command line of this benchmark; bench.kadr runs it with its own variants."""
     variants = VARIANTS if variants is None else variants
     ap = argparse.ArgumentParser(description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -81,10 +99,10 @@ def main(argv: list[str] | None = None, *, variants: dict[str, Variant] | None =
         ap.error(f"unknown variants {unknown}; choose from {list(variants)}")
     reranker = None
     if "rerank" in names:
-        from tools.rerank import build_reranker
+        from tools.models.rerank import build_reranker
 
         reranker = build_reranker(settings.rerank, settings.device)
-    idx.embedder  # load once, outside the timings
+    _ = idx.embedder  # load once, outside the timings
     results = evaluate(idx, questions, names, settings, reranker, progress=sys.stderr.isatty(), variants=variants)
     table = markdown_table(results)
     print(f"{args.benchmark} ({len(questions)} questions), index {args.index}\n")

@@ -132,18 +132,22 @@ def synthetic_corpus(papers: int, chunks_per_paper: int, seed: int, vocab: list[
     for i in range(papers):
         n_par = max(0, chunks_per_paper - 1)
         lengths = np.clip(rng.lognormal(np.log(PARAGRAPH_MEDIAN), PARAGRAPH_SIGMA, n_par), PARAGRAPH_MIN, PARAGRAPH_MAX)
-        body = [{"text": sampler.text(int(L)), "section": SECTIONS[j * len(SECTIONS) // max(1, n_par)]}
-                for j, L in enumerate(lengths)]
+        body = [
+            {"text": sampler.text(int(L)), "section": SECTIONS[j * len(SECTIONS) // max(1, n_par)]}
+            for j, L in enumerate(lengths)
+        ]
         abstract = sampler.text(int(np.clip(rng.lognormal(np.log(ABSTRACT_MEDIAN), 0.3), 300, 1600)))
-        out.append({
-            "paper_id": paper_id(i),
-            "title": titles[i],
-            "abstract": abstract,
-            "year": 1990 + (30 * i) // max(1, papers),  # citations point back in time
-            "venue": f"Synthetic Venue {i % 20}",
-            "body_text": body,
-            "bib_entries": {f"BIBREF{j}": {"title": titles[r], "link": paper_id(r)} for j, r in enumerate(refs[i])},
-        })
+        out.append(
+            {
+                "paper_id": paper_id(i),
+                "title": titles[i],
+                "abstract": abstract,
+                "year": 1990 + (30 * i) // max(1, papers),  # citations point back in time
+                "venue": f"Synthetic Venue {i % 20}",
+                "body_text": body,
+                "bib_entries": {f"BIBREF{j}": {"title": titles[r], "link": paper_id(r)} for j, r in enumerate(refs[i])},
+            }
+        )
     return out
 
 
@@ -191,10 +195,10 @@ class HashEmbedder:
 
 
 def patch_embedder() -> None:
-    import tools.embed
+    import tools.models.embed
 
     made: dict[str, HashEmbedder] = {}
-    tools.embed.get_embedder = lambda name="", *args, **kwargs: made.setdefault(name, HashEmbedder(name))  # type: ignore[assignment]  # the benchmark's stand-in embedder, on purpose
+    tools.models.embed.get_embedder = lambda name="", *args, **kwargs: made.setdefault(name, HashEmbedder(name))  # type: ignore[assignment]  # the benchmark's stand-in embedder, on purpose
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -206,7 +210,7 @@ def rss_gb() -> dict[str, float]:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(("VmRSS:", "VmHWM:")):
             key, kb = line.split(":")[0], int(line.split()[1])
-            out[key] = round(kb / 1024 ** 2, 3)
+            out[key] = round(kb / 1024**2, 3)
     return out
 
 
@@ -224,16 +228,19 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
     patch_embedder()
     from agent.settings import get_settings
     from tools.index import open_index
-    from tools.relate import ranking_b
-    from tools.retrieve import query_ranking
-    from tools.text import tokenize
+    from tools.retrieval.relate import ranking_b
+    from tools.retrieval.retrieve import query_ranking
+    from tools.retrieval.text import tokenize
 
     settings = get_settings(index=root)
     rss_start = rss_gb()
     t = time.perf_counter()
     idx = open_index(root, settings)
-    out: dict[str, Any] = {"open_s": round(time.perf_counter() - t, 3), "rss_before_open": rss_start,
-                           "rss_after_open": rss_gb()}
+    out: dict[str, Any] = {
+        "open_s": round(time.perf_counter() - t, 3),
+        "rss_before_open": rss_start,
+        "rss_after_open": rss_gb(),
+    }
     vocab = load_vocabulary()
     qs = make_queries(vocab, queries + 1, seed)
     cfg = settings.retrieval.model_copy(update={"prf": False})  # query_ranking runs no PRF anyway
@@ -284,13 +291,21 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
 def skip_dense() -> None:
     """Keep no vectors in Chroma (`--no-dense`): for sizes whose Chroma insertion alone would take
     hours; dense and hybrid latencies then measure an empty dense index and mean nothing."""
-    import tools.dense
+    import tools.retrieval.dense
 
-    tools.dense.ChromaDense.add = lambda self, items, embeddings, progress=None: None  # type: ignore[method-assign]  # keep no vectors, on purpose
+    tools.retrieval.dense.ChromaDense.add = lambda self, items, embeddings, progress=None: None  # type: ignore[method-assign]  # keep no vectors, on purpose
 
 
-def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, add: int = 100,
-        dense: bool = True, compact: bool = False) -> dict[str, Any]:
+def run(
+    papers: int,
+    chunks_per_paper: int,
+    out: Path,
+    seed: int,
+    queries: int,
+    add: int = 100,
+    dense: bool = True,
+    compact: bool = False,
+) -> dict[str, Any]:
     patch_embedder()
     if not dense:
         skip_dense()
@@ -310,26 +325,42 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
     report = build_index([out / "corpus"], root, settings, rebuild=True)
     build_s = time.perf_counter() - t
     result: dict[str, Any] = {
-        "papers": report.totals["papers"], "chunks": report.totals["chunks"],
-        "citation_edges": report.totals["citation_edges"], "dense_windows": report.totals["dense_windows"],
+        "papers": report.totals["papers"],
+        "chunks": report.totals["chunks"],
+        "citation_edges": report.totals["citation_edges"],
+        "dense_windows": report.totals["dense_windows"],
         "in_degree": {"median": float(np.median(deg)), "max": int(max(deg))},
-        "vectors": ("random unit vectors (384-d, seeded by a hash of the text), not a model's" if dense else
-                    "none in Chroma (--no-dense); paper embeddings random unit vectors"),
-        "generate_s": round(gen_s, 2), "build_s": round(build_s, 2),
+        "vectors": (
+            "random unit vectors (384-d, seeded by a hash of the text), not a model's"
+            if dense
+            else "none in Chroma (--no-dense); paper embeddings random unit vectors"
+        ),
+        "generate_s": round(gen_s, 2),
+        "build_s": round(build_s, 2),
         "build_stages": {k: round(v, 2) for k, v in report.seconds.items()},
         "disk_bytes": disk_bytes(root, settings),
     }
-    proc = subprocess.run([sys.executable, "-m", "bench.scale", "--probe", str(root), "--queries", str(queries),
-                           "--seed", str(seed)], capture_output=True, text=True, check=True,
-                          cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.scale", "--probe", str(root), "--queries", str(queries), "--seed", str(seed)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     p = json.loads(proc.stdout.strip().splitlines()[-1])
-    result.update({
-        "open_s": p["open_s"], "first_hybrid_s": p["first_hybrid_s"], "graph_load_s": p["graph_load_s"],
-        "paper_emb_load_s": p["paper_emb_load_s"],
-        "rss_gb": p["rss_after_open"]["VmRSS"], "rss_after_query_gb": p["rss_after_query"]["VmRSS"],
-        "rss_end_gb": p["rss_end"]["VmRSS"], "rss_peak_gb": p["rss_end"]["VmHWM"],
-        "rss_interpreter_gb": p["rss_before_open"]["VmRSS"],
-    })
+    result.update(
+        {
+            "open_s": p["open_s"],
+            "first_hybrid_s": p["first_hybrid_s"],
+            "graph_load_s": p["graph_load_s"],
+            "paper_emb_load_s": p["paper_emb_load_s"],
+            "rss_gb": p["rss_after_open"]["VmRSS"],
+            "rss_after_query_gb": p["rss_after_query"]["VmRSS"],
+            "rss_end_gb": p["rss_end"]["VmRSS"],
+            "rss_peak_gb": p["rss_end"]["VmHWM"],
+            "rss_interpreter_gb": p["rss_before_open"]["VmRSS"],
+        }
+    )
     for name in ("bm25", "bm25_common", "paper_bm25", "dense", "hybrid", "relate"):
         result[f"{name}_p50_ms"], result[f"{name}_p95_ms"] = p[name]["p50_ms"], p[name]["p95_ms"]
     t = time.perf_counter()
@@ -337,9 +368,13 @@ def run(papers: int, chunks_per_paper: int, out: Path, seed: int, queries: int, 
     result["add100_s"] = round(time.perf_counter() - t, 2)
     result["add100_stages"] = {k: round(v, 2) for k, v in added.seconds.items()}
     result["add100_papers"] = added.papers_added
-    proc = subprocess.run([sys.executable, "-m", "bench.scale", "--probe", str(root), "--queries", "5",
-                           "--seed", str(seed)], capture_output=True, text=True, check=True,
-                          cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.scale", "--probe", str(root), "--queries", "5", "--seed", str(seed)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     after = json.loads(proc.stdout.strip().splitlines()[-1])
     result["after_add"] = {"segments": 2, "open_s": after["open_s"], "hybrid_p50_ms": after["hybrid"]["p50_ms"]}
     if compact:
@@ -361,9 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--queries", type=int, default=50)
-    ap.add_argument("--no-dense", action="store_true",
-                    help="keep no vectors in Chroma (its insertion takes hours at millions of chunks); "
-                    "dense and hybrid figures then mean nothing")
+    ap.add_argument(
+        "--no-dense",
+        action="store_true",
+        help="keep no vectors in Chroma (its insertion takes hours at millions of chunks); "
+        "dense and hybrid figures then mean nothing",
+    )
     ap.add_argument("--compact", action="store_true", help="also time `compact_index` after the add (2 segments to 1)")
     ap.add_argument("--probe", type=Path, help="measure the index built in this folder (no build)")
     args = ap.parse_args(argv)
@@ -373,8 +411,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.out is None:
         ap.error("--out DIR is required")
-    result = run(args.papers, args.chunks_per_paper, args.out, args.seed, args.queries, dense=not args.no_dense,
-                 compact=args.compact)
+    result = run(
+        args.papers,
+        args.chunks_per_paper,
+        args.out,
+        args.seed,
+        args.queries,
+        dense=not args.no_dense,
+        compact=args.compact,
+    )
     if args.json:
         print(json.dumps(result))
     else:

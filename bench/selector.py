@@ -37,7 +37,7 @@ Ranker = Callable[[Sequence[Any], Sequence[str]], list[float]]
 
 
 def _overlap(stem: bool) -> Ranker:
-    from tools.sentences import sentence_scores
+    from tools.retrieval.sentences import sentence_scores
 
     return lambda sentences, queries: sentence_scores(sentences, queries, stem)
 
@@ -63,7 +63,7 @@ def _hybrid(embedder, how: str, weight: float = 0.5) -> Ranker:
     def rank(sentences, queries):
         a, d = lexical(sentences, queries), dense(sentences, queries)
         if how == "rrf":
-            from tools.fusion import rrf_scores
+            from tools.retrieval.fusion import rrf_scores
 
             order = lambda xs: sorted(range(len(xs)), key=lambda i: (-xs[i], i))  # noqa: E731
             fused = rrf_scores([order(a), order(d)], k=10)
@@ -117,8 +117,11 @@ def score_item(sentences: Sequence[Any], gold: Sequence[str], scores: Sequence[f
     hits = [matches(gold, sentences[i]["text"]) for i in order]
     first = next((r for r, h in enumerate(hits, start=1) if h), None)
     kept = budgeted(order, [len(s["text"]) for s in sentences], budget)
-    return {"rank": first, "shown": any(matches(gold, sentences[i]["text"]) for i in kept),
-            **{f"recall@{k}": first is not None and first <= k for k in KS}}
+    return {
+        "rank": first,
+        "shown": any(matches(gold, sentences[i]["text"]) for i in kept),
+        **{f"recall@{k}": first is not None and first <= k for k in KS},
+    }
 
 
 def load(split: str) -> list[dict]:
@@ -129,7 +132,7 @@ def load(split: str) -> list[dict]:
 def _with_table_context(idx, sentences):
     """Each sentence's text as it is scored: a table row with its caption and column names."""
     from agent.evidence import table_context
-    from tools.retrieve import chunk_of
+    from tools.retrieval.retrieve import chunk_of
 
     ctx: dict[str, str] = {}
     out = []
@@ -142,15 +145,16 @@ def _with_table_context(idx, sentences):
     return out
 
 
-def _paper_wide(idx, item, chunk_sentences_of, near: list[Any], embedder, shortlist: int, context: bool,
-                dense: bool = True):
+def _paper_wide(
+    idx, item, chunk_sentences_of, near: list[Any], embedder, shortlist: int, context: bool, dense: bool = True
+):
     """Every sentence of the paper: BM25 over stems (rows with their table's context) picks a
     shortlist, joined by the sentences of the chunks the reader would read; the embedder's
     cosine re-ranks the shortlist, fused with BM25 by RRF; the rest follow by BM25."""
     import numpy as np
 
-    from tools.fusion import rrf_scores
-    from tools.sentences import sentence_scores
+    from tools.retrieval.fusion import rrf_scores
+    from tools.retrieval.sentences import sentence_scores
 
     every = [s for c in idx.paper_chunks(item["paper_id"]) for s in chunk_sentences_of(c.chunk_id)]
     scored = _with_table_context(idx, every) if context else every
@@ -159,8 +163,11 @@ def _paper_wide(idx, item, chunk_sentences_of, near: list[Any], embedder, shortl
     if not dense:
         return every, lex
     near_keys = {(s["chunk_id"], s["start"]) for s in near}
-    pick = list(dict.fromkeys([*order[:shortlist], *(i for i, s in enumerate(every)
-                                                     if (s["chunk_id"], s["start"]) in near_keys)]))
+    pick = list(
+        dict.fromkeys(
+            [*order[:shortlist], *(i for i, s in enumerate(every) if (s["chunk_id"], s["start"]) in near_keys)]
+        )
+    )
     q = embedder.encode([item["question"]])[0]
     v = embedder.encode([scored[i]["text"] for i in pick])
     cos = dict(zip(pick, (np.asarray(v) @ np.asarray(q)).tolist(), strict=True))
@@ -178,38 +185,56 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     from agent.evidence import chunk_sentences
     from agent.methods.rra import chunks_to_read, question_chunk_scores
     from agent.resources import index_for
-    from tools.pipeline import run_retrieval
+    from agent.state import State
+    from tools.retrieval.pipeline import run_retrieval
 
     ctx = make_run_context(preset)
     idx = index_for(ctx)
     rankers = {v: VARIANTS[v](idx.embedder) for v in variants if v in VARIANTS}
     wide = [v for v in variants if v in PAPER_WIDE]
     rows: dict[str, list[dict]] = {v: [] for v in variants}
-    seconds: dict[str, float] = {v: 0.0 for v in variants}
+    seconds: dict[str, float] = dict.fromkeys(variants, 0.0)
     reachable = []
     for item in load(split):
         retrieved = run_retrieval(idx, item["question"], idx.settings, relate=False)
-        state: dict[str, Any] = {"question": item["question"], "subqueries": [], "pool": retrieved.pool}
-        chunks = chunks_to_read(state, idx, item["paper_id"], ctx.read_chunks_per_paper,
-                                question_chunk_scores(state, idx))
+        state = State(question=item["question"], subqueries=[], pool=retrieved.pool)
+        chunks = chunks_to_read(
+            state, idx, item["paper_id"], ctx.read_chunks_per_paper, question_chunk_scores(state, idx)
+        )
         sentences = [s for c in chunks for s in chunk_sentences(idx, c["chunk_id"])]
         reachable.append(any(matches(item["gold"], s["text"]) for s in sentences))
         for v, ranker in rankers.items():
             t = time.perf_counter()
             scores = ranker(sentences, [item["question"]])
             seconds[v] += time.perf_counter() - t
-            rows[v].append({"id": item["id"], "kind": item.get("kind"),
-                            **score_item(sentences, item["gold"], scores, ctx.read_sentence_chars)})
+            rows[v].append(
+                {
+                    "id": item["id"],
+                    "kind": item.get("kind"),
+                    **score_item(sentences, item["gold"], scores, ctx.read_sentence_chars),
+                }
+            )
         for v in wide:
             t = time.perf_counter()
-            every, scores = _paper_wide(idx, item, lambda cid: chunk_sentences(idx, cid), sentences, idx.embedder,
-                                        **PAPER_WIDE[v])
+            every, scores = _paper_wide(
+                idx, item, lambda cid: chunk_sentences(idx, cid), sentences, idx.embedder, **PAPER_WIDE[v]
+            )
             seconds[v] += time.perf_counter() - t
-            rows[v].append({"id": item["id"], "kind": item.get("kind"),
-                            **score_item(every, item["gold"], scores, ctx.read_sentence_chars)})
+            rows[v].append(
+                {
+                    "id": item["id"],
+                    "kind": item.get("kind"),
+                    **score_item(every, item["gold"], scores, ctx.read_sentence_chars),
+                }
+            )
     n = len(reachable)
-    summary: dict[str, Any] = {"split": split, "preset": preset, "questions": n,
-                               "reachable": round(sum(reachable) / n, 3) if n else None, "variants": {}}
+    summary: dict[str, Any] = {
+        "split": split,
+        "preset": preset,
+        "questions": n,
+        "reachable": round(sum(reachable) / n, 3) if n else None,
+        "variants": {},
+    }
     for v, rs in rows.items():
         summary["variants"][v] = {
             "shown": round(statistics.fmean(r["shown"] for r in rs), 3) if rs else None,

@@ -59,9 +59,11 @@ def two_fold_threshold(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         held_rows += [{**r, "_t": best} for r in held]
     pos = [r for r in held_rows if r["supported"]]
     neg = [r for r in held_rows if not r["supported"]]
-    return {"thresholds": chosen,
-            "supported_kept": sum(kept(r, r["_t"]) for r in pos) / len(pos) if pos else None,
-            "unsupported_dropped": sum(not kept(r, r["_t"]) for r in neg) / len(neg) if neg else None}
+    return {
+        "thresholds": chosen,
+        "supported_kept": sum(kept(r, r["_t"]) for r in pos) / len(pos) if pos else None,
+        "unsupported_dropped": sum(not kept(r, r["_t"]) for r in neg) / len(neg) if neg else None,
+    }
 
 
 def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -72,18 +74,33 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         by_kind.setdefault(r.get("kind", "?"), []).append(r)
 
     def rates(t):
-        return {"supported_kept": sum(kept(r, t) for r in pos) / len(pos) if pos else None,
-                "unsupported_dropped": sum(not kept(r, t) for r in neg) / len(neg) if neg else None,
-                "balanced_accuracy": balanced_accuracy(rows, t)}
+        return {
+            "supported_kept": sum(kept(r, t) for r in pos) / len(pos) if pos else None,
+            "unsupported_dropped": sum(not kept(r, t) for r in neg) / len(neg) if neg else None,
+            "balanced_accuracy": balanced_accuracy(rows, t),
+        }
 
-    return {"claims": len(rows), "supported": len(pos), "unsupported": len(neg),
-            "deterministic_only": rates(None), "with_judge_at_0.5": rates(0.5),
-            "two_fold": two_fold_threshold(rows), "auc": auc(rows),
-            "by_kind": {k: {"n": len(v), "mean_p_yes": (sum(r["p_yes"] for r in v if r["p_yes"] is not None)
-                                                       / max(1, sum(r["p_yes"] is not None for r in v))),
-                            "deterministic_dropped": sum(r["deterministic"] is not None for r in v)}
-                        for k, v in sorted(by_kind.items())},
-            "seconds_per_claim": (sum(r["seconds"] for r in rows) / len(rows)) if rows else None}
+    return {
+        "claims": len(rows),
+        "supported": len(pos),
+        "unsupported": len(neg),
+        "deterministic_only": rates(None),
+        "with_judge_at_0.5": rates(0.5),
+        "two_fold": two_fold_threshold(rows),
+        "auc": auc(rows),
+        "by_kind": {
+            k: {
+                "n": len(v),
+                "mean_p_yes": (
+                    sum(r["p_yes"] for r in v if r["p_yes"] is not None)
+                    / max(1, sum(r["p_yes"] is not None for r in v))
+                ),
+                "deterministic_dropped": sum(r["deterministic"] is not None for r in v),
+            }
+            for k, v in sorted(by_kind.items())
+        },
+        "seconds_per_claim": (sum(r["seconds"] for r in rows) / len(rows)) if rows else None,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,16 +114,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--limit", type=int)
     args = ap.parse_args(argv)
-    items = [json.loads(line) for line in args.data.read_text(encoding="utf-8").split("\n") if line.strip()][: args.limit]
+    items = [json.loads(line) for line in args.data.read_text(encoding="utf-8").split("\n") if line.strip()][
+        : args.limit
+    ]
     model = build_chat_model("synthesize", get_settings())
     rows = []
     for item in items:
         t = time.perf_counter()
         p = choice.support_probability(model, item["claim"], item["sentences"])
-        rows.append({"id": item["id"], "kind": item.get("kind"), "supported": bool(item["supported"]),
-                     "deterministic": check_claim(item["claim"], item["sentences"]), "p_yes": p,
-                     "seconds": time.perf_counter() - t})
-        print(f"{rows[-1]['p_yes'] if p is None else round(p, 3)}  {item['supported']!s:5}  {item['id']}", file=sys.stderr)
+        rows.append(
+            {
+                "id": item["id"],
+                "kind": item.get("kind"),
+                "supported": bool(item["supported"]),
+                "deterministic": check_claim(item["claim"], item["sentences"]),
+                "p_yes": p,
+                "seconds": time.perf_counter() - t,
+            }
+        )
+        print(
+            f"{rows[-1]['p_yes'] if p is None else round(p, 3)}  {item['supported']!s:5}  {item['id']}", file=sys.stderr
+        )
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     json.dump(summarise(rows), sys.stdout, indent=2)

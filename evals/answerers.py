@@ -3,7 +3,7 @@
 - **agent** (``AgentAnswerer``): the question through ``agent.api.ask`` with a preset
   (``paper``, ``local``, ...);
 - **retrieval** (``RetrievalAnswerer``, ``--no-llm`` or a variant name): an LLM-free ranking.
-  ``A+B`` (what ``--no-llm`` runs) is ``tools.pipeline.run_retrieval``, the pipeline
+  ``A+B`` (what ``--no-llm`` runs) is ``tools.retrieval.pipeline.run_retrieval``, the pipeline
   ``litloop retrieve`` shows; the other variants are ``evals.variants.VARIANTS``. The
   submission names the top paper for a single-paper question and the top 5 for a multi-paper
   one (the median multi-paper question of citerec dev and LitTraceQA validation A has 4 gold
@@ -54,8 +54,13 @@ def retrieval_submission(q: Question, ranking: Sequence[str], evidence: Callable
     items = []
     for pid in papers:
         for p in evidence(pid) if evidence else []:
-            items.append({"paper_id": pid, "source_type": SOURCE_TYPE.get(p.kind, "text_span"),
-                          "locator": evidence_locator(p.locator.to_dict())})
+            items.append(
+                {
+                    "paper_id": pid,
+                    "source_type": SOURCE_TYPE.get(p.kind, "text_span"),
+                    "locator": evidence_locator(p.locator.to_dict()),
+                }
+            )
     return {"query_id": q.query_id, "gold_papers": [{"paper_id": p} for p in papers], "evidence": items, "answer": {}}
 
 
@@ -83,7 +88,7 @@ class RetrievalAnswerer:
         self.index = open_index(index, self.settings)
         self.reranker = None
         if variant == "rerank":
-            from tools.rerank import build_reranker
+            from tools.models.rerank import build_reranker
 
             self.reranker = build_reranker(self.settings.rerank, self.settings.device)
         self._fn = VARIANTS[variant]
@@ -92,12 +97,14 @@ class RetrievalAnswerer:
 
     def answer(self, q: Question) -> Outcome:
         if self.variant == NO_LLM_VARIANT:
-            from tools.pipeline import run_retrieval
-            from tools.retrieve import passage_of
+            from tools.retrieval.pipeline import run_retrieval
+            from tools.retrieval.retrieve import passage_of
 
             run = run_retrieval(self.index, q.question, self.settings, size=CANDIDATES_KEPT)
             ranking = run.fused
-            submission = retrieval_submission(q, ranking, lambda pid: [passage_of(self.index, h) for h in run.evidence(pid, 1)])
+            submission = retrieval_submission(
+                q, ranking, lambda pid: [passage_of(self.index, h) for h in run.evidence(pid, 1)]
+            )
             return Outcome(submission, ranking[:CANDIDATES_KEPT], extra={"seeds": run.seeds})
         ranking = self._fn(self.index, q.question, self.settings, self.reranker)
         return Outcome(retrieval_submission(q, ranking), ranking[:CANDIDATES_KEPT])
@@ -107,9 +114,12 @@ class RetrievalAnswerer:
         return None if row is None else self.index.chunks[row].text
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "variant": self.variant,
-                "submission_papers": {**NO_LLM_PAPERS, "default": NO_LLM_PAPERS_DEFAULT},
-                "reranker": self.settings.rerank.backend if self.variant == "rerank" else None}
+        return {
+            "kind": self.kind,
+            "variant": self.variant,
+            "submission_papers": {**NO_LLM_PAPERS, "default": NO_LLM_PAPERS_DEFAULT},
+            "reranker": self.settings.rerank.backend if self.variant == "rerank" else None,
+        }
 
     def settings_dump(self) -> dict[str, Any]:
         return self.settings.model_dump(mode="json")
@@ -142,30 +152,52 @@ class AgentAnswerer:
         from agent.api import ask
         from agent.graph import graph
 
-        result = ask(q.question, preset=self.preset, index=str(self.index_path), graph=graph, **q.ask_arguments(),
-                     **self.overrides)
+        result = ask(
+            q.question,
+            preset=self.preset,
+            index=str(self.index_path),
+            graph=graph,
+            **q.ask_arguments(),
+            **self.overrides,
+        )
         if result["status"] == "failed":  # no answer (the endpoint failed): a failed question, retried later
             failure = (result["answer"] or {}).get("failure") or "the run failed"
             raise AnswerFailed(f"no answer: {failure} (trace {result.get('trace_id')})")
         # the agent's own fused A/B ranking (kadr: the papers of its top chunks)
         candidates = list(result["ranking"] or result["candidates"])
         answer = result["answer"]
-        citations = [{k: c.get(k) for k in ("n", "chunk_id", "paper_id", "kind", "quote")}
-                     for c in answer.get("citations", [])]
-        extra = {"rounds": result["rounds"], "subqueries": result["subqueries"],
-                 "insufficient_evidence": bool(answer.get("insufficient_evidence")),
-                 "reader_candidates": list(result["candidates"]), "trace_id": result.get("trace_id"),
-                 "status": result["status"],
-                 # what the attribution benchmarks read: the readers' verdicts, the claims kept and
-                 # dropped, and how a multiple-choice answer was decided
-                 "readings": [{k: r.get(k) for k in ("paper_id", "relevant", "model_relevant", "relevant_p", "note", "failed")}
-                              for r in result.get("readings") or []],
-                 "claims": [c["text"] for c in answer.get("claims", [])],
-                 "rejected_claims": answer.get("rejected_claims", []), "fallback": answer.get("fallback", ""),
-                 "choice": answer.get("choice", ""), "model_choice": answer.get("model_choice"),
-                 "choice_scores": answer.get("choice_scores")}
-        return Outcome(result["submission"], candidates[:CANDIDATES_KEPT], answer.get("text", ""), citations,
-                       dict(result["usage"]), list(result["errors"]), extra)
+        citations = [
+            {k: c.get(k) for k in ("n", "chunk_id", "paper_id", "kind", "quote")} for c in answer.get("citations", [])
+        ]
+        extra = {
+            "rounds": result["rounds"],
+            "subqueries": result["subqueries"],
+            "insufficient_evidence": bool(answer.get("insufficient_evidence")),
+            "reader_candidates": list(result["candidates"]),
+            "trace_id": result.get("trace_id"),
+            "status": result["status"],
+            # what the attribution benchmarks read: the readers' verdicts, the claims kept and
+            # dropped, and how a multiple-choice answer was decided
+            "readings": [
+                {k: r.get(k) for k in ("paper_id", "relevant", "model_relevant", "relevant_p", "note", "failed")}
+                for r in result.get("readings") or []
+            ],
+            "claims": [c["text"] for c in answer.get("claims", [])],
+            "rejected_claims": answer.get("rejected_claims", []),
+            "fallback": answer.get("fallback", ""),
+            "choice": answer.get("choice", ""),
+            "model_choice": answer.get("model_choice"),
+            "choice_scores": answer.get("choice_scores"),
+        }
+        return Outcome(
+            result["submission"],
+            candidates[:CANDIDATES_KEPT],
+            answer.get("text", ""),
+            citations,
+            dict(result["usage"]),
+            list(result["errors"]),
+            extra,
+        )
 
     def chunk_text(self, chunk_id: str) -> str | None:
         row = self.index.chunk_row.get(chunk_id)
@@ -197,12 +229,14 @@ def make_answerer(name: str | None, index: Path, *, no_llm: bool = False, overri
     variants, presets = run_names()
     if no_llm:
         if name and name not in variants:
-            raise ValueError(f"--no-llm runs LLM-free retrieval; {name!r} is not one of its variants "
-                             f"({', '.join(variants)})")
+            raise ValueError(
+                f"--no-llm runs LLM-free retrieval; {name!r} is not one of its variants ({', '.join(variants)})"
+            )
         return RetrievalAnswerer(name or NO_LLM_VARIANT, index)
     if name in variants:
         return RetrievalAnswerer(name, index)
     if name is not None and name not in presets:
-        raise ValueError(f"unknown preset {name!r}; agent presets: {', '.join(presets)}; "
-                         f"LLM-free variants: {', '.join(variants)}")
+        raise ValueError(
+            f"unknown preset {name!r}; agent presets: {', '.join(presets)}; LLM-free variants: {', '.join(variants)}"
+        )
     return AgentAnswerer(name, index, overrides)

@@ -22,7 +22,7 @@ from typing import Any
 
 from evals.answers import percentile
 
-MARGINS = [round(0.05 * i, 2) for i in range(0, 13)]  # 0.00 .. 0.60
+MARGINS = [round(0.05 * i, 2) for i in range(13)]  # 0.00 .. 0.60
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -34,8 +34,11 @@ def gold_of(benchmark: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]
     out = {}
     for q in benchmark:
         mc = (q.get("answer") or {}).get("multiple_choice") or {}
-        out[q["query_id"]] = {"gold": mc.get("gold"), "options": mc.get("options") or {},
-                              "papers": {p["paper_id"] for p in q.get("gold_papers") or []}}
+        out[q["query_id"]] = {
+            "gold": mc.get("gold"),
+            "options": mc.get("options") or {},
+            "papers": {p["paper_id"] for p in q.get("gold_papers") or []},
+        }
     return out
 
 
@@ -90,30 +93,42 @@ def reader_precision(rows, gold) -> dict[str, Any]:
     paper (precision) and gold papers read and accepted (recall); the same for what the model
     itself said, before the acceptance rule."""
     acc = [(r["query_id"], x) for r in rows for x in r.get("readings") or [] if not x.get("failed")]
+
     def pr(key):
         said = [(q, x) for q, x in acc if x.get(key)]
         tp = sum(x["paper_id"] in gold[q]["papers"] for q, x in said)
         read_gold = [(q, x) for q, x in acc if x["paper_id"] in gold[q]["papers"]]
-        return {"precision": round(tp / len(said), 3) if said else None,
-                "recall": round(sum(bool(x.get(key)) for _, x in read_gold) / len(read_gold), 3) if read_gold else None,
-                "relevant": len(said)}
+        return {
+            "precision": round(tp / len(said), 3) if said else None,
+            "recall": round(sum(bool(x.get(key)) for _, x in read_gold) / len(read_gold), 3) if read_gold else None,
+            "relevant": len(said),
+        }
+
     return {"readings": len(acc), "accepted": pr("relevant"), "model_said": pr("model_relevant")}
 
 
-RELEVANCE_THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]
+RELEVANCE_THRESHOLDS = [round(0.05 * i, 2) for i in range(20)]
 
 
 def relevance_threshold(rows, gold) -> dict[str, Any] | None:
     """The reader with its P(true) threshold (`read_relevance_threshold`): chosen on one half of
     the questions for the best F1 of "accepted = gold paper", scored on the other (two-fold);
     None when the run recorded no P(true)."""
+
     def readings(part):
-        return [(r["query_id"], x) for r in part for x in r.get("readings") or []
-                if not x.get("failed") and x.get("relevant_p") is not None]
+        return [
+            (r["query_id"], x)
+            for r in part
+            for x in r.get("readings") or []
+            if not x.get("failed") and x.get("relevant_p") is not None
+        ]
 
     def f1(part, t):
-        acc = [(q, x) for q, x in readings(part) if (x.get("relevant") or x.get("note", "") and "P(true)" in x["note"])
-               and x["relevant_p"] >= t]
+        acc = [
+            (q, x)
+            for q, x in readings(part)
+            if (x.get("relevant") or (x.get("note", "") and "P(true)" in x["note"])) and x["relevant_p"] >= t
+        ]
         tp = sum(x["paper_id"] in gold[q]["papers"] for q, x in acc)
         pos = sum(x["paper_id"] in gold[q]["papers"] for q, x in readings(part))
         p = tp / len(acc) if acc else 0.0
@@ -130,8 +145,12 @@ def relevance_threshold(rows, gold) -> dict[str, Any] | None:
         _, p, rc = f1(held, best)
         tp_p.append(p)
         tp_r.append(rc)
-    return {"thresholds": chosen, "precision": round(sum(tp_p) / 2, 3), "recall": round(sum(tp_r) / 2, 3),
-            "at_0": {"precision": round(f1(rows, 0.0)[1], 3), "recall": round(f1(rows, 0.0)[2], 3)}}
+    return {
+        "thresholds": chosen,
+        "precision": round(sum(tp_p) / 2, 3),
+        "recall": round(sum(tp_r) / 2, 3),
+        "at_0": {"precision": round(f1(rows, 0.0)[1], 3), "recall": round(f1(rows, 0.0)[2], 3)},
+    }
 
 
 def report(run: Path, benchmark: Path) -> dict[str, Any]:
@@ -147,13 +166,16 @@ def report(run: Path, benchmark: Path) -> dict[str, Any]:
         "always_A": round(sum(yes) / len(yes), 3) if yes else None,
         "accuracy": {rule: _accuracy(mc, gold, rule) for rule in ("model", "scored", "calibrated")},
         "calibrated+margin (two-fold)": two_fold_margin(mc, gold),
-        "choices_made": {rule: _count([choices(r).get(rule, "") for r in mc]) for rule in ("model", "scored", "calibrated")},
+        "choices_made": {
+            rule: _count([choices(r).get(rule, "") for r in mc]) for rule in ("model", "scored", "calibrated")
+        },
         "reader": reader_precision(rows, gold),
         "reader_with_relevance_threshold (two-fold)": relevance_threshold(rows, gold),
         "explained": round(sum(bool(r.get("claims")) for r in rows) / len(rows), 3) if rows else None,
         "extractive": round(sum(r.get("fallback") == "extractive" for r in rows) / len(rows), 3) if rows else None,
         "rejected_claims_per_answer": round(statistics.mean(len(r.get("rejected_claims") or []) for r in rows), 2)
-        if rows else None,
+        if rows
+        else None,
         "seconds_median": round(statistics.median(secs), 1) if secs else None,
         "seconds_p95": round(p95, 1) if (p95 := percentile(secs, 95)) is not None else None,
         "llm_calls_mean": round(statistics.mean(r["usage"].get("llm_calls", 0) for r in rows), 2) if rows else None,

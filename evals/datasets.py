@@ -48,13 +48,25 @@ class Benchmark:
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in (
-        Benchmark("citerec-dev", "citerec/dev.jsonl", "citerec/papers.jsonl",
-                  "citation recommendation: 129 multi-paper retrieval questions over 3,186 CiteSeer papers"),
-        Benchmark("pubmedqa-dev", "pubmedqa/dev.jsonl", "pubmedqa/papers.jsonl",
-                  "PubMedQA: 500 single-paper yes/no/maybe questions over 1,000 abstracts"),
-        Benchmark("littraceqa-validation-a", "littraceqa/validation_a.jsonl", None,
-                  "LitTraceQA validation A: 28 questions; the paper pool is not shipped (build an index "
-                  "from the official paper_metadata.jsonl and PDFs)"),
+        Benchmark(
+            "citerec-dev",
+            "citerec/dev.jsonl",
+            "citerec/papers.jsonl",
+            "citation recommendation: 129 multi-paper retrieval questions over 3,186 CiteSeer papers",
+        ),
+        Benchmark(
+            "pubmedqa-dev",
+            "pubmedqa/dev.jsonl",
+            "pubmedqa/papers.jsonl",
+            "PubMedQA: 500 single-paper yes/no/maybe questions over 1,000 abstracts",
+        ),
+        Benchmark(
+            "littraceqa-validation-a",
+            "littraceqa/validation_a.jsonl",
+            None,
+            "LitTraceQA validation A: 28 questions; the paper pool is not shipped (build an index "
+            "from the official paper_metadata.jsonl and PDFs)",
+        ),
     )
 }
 
@@ -73,7 +85,9 @@ def resolve_benchmark(value: str | Path) -> Path:
         named = shared_data_dir() / BENCHMARKS[str(value)].questions
         if named.is_file():
             return named
-        raise FileNotFoundError(f"benchmark {value!r}: {named} is absent (set LITLOOP_SHARED_DATA to the shared data folder)")
+        raise FileNotFoundError(
+            f"benchmark {value!r}: {named} is absent (set LITLOOP_SHARED_DATA to the shared data folder)"
+        )
     names = ", ".join(BENCHMARKS)
     raise FileNotFoundError(f"{value}: no such file (or use a benchmark name: {names})")
 
@@ -159,7 +173,9 @@ def question_errors(record: Mapping[str, Any]) -> list[str]:
     if part is not None and "options" in part and not isinstance(part["options"], Mapping):
         errors.append("field 'answer.multiple_choice.options' must be an object (label -> text)")
     schema = record.get("table_schema")
-    if schema is not None and not (isinstance(schema, list) and all(isinstance(c, Mapping) and "name" in c for c in schema)):
+    if schema is not None and not (
+        isinstance(schema, list) and all(isinstance(c, Mapping) and "name" in c for c in schema)
+    ):
         errors.append("field 'table_schema' must be an array of columns with a 'name'")
     if "gold_papers" in record:
         # a scored question: what the scorer reads must be right (evidence and answer may be absent)
@@ -187,11 +203,18 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[Question]
             first_line[qid] = line
         if errors:
             continue
-        questions.append(Question(
-            query_id=record["query_id"], question=record["question"], task_family=record.get("task_family"),
-            answer_types=tuple(record.get("answer_types") or ()), options=question_options(record),
-            table_schema=question_table_schema(record), record=record, line=line,
-        ))
+        questions.append(
+            Question(
+                query_id=record["query_id"],
+                question=record["question"],
+                task_family=record.get("task_family"),
+                answer_types=tuple(record.get("answer_types") or ()),
+                options=question_options(record),
+                table_schema=question_table_schema(record),
+                record=record,
+                line=line,
+            )
+        )
     if problems:
         shown = problems[:_MAX_REPORTED_ERRORS]
         if len(problems) > len(shown):

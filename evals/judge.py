@@ -30,8 +30,7 @@ class Judgement(BaseModel):
         "(abstention); -1 incorrect."
     )
     faithfulness: Literal[-1, 0, 1] = Field(
-        description="1 every part grounded in the cited evidence; 0 partly grounded; -1 not grounded "
-        "or nothing cited."
+        description="1 every part grounded in the cited evidence; 0 partly grounded; -1 not grounded or nothing cited."
     )
 
 
@@ -68,8 +67,17 @@ def judge_answer(
     to be faithful to (faithfulness None).
     """
     if not answer or not answer.strip():
-        return {"ok": True, "skipped": "empty answer", "correctness": 0, "faithfulness": None, "reason": "",
-                "llm_calls": 0, "input_tokens": 0, "output_tokens": 0, "seconds": 0.0}
+        return {
+            "ok": True,
+            "skipped": "empty answer",
+            "correctness": 0,
+            "faithfulness": None,
+            "reason": "",
+            "llm_calls": 0,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "seconds": 0.0,
+        }
     from agent import prompts
     from agent.models import structured_call
     from agent.resources import chat_model
@@ -78,8 +86,13 @@ def judge_answer(
     model = chat_model("judge", settings or default_settings(), model_name)
     user = judge_prompt(question, reference, answer.strip(), evidence_block(citations, chunk_text))
     started = time.perf_counter()
-    result = structured_call(model, Judgement, prompts.render("judge_system"), user,
-                             repair_prompt=prompts.render("repair", error="{error}", schema="{schema}"))
+    result = structured_call(
+        model,
+        Judgement,
+        prompts.render("judge_system"),
+        user,
+        repair_prompt=prompts.render("repair", error="{error}", schema="{schema}"),
+    )
     verdict: dict[str, Any] = {
         "ok": result.ok,
         "correctness": result.value.correctness if result.value else None,

@@ -18,8 +18,12 @@ from evals.metrics import CANDIDATE_KS, CANDIDATE_METRIC_NAMES, METRIC_NAMES
 
 log = logging.getLogger(__name__)
 
-EXTRA_METRIC_NAMES = ("freeform_exact_match_normalized", "freeform_token_f1",
-                      "judge_correctness_mean", "judge_faithfulness_mean")
+EXTRA_METRIC_NAMES = (
+    "freeform_exact_match_normalized",
+    "freeform_token_f1",
+    "judge_correctness_mean",
+    "judge_faithfulness_mean",
+)
 PLOT_NAME = "recall_at_k.png"
 COMPARE_PLOT_NAME = "compare_recall_at_k.png"
 
@@ -47,8 +51,9 @@ def md_cell(value: Any, digits: int = 4) -> str:
     return fmt(value, digits).replace("|", "\\|").replace("\n", " ")
 
 
-def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1,
-             text_columns: Sequence[int] = ()) -> str:
+def md_table(
+    header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1, text_columns: Sequence[int] = ()
+) -> str:
     """A markdown table; columns from ``numeric_from`` on are right-aligned, except ``text_columns``."""
     align = ["---" if i < numeric_from or i in text_columns else "---:" for i in range(len(header))]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
@@ -65,8 +70,11 @@ def metrics_table(doc: Mapping[str, Any]) -> str:
     """Metric per row; columns all and each task family with questions; rows all n/a dropped."""
     metrics = doc["metrics"]
     families = {f: b for f, b in doc["details"].get("by_task_family", {}).items() if b.get("count")}
-    header = ["metric", f"all ({doc['details']['counts'].get('total', 0)})",
-              *[f"{f} ({b['count']})" for f, b in families.items()]]
+    header = [
+        "metric",
+        f"all ({doc['details']['counts'].get('total', 0)})",
+        *[f"{f} ({b['count']})" for f, b in families.items()],
+    ]
     rows = []
     for name in _metric_names(metrics):
         values = [metrics.get(name), *[b["metrics"].get(name) for b in families.values()]]
@@ -119,20 +127,33 @@ def plot_recall_at_k(series: Mapping[str, Mapping[int, float] | None], path: Pat
 # --------------------------------------------------------------------------- one run
 
 QUESTION_COLUMNS = [
-    ("query_id", "query_id"), ("task_family", "family"), ("paper_precision", "paper P"),
-    ("paper_recall", "paper R"), ("paper_f1", "paper F1"), ("evidence_f1", "evidence F1"),
-    ("candidate_recall@10", "R@10"), ("candidate_recall@50", "R@50"),
-    ("multiple_choice_correct", "MC"), ("table_row_f1", "table row F1"),
-    ("freeform_exact_match", "EM"), ("freeform_token_f1", "token F1"),
-    ("judge_correctness", "judge C"), ("judge_faithfulness", "judge F"),
-    ("seconds", "s"), ("llm_calls", "LLM calls"), ("candidates", "cands"),
+    ("query_id", "query_id"),
+    ("task_family", "family"),
+    ("paper_precision", "paper P"),
+    ("paper_recall", "paper R"),
+    ("paper_f1", "paper F1"),
+    ("evidence_f1", "evidence F1"),
+    ("candidate_recall@10", "R@10"),
+    ("candidate_recall@50", "R@50"),
+    ("multiple_choice_correct", "MC"),
+    ("table_row_f1", "table row F1"),
+    ("freeform_exact_match", "EM"),
+    ("freeform_token_f1", "token F1"),
+    ("judge_correctness", "judge C"),
+    ("judge_faithfulness", "judge F"),
+    ("seconds", "s"),
+    ("llm_calls", "LLM calls"),
+    ("candidates", "cands"),
 ]
 
 
 def question_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """One row per question; columns that are n/a for every question are left out."""
-    columns = [(key, title) for key, title in QUESTION_COLUMNS
-               if key in ("query_id", "task_family") or any(r.get(key) is not None for r in rows)]
+    columns = [
+        (key, title)
+        for key, title in QUESTION_COLUMNS
+        if key in ("query_id", "task_family") or any(r.get(key) is not None for r in rows)
+    ]
     body = []
     for r in rows:
         cells = []
@@ -147,22 +168,39 @@ def judge_section(out: Path, run: Mapping[str, Any]) -> list[str]:
     summary = run.get("judge")
     if not summary:
         return []
-    lines = ["## Judge", "",
-             f"{summary['judged']} answers judged ({summary['failed']} failed), "
-             f"{summary['llm_calls']} judge calls. Correctness (LiveRAG, -1..2) mean "
-             f"{fmt(summary['correctness_mean'], 3)}; faithfulness (-1..1) mean {fmt(summary['faithfulness_mean'], 3)}.",
-             "",
-             md_table(["grade", *summary["correctness_counts"]],
-                      [["correctness", *summary["correctness_counts"].values()]]),
-             "",
-             md_table(["grade", *summary["faithfulness_counts"]],
-                      [["faithfulness", *summary["faithfulness_counts"].values()]]),
-             "", "### Verdicts", ""]
+    lines = [
+        "## Judge",
+        "",
+        f"{summary['judged']} answers judged ({summary['failed']} failed), "
+        f"{summary['llm_calls']} judge calls. Correctness (LiveRAG, -1..2) mean "
+        f"{fmt(summary['correctness_mean'], 3)}; faithfulness (-1..1) mean {fmt(summary['faithfulness_mean'], 3)}.",
+        "",
+        md_table(["grade", *summary["correctness_counts"]], [["correctness", *summary["correctness_counts"].values()]]),
+        "",
+        md_table(
+            ["grade", *summary["faithfulness_counts"]], [["faithfulness", *summary["faithfulness_counts"].values()]]
+        ),
+        "",
+        "### Verdicts",
+        "",
+    ]
     verdicts = Ledger(out / "judgements.jsonl").records()
-    lines.append(md_table(["query_id", "correctness", "faithfulness", "reason"],
-                          [[v["query_id"], v.get("correctness"), v.get("faithfulness"),
-                            v.get("reason") or v.get("error") or v.get("skipped") or ""] for v in verdicts],
-                          numeric_from=1, text_columns=[3]))
+    lines.append(
+        md_table(
+            ["query_id", "correctness", "faithfulness", "reason"],
+            [
+                [
+                    v["query_id"],
+                    v.get("correctness"),
+                    v.get("faithfulness"),
+                    v.get("reason") or v.get("error") or v.get("skipped") or "",
+                ]
+                for v in verdicts
+            ],
+            numeric_from=1,
+            text_columns=[3],
+        )
+    )
     return lines + [""]
 
 
@@ -179,9 +217,13 @@ def cost_lines(run: Mapping[str, Any]) -> list[str]:
 def write_report(out: Path, doc: Mapping[str, Any], questions: Sequence[Any] = ()) -> Path:
     """``out/report.md`` (and ``out/recall_at_k.png`` when candidates were scored)."""
     run, settings = doc["run"], doc["settings"]["eval"]
-    lines = [f"# Eval: {run['label']} on {benchmark_label(settings['benchmark'])}", "",
-             f"Run `{run['name']}` ({run['kind']}), index `{settings['index']}`, finished {run['finished']}. "
-             "Metric definitions: docs/metrics.md; n/a marks a metric that does not apply.", ""]
+    lines = [
+        f"# Eval: {run['label']} on {benchmark_label(settings['benchmark'])}",
+        "",
+        f"Run `{run['name']}` ({run['kind']}), index `{settings['index']}`, finished {run['finished']}. "
+        "Metric definitions: docs/metrics.md; n/a marks a metric that does not apply.",
+        "",
+    ]
     lines += cost_lines(run) + [""]
     if not doc["metrics"]:
         lines += ["The questions have no gold: nothing was scored.", ""]
@@ -189,8 +231,11 @@ def write_report(out: Path, doc: Mapping[str, Any], questions: Sequence[Any] = (
         lines += ["## Metrics", "", metrics_table(doc), ""]
         baseline = doc["details"].get("baselines", {}).get("multiple_choice_majority")
         if baseline and doc["metrics"].get("multiple_choice_accuracy") is not None:
-            lines += [f"Multiple-choice accuracy {fmt(doc['metrics']['multiple_choice_accuracy'])} against the "
-                      f"majority baseline (always {baseline['label']}) {fmt(baseline['accuracy'])}.", ""]
+            lines += [
+                f"Multiple-choice accuracy {fmt(doc['metrics']['multiple_choice_accuracy'])} against the "
+                f"majority baseline (always {baseline['label']}) {fmt(baseline['accuracy'])}.",
+                "",
+            ]
         series = recall_series(doc)
         title = f"{run['label']} on {benchmark_label(settings['benchmark'])}: candidate recall@k"
         if series and plot_recall_at_k({run["name"]: series}, out / PLOT_NAME, title):
@@ -207,42 +252,65 @@ def write_report(out: Path, doc: Mapping[str, Any], questions: Sequence[Any] = (
 
 COMPARE_COLUMNS = [
     *[(f"candidate_recall@{k}", f"R@{k}") for k in CANDIDATE_KS],
-    ("paper_f1_macro", "paper F1"), ("evidence_f1_macro", "evidence F1"),
-    ("multiple_choice_accuracy", "MC acc"), ("table_row_f1_macro", "table row F1"),
-    ("freeform_token_f1", "token F1"), ("judge_correctness_mean", "judge C"),
-    ("judge_faithfulness_mean", "judge F"), ("overall_score", "overall"),
+    ("paper_f1_macro", "paper F1"),
+    ("evidence_f1_macro", "evidence F1"),
+    ("multiple_choice_accuracy", "MC acc"),
+    ("table_row_f1_macro", "table row F1"),
+    ("freeform_token_f1", "token F1"),
+    ("judge_correctness_mean", "judge C"),
+    ("judge_faithfulness_mean", "judge F"),
+    ("overall_score", "overall"),
 ]
-COST_COLUMNS = [("latency_p50_s", "s/q p50"), ("latency_p95_s", "s/q p95"), ("llm_calls_per_question", "LLM calls/q"),
-                ("tokens_per_question", "tokens/q")]
+COST_COLUMNS = [
+    ("latency_p50_s", "s/q p50"),
+    ("latency_p95_s", "s/q p95"),
+    ("llm_calls_per_question", "LLM calls/q"),
+    ("tokens_per_question", "tokens/q"),
+]
 COST_DIGITS = {"latency_p50_s": 2, "latency_p95_s": 2, "llm_calls_per_question": 1, "tokens_per_question": 0}
 
 
 def compare_rows(docs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for name, doc in docs.items():
-        row = {"name": name, "label": doc["run"]["label"], "kind": doc["run"]["kind"],
-               "questions": doc["run"]["questions"]}
+        row = {
+            "name": name,
+            "label": doc["run"]["label"],
+            "kind": doc["run"]["kind"],
+            "questions": doc["run"]["questions"],
+        }
         row.update({k: doc["metrics"].get(k) for k, _ in COMPARE_COLUMNS})
         row.update({k: doc["run"].get(k) for k, _ in COST_COLUMNS})
         rows.append(row)
     return rows
 
 
-def write_compare(out: Path, docs: Mapping[str, Mapping[str, Any]], *, benchmark: str, questions: int) -> dict[str, Any]:
+def write_compare(
+    out: Path, docs: Mapping[str, Mapping[str, Any]], *, benchmark: str, questions: int
+) -> dict[str, Any]:
     """``compare.md``, ``compare.json`` and one recall@k plot for all runs; returns the JSON."""
     out.mkdir(parents=True, exist_ok=True)
     rows = compare_rows(docs)
     columns = [(k, t) for k, t in COMPARE_COLUMNS + COST_COLUMNS if any(r.get(k) is not None for r in rows)]
-    table = md_table(["run", "what", *[t for _, t in columns]],
-                     [[r["name"], r["label"], *[fmt(r[k], COST_DIGITS[k]) if k in COST_DIGITS else r[k]
-                                                for k, _ in columns]] for r in rows],
-                     numeric_from=2)
+    table = md_table(
+        ["run", "what", *[t for _, t in columns]],
+        [
+            [r["name"], r["label"], *[fmt(r[k], COST_DIGITS[k]) if k in COST_DIGITS else r[k] for k, _ in columns]]
+            for r in rows
+        ],
+        numeric_from=2,
+    )
     series = {name: recall_series(doc) for name, doc in docs.items()}
     plot = plot_recall_at_k(series, out / COMPARE_PLOT_NAME, f"{benchmark_label(benchmark)}: candidate recall@k")
-    lines = [f"# Ablation on {benchmark_label(benchmark)} ({questions} questions)", "",
-             "Each run's folder holds its submission, candidates, metrics.json and report.md. "
-             "n/a: the metric does not apply (no gold of that kind, or an LLM-free run has no answer).", "",
-             table, ""]
+    lines = [
+        f"# Ablation on {benchmark_label(benchmark)} ({questions} questions)",
+        "",
+        "Each run's folder holds its submission, candidates, metrics.json and report.md. "
+        "n/a: the metric does not apply (no gold of that kind, or an LLM-free run has no answer).",
+        "",
+        table,
+        "",
+    ]
     if plot:
         lines += [f"![candidate recall@k]({COMPARE_PLOT_NAME})", ""]
     (out / "compare.md").write_text("\n".join(lines), encoding="utf-8")

@@ -67,14 +67,22 @@ LABELS = {
     "paper": "agent, paper preset",
 }
 EVIDENCE_METRICS = ("evidence_precision_macro", "evidence_recall_macro", "evidence_f1_macro")
-ANSWER_METRICS = ("multiple_choice_accuracy", "freeform_exact_match", "table_row_f1_macro",
-                  "table_cell_accuracy_macro", "table_cell_accuracy_micro")
+ANSWER_METRICS = (
+    "multiple_choice_accuracy",
+    "freeform_exact_match",
+    "table_row_f1_macro",
+    "table_cell_accuracy_macro",
+    "table_cell_accuracy_micro",
+)
 FREEFORM_METRICS = ("freeform_exact_match_normalized", "freeform_token_f1")
 # the per-question field behind each macro metric
 ROW_FIELDS = {
-    "evidence_precision_macro": "evidence_precision", "evidence_recall_macro": "evidence_recall",
-    "evidence_f1_macro": "evidence_f1", "multiple_choice_accuracy": "multiple_choice_correct",
-    "freeform_exact_match": "freeform_exact_match", "table_row_f1_macro": "table_row_f1",
+    "evidence_precision_macro": "evidence_precision",
+    "evidence_recall_macro": "evidence_recall",
+    "evidence_f1_macro": "evidence_f1",
+    "multiple_choice_accuracy": "multiple_choice_correct",
+    "freeform_exact_match": "freeform_exact_match",
+    "table_row_f1_macro": "table_row_f1",
     "table_cell_accuracy_macro": "table_cell_accuracy",
 }
 
@@ -91,11 +99,14 @@ def not_applicable(metrics: dict[str, Any], names: Iterable[str]) -> None:
         return
     for name in names:
         metrics[name] = None
-    metrics["answer_score"] = answer_score_of(metrics.get("multiple_choice_accuracy"),
-                                              metrics.get("table_row_f1_macro"),
-                                              metrics.get("table_cell_accuracy_macro"))
-    metrics["overall_score"] = overall_of(metrics.get("paper_f1_macro"), metrics.get("evidence_f1_macro"),
-                                          metrics["answer_score"])
+    metrics["answer_score"] = answer_score_of(
+        metrics.get("multiple_choice_accuracy"),
+        metrics.get("table_row_f1_macro"),
+        metrics.get("table_cell_accuracy_macro"),
+    )
+    metrics["overall_score"] = overall_of(
+        metrics.get("paper_f1_macro"), metrics.get("evidence_f1_macro"), metrics["answer_score"]
+    )
 
 
 def drop_inapplicable(result: dict[str, Any], names: Sequence[str]) -> None:
@@ -113,8 +124,10 @@ def _freeform_row(q: Question, submission: Mapping | None, result: Mapping | Non
     if not q.gold_freeform or not answered:
         return {"freeform_exact_match_normalized": None, "freeform_token_f1": None}
     text = prediction_text(submission, result) if submission is not None else ""
-    return {"freeform_exact_match_normalized": exact_match(text, q.gold_freeform),
-            "freeform_token_f1": token_f1(text, q.gold_freeform)}
+    return {
+        "freeform_exact_match_normalized": exact_match(text, q.gold_freeform),
+        "freeform_token_f1": token_f1(text, q.gold_freeform),
+    }
 
 
 def _extra_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
@@ -150,9 +163,15 @@ def score_run(questions: Sequence[Question], out: Path, kind: str) -> dict[str, 
         qid = row["query_id"]
         result, verdict = results.get(qid, {}), verdicts.get(qid, {})
         row.update(_freeform_row(by_id[qid], sub_by_id.get(qid), result, kind == "agent"))
-        row.update({"judge_correctness": verdict.get("correctness"), "judge_faithfulness": verdict.get("faithfulness"),
-                    "seconds": result.get("seconds"), "llm_calls": (result.get("usage") or {}).get("llm_calls"),
-                    "candidates": n_candidates.get(qid, 0)})
+        row.update(
+            {
+                "judge_correctness": verdict.get("correctness"),
+                "judge_faithfulness": verdict.get("faithfulness"),
+                "seconds": result.get("seconds"),
+                "llm_calls": (result.get("usage") or {}).get("llm_calls"),
+                "candidates": n_candidates.get(qid, 0),
+            }
+        )
     drop_inapplicable(scored, dropped)
     rows = scored["details"]["per_question"]
     scored["metrics"].update(_extra_metrics(rows))
@@ -179,14 +198,22 @@ def run_summary(questions: Sequence[Question], out: Path) -> dict[str, Any]:
     n = len(results) or 1
     verdicts = [r for r in Ledger(out / JUDGEMENTS).records() if r["query_id"] in ids]
     return {
-        "questions": len(questions), "answered": len(answered), "failed": len(failures),
+        "questions": len(questions),
+        "answered": len(answered),
+        "failed": len(failures),
         # answered, but some LLM calls of the run failed (the agent's answer status)
-        "partial": sum(r.get("status") == "partial" for r in {r["query_id"]: r for r in results}.values()
-                       if r["query_id"] in answered),
-        "latency_p50_s": percentile(seconds, 50), "latency_p95_s": percentile(seconds, 95),
+        "partial": sum(
+            r.get("status") == "partial"
+            for r in {r["query_id"]: r for r in results}.values()
+            if r["query_id"] in answered
+        ),
+        "latency_p50_s": percentile(seconds, 50),
+        "latency_p95_s": percentile(seconds, 95),
         "latency_mean_s": sum(seconds) / len(seconds) if seconds else None,
-        "llm_calls": total("llm_calls"), "llm_calls_per_question": total("llm_calls") / n,
-        "input_tokens": total("input_tokens"), "output_tokens": total("output_tokens"),
+        "llm_calls": total("llm_calls"),
+        "llm_calls_per_question": total("llm_calls") / n,
+        "input_tokens": total("input_tokens"),
+        "output_tokens": total("output_tokens"),
         "tokens_per_question": (total("input_tokens") + total("output_tokens")) / n,
         "judge": summarize(verdicts) if verdicts else None,
     }
@@ -216,35 +243,54 @@ def run_eval(request: EvalRequest, answerer=None, questions: Sequence[Question] 
     benchmark = resolve_benchmark(request.benchmark)
     questions = list(questions) if questions is not None else load_questions(benchmark, request.limit)
     own = answerer is None
-    answerer = answerer or make_answerer(request.preset, request.index, no_llm=request.no_llm,
-                                         overrides=request.settings)
+    answerer = answerer or make_answerer(
+        request.preset, request.index, no_llm=request.no_llm, overrides=request.settings
+    )
     out = request.out
     try:
         out.mkdir(parents=True, exist_ok=True)
-        identity = {"benchmark": str(benchmark.resolve()), "index": str(Path(request.index).resolve()),
-                    **answerer.describe()}
+        identity = {
+            "benchmark": str(benchmark.resolve()),
+            "index": str(Path(request.index).resolve()),
+            **answerer.describe(),
+        }
         check_run_file(out, identity)
         started = time.perf_counter()
         summary = answer_questions(answerer, questions, out, progress=request.progress)
         if request.judge and answerer.kind == "agent":
-            summary["judged"] = judge_answers(answerer, questions, out, model_name=request.judge_model,
-                                              progress=request.progress)
+            summary["judged"] = judge_answers(
+                answerer, questions, out, model_name=request.judge_model, progress=request.progress
+            )
         elif request.judge:
             log.warning("--judge: an LLM-free run has no answers to judge")
         scored = score_run(questions, out, answerer.kind)
         doc = {
             "metrics": scored["metrics"],
             "details": scored["details"],
-            "settings": {"eval": {**identity, "name": answerer.name, "limit": request.limit,
-                                  "judge": request.judge, "judge_model": request.judge_model,
-                                  "candidates_kept": CANDIDATES_KEPT},
-                         "litloop": answerer.settings_dump()},
-            "run": {**run_summary(questions, out), "this_invocation": summary,
-                    "wall_s": time.perf_counter() - started, "finished": now(), "name": answerer.name,
-                    "label": LABELS.get(answerer.name, answerer.name), "kind": answerer.kind},
+            "settings": {
+                "eval": {
+                    **identity,
+                    "name": answerer.name,
+                    "limit": request.limit,
+                    "judge": request.judge,
+                    "judge_model": request.judge_model,
+                    "candidates_kept": CANDIDATES_KEPT,
+                },
+                "litloop": answerer.settings_dump(),
+            },
+            "run": {
+                **run_summary(questions, out),
+                "this_invocation": summary,
+                "wall_s": time.perf_counter() - started,
+                "finished": now(),
+                "name": answerer.name,
+                "label": LABELS.get(answerer.name, answerer.name),
+                "kind": answerer.kind,
+            },
         }
-        (out / "metrics.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n",
-                                          encoding="utf-8")
+        (out / "metrics.json").write_text(
+            json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+        )
         write_report(out, doc, questions)
         return doc
     finally:
@@ -270,23 +316,37 @@ def run_compare(request: EvalRequest, names: Sequence[str]) -> dict[str, Any]:
     variants, presets = run_names()
     unknown = [n for n in names if n not in variants and n not in presets]
     if unknown:
-        raise ValueError(f"unknown names {unknown}; agent presets: {', '.join(presets)}; "
-                         f"LLM-free variants: {', '.join(variants)}")
+        raise ValueError(
+            f"unknown names {unknown}; agent presets: {', '.join(presets)}; LLM-free variants: {', '.join(variants)}"
+        )
     if len({slug(n) for n in names}) != len(names):
         raise ValueError(f"names must be distinct: {list(names)}")
     benchmark = resolve_benchmark(request.benchmark)
     questions = load_questions(benchmark, request.limit)
     docs: dict[str, dict[str, Any]] = {}
     for name in names:
-        sub = EvalRequest(benchmark, request.index, request.out / slug(name), preset=name, limit=request.limit,
-                          judge=request.judge, judge_model=request.judge_model, progress=request.progress,
-                          settings=request.settings)
+        sub = EvalRequest(
+            benchmark,
+            request.index,
+            request.out / slug(name),
+            preset=name,
+            limit=request.limit,
+            judge=request.judge,
+            judge_model=request.judge_model,
+            progress=request.progress,
+            settings=request.settings,
+        )
         docs[name] = run_eval(sub, questions=questions)
     return write_compare(request.out, docs, benchmark=str(benchmark), questions=len(questions))
 
 
-def score_paths(gold_path: str | Path, submission_path: str | Path, candidates_path: str | Path | None = None,
-                *, strict: bool = False) -> dict[str, Any]:
+def score_paths(
+    gold_path: str | Path,
+    submission_path: str | Path,
+    candidates_path: str | Path | None = None,
+    *,
+    strict: bool = False,
+) -> dict[str, Any]:
     """`litloop score`: validate and score files; the ``metrics.json`` shape.
 
     LitTraceQA gold scores exactly as ``evals.scoring.score_files``; a benchmark file without
@@ -299,12 +359,18 @@ def score_paths(gold_path: str | Path, submission_path: str | Path, candidates_p
     questions = load_questions(gold_path)
     no_gold = [q.line for q in questions if not q.has_gold]
     if no_gold:
-        raise ValueError(f"{gold_path} line {no_gold[0]}: field 'gold_papers' is missing "
-                         "(an input file without gold cannot be scored)")
+        raise ValueError(
+            f"{gold_path} line {no_gold[0]}: field 'gold_papers' is missing "
+            "(an input file without gold cannot be scored)"
+        )
     submission, candidates = load_predictions(submission_path, candidates_path, strict=strict)
     result = score_all(gold_records(questions), submission, candidates)
     if not has_gold_evidence(questions):
         drop_inapplicable(result, EVIDENCE_METRICS)
-    settings = {"gold": str(gold_path), "submission": str(submission_path),
-                "candidates": str(candidates_path) if candidates_path else None, "strict": strict}
+    settings = {
+        "gold": str(gold_path),
+        "submission": str(submission_path),
+        "candidates": str(candidates_path) if candidates_path else None,
+        "strict": strict,
+    }
     return {"metrics": result["metrics"], "details": result["details"], "settings": settings}

@@ -28,7 +28,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +60,14 @@ def check_run_file(out: Path, identity: dict[str, Any]) -> None:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _fatal_errors() -> tuple[type[BaseException], ...]:
     """Configuration problems stop the run (every question would fail the same way)."""
     from agent.local_model import LocalModelError
-    from tools.embed import ModelNotAvailable
     from tools.index import IndexProblem
+    from tools.models.embed import ModelNotAvailable
 
     return (IndexProblem, ModelNotAvailable, LocalModelError)
 
@@ -83,8 +83,12 @@ def answer_questions(answerer, questions: Sequence[Question], out: Path, *, prog
     pending = [q for q in questions if q.query_id not in done]
     summary = {"answered": 0, "partial": 0, "skipped": len(questions) - len(pending), "failed": 0}
     fatal = _fatal_errors()
-    with (Ledger(out / CANDIDATES).open() as cand, Ledger(out / RESULTS).open() as res,
-          Ledger(out / FAILURES).open() as fail, ledger.open() as sub):
+    with (
+        Ledger(out / CANDIDATES).open() as cand,
+        Ledger(out / RESULTS).open() as res,
+        Ledger(out / FAILURES).open() as fail,
+        ledger.open() as sub,
+    ):
         bar = tqdm(pending, desc=answerer.name, unit="q", disable=not progress)
         for q in bar:
             started = time.perf_counter()
@@ -98,19 +102,36 @@ def answer_questions(answerer, questions: Sequence[Question], out: Path, *, prog
                 summary["failed"] += 1
                 continue
             seconds = time.perf_counter() - started
-            append_line(cand, {"query_id": q.query_id, "candidate_papers": [
-                {"paper_id": pid, "rank": r} for r, pid in enumerate(outcome.candidates, start=1)]})
-            append_line(res, {"query_id": q.query_id, "seconds": seconds, "usage": outcome.usage,
-                              "answer_text": outcome.answer_text, "citations": outcome.citations,
-                              "errors": outcome.errors, **outcome.extra})
+            append_line(
+                cand,
+                {
+                    "query_id": q.query_id,
+                    "candidate_papers": [
+                        {"paper_id": pid, "rank": r} for r, pid in enumerate(outcome.candidates, start=1)
+                    ],
+                },
+            )
+            append_line(
+                res,
+                {
+                    "query_id": q.query_id,
+                    "seconds": seconds,
+                    "usage": outcome.usage,
+                    "answer_text": outcome.answer_text,
+                    "citations": outcome.citations,
+                    "errors": outcome.errors,
+                    **outcome.extra,
+                },
+            )
             append_line(sub, outcome.submission)  # last: the ledger line says the question is done
             summary["answered"] += 1
             summary["partial"] += outcome.extra.get("status") == "partial"
     return summary
 
 
-def judge_answers(answerer, questions: Sequence[Question], out: Path, *, model_name: str | None = None,
-                  progress: bool = False) -> int:
+def judge_answers(
+    answerer, questions: Sequence[Question], out: Path, *, model_name: str | None = None, progress: bool = False
+) -> int:
     """Judge every answered question with a gold free-form text that has no verdict yet."""
     from tqdm import tqdm
 
@@ -125,7 +146,13 @@ def judge_answers(answerer, questions: Sequence[Question], out: Path, *, model_n
     with verdicts.open() as handle:
         for q in tqdm(todo, desc="judge", unit="q", disable=not progress):
             result = results.get(q.query_id, {})
-            verdict = judge_answer(q.question, q.reference_answer() or "", prediction_text(submissions[q.query_id], result),
-                                   result.get("citations", []), chunk_text=answerer.chunk_text, model_name=model_name)
+            verdict = judge_answer(
+                q.question,
+                q.reference_answer() or "",
+                prediction_text(submissions[q.query_id], result),
+                result.get("citations", []),
+                chunk_text=answerer.chunk_text,
+                model_name=model_name,
+            )
             append_line(handle, {"query_id": q.query_id, **verdict})
     return len(todo)

@@ -40,7 +40,13 @@ SOURCE_TYPES: tuple[str, ...] = ("table", "figure", "text_span", "equation_algor
 ANSWER_TYPES: tuple[str, ...] = ("freeform", "multiple_choice", "table")
 # The locator keys submission.schema.json allows; the rest are only accepted when not strict.
 SUBMISSION_LOCATOR_KEYS: tuple[str, ...] = (
-    "page", "table_id", "figure_id", "section", "equation_id", "algorithm_id", "citation_id",
+    "page",
+    "table_id",
+    "figure_id",
+    "section",
+    "equation_id",
+    "algorithm_id",
+    "citation_id",
 )
 _MC_LABEL = re.compile(r"^[A-Z]?$")
 _MAX_REPORTED_ERRORS = 20
@@ -70,7 +76,7 @@ def load_numbered(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
 
 def _nonempty(value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"expected a string, got {found(value)}")  # noqa: TRY004 - pydantic reports a ValueError as the field's message
+        raise ValueError(f"expected a string, got {found(value)}")
     if not value:
         raise ValueError("is empty; give a non-empty string")
     return value
@@ -86,14 +92,14 @@ def _page(value: Any) -> int:
 
 def _string_id(value: Any) -> Any:
     if not isinstance(value, str):
-        raise ValueError(f"expected a string, got {found(value)}")  # noqa: TRY004 - pydantic reports a ValueError as the field's message
+        raise ValueError(f"expected a string, got {found(value)}")
     return value
 
 
 def _loose_id(value: Any) -> Any:
     # not strict: ids may be numbers, as in the gold itself (citation_id 24, section 5.6)
     if not (isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))):
-        raise ValueError(f"expected a string or a number, got {found(value)}")  # noqa: TRY004 - pydantic reports a ValueError as the field's message
+        raise ValueError(f"expected a string or a number, got {found(value)}")
     return value
 
 
@@ -266,8 +272,10 @@ class _Candidates(_Open):
             if paper.rank is None:
                 continue
             if paper.rank in first:
-                problems.append(f"field 'candidate_papers[{i}].rank' repeats rank {paper.rank} of "
-                                f"candidate_papers[{first[paper.rank]}]")
+                problems.append(
+                    f"field 'candidate_papers[{i}].rank' repeats rank {paper.rank} of "
+                    f"candidate_papers[{first[paper.rank]}]"
+                )
             else:
                 first[paper.rank] = i
         ranked = sum(p.rank is not None for p in self.candidate_papers)
@@ -413,8 +421,9 @@ def score_files(
     return score_all(gold, submission, candidates)
 
 
-def load_predictions(submission_path: str | Path, candidates_path: str | Path | None = None, *,
-                     strict: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+def load_predictions(
+    submission_path: str | Path, candidates_path: str | Path | None = None, *, strict: bool = False
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """The submission and (when given) the candidate records, validated: ValueError naming each
     bad line and field."""
     submission, submission_lines = load_numbered(submission_path)
@@ -441,8 +450,7 @@ def format_table(result: Mapping[str, Any]) -> str:
     columns = ["all", *[f for f in families if families[f]["count"] or f in TASK_FAMILIES]]
     header_counts = [str(result["details"]["counts"]["total"]), *[str(families[f]["count"]) for f in columns[1:]]]
     body = [
-        [name, _cell(metrics[name]), *[_cell(families[f]["metrics"].get(name)) for f in columns[1:]]]
-        for name in names
+        [name, _cell(metrics[name]), *[_cell(families[f]["metrics"].get(name)) for f in columns[1:]]] for name in names
     ]
     table = [["metric", *columns], ["questions", *header_counts], *body]
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
@@ -472,8 +480,9 @@ def some_ids(ids: Sequence[str]) -> str:
     return shown + (f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else "")
 
 
-def coverage_warnings(result: Mapping[str, Any], gold: str | Path, submission: str | Path,
-                      candidates: str | Path | None = None) -> list[str]:
+def coverage_warnings(
+    result: Mapping[str, Any], gold: str | Path, submission: str | Path, candidates: str | Path | None = None
+) -> list[str]:
     """The query ids the files do not share, each kind as one message with its count and a few
     ids: gold questions without a submission line (each scores 0), submission lines outside the
     gold (not scored), gold questions without a candidate list (candidate recall 0)."""
@@ -481,12 +490,16 @@ def coverage_warnings(result: Mapping[str, Any], gold: str | Path, submission: s
     missing, extra = counts["missing_predictions"], counts["extra_predictions"]
     out = []
     if missing:
-        out.append(f"{len(missing)} of {counts['total']} gold questions have no line in {submission} "
-                   f"({some_ids(missing)}): each scores 0")
+        out.append(
+            f"{len(missing)} of {counts['total']} gold questions have no line in {submission} "
+            f"({some_ids(missing)}): each scores 0"
+        )
     if extra:
         out.append(f"{len(extra)} query id(s) in {submission} are not in {gold} ({some_ids(extra)}): not scored")
     if counts.get("missing_candidates"):
         gone = counts["missing_candidates"]
-        out.append(f"{len(gone)} of {counts['total']} gold questions have no line in {candidates} "
-                   f"({some_ids(gone)}): candidate recall 0")
+        out.append(
+            f"{len(gone)} of {counts['total']} gold questions have no line in {candidates} "
+            f"({some_ids(gone)}): candidate recall 0"
+        )
     return out

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.settings import Settings
-from tools.fusion import papers_by_best_chunk
 from tools.index import Index
-from tools.relate import fuse_a_b, ranking_b
-from tools.retrieve import fused_with_prf, query_ranking
+from tools.retrieval.fusion import papers_by_best_chunk
+from tools.retrieval.relate import fuse_a_b, ranking_b
+from tools.retrieval.retrieve import fused_with_prf, query_ranking
 
 Variant = Callable[[Index, str, Settings, object], list[str]]
 
@@ -48,12 +48,17 @@ def _hybrid_prf(idx, q, s, _r):
 
 
 def _pipeline(relate: bool, stage: str, *, sources=None, seeds=None, a_full=False, rerank=False) -> Variant:
-    from tools.pipeline import run_retrieval
+    from tools.retrieval.pipeline import run_retrieval
 
     def run(idx, q, s: Settings, reranker) -> list[str]:
         if sources or seeds:
-            s = s.model_copy(update={"relate": s.relate.model_copy(update={
-                k: v for k, v in (("sources", sources), ("seeds_without_llm", seeds)) if v})})
+            s = s.model_copy(
+                update={
+                    "relate": s.relate.model_copy(
+                        update={k: v for k, v in (("sources", sources), ("seeds_without_llm", seeds)) if v}
+                    )
+                }
+            )
         r = run_retrieval(idx, q, s, relate=relate, reranker=reranker if rerank else None)
         if stage == "a":
             return r.a

@@ -99,7 +99,10 @@ class CitationGraph:
         out._resolve_pending({p.paper_id for p in batch})
         logger.debug(
             "citation graph: +%d papers -> %d papers, %d edges, %d unresolved references",
-            len(batch), out.num_papers, out.num_edges, out.dropped_references,
+            len(batch),
+            out.num_papers,
+            out.num_edges,
+            out.dropped_references,
         )
         return out
 
@@ -203,9 +206,7 @@ class CitationGraph:
             return 0.0
         return _jaccard(shared, len(refs_a), len(refs_b))
 
-    def coupling_neighbours(
-        self, pid: str, k: int | None = None, min_shared: int = COUPLING_MIN_SHARED
-    ) -> Scored:
+    def coupling_neighbours(self, pid: str, k: int | None = None, min_shared: int = COUPLING_MIN_SHARED) -> Scored:
         """Papers coupled with `pid` (score > 0), best first, ties by paper id.
 
         Only papers citing one of the seed's references can share one, so the candidates come
@@ -214,23 +215,22 @@ class CitationGraph:
         after fusion).
         min_shared: SEE: DESIGN.md section 4 -- at least 2 shared references (paper).
         """
-        return self._shared_neighbours(pid, self.references(pid), self._g.predecessors, self._g.out_degree,
-                                       k, min_shared)
+        return self._shared_neighbours(
+            pid, self.references(pid), self._g.predecessors, self._g.out_degree, k, min_shared
+        )
 
-    def cocitation_neighbours(
-        self, pid: str, k: int | None = None, min_shared: int = COCITATION_MIN_SHARED
-    ) -> Scored:
+    def cocitation_neighbours(self, pid: str, k: int | None = None, min_shared: int = COCITATION_MIN_SHARED) -> Scored:
         """Papers cited together with `pid`, scored by the Jaccard of the two citer sets.
 
         k: SEE: DESIGN.md section 4 -- None keeps every neighbour.
         min_shared: SEE: DESIGN.md section 4 -- co-citation is a measured extra source; 1 shared
         citer by default.
         """
-        return self._shared_neighbours(pid, self.citations(pid), self._g.successors, self._g.in_degree,
-                                       k, min_shared)
+        return self._shared_neighbours(pid, self.citations(pid), self._g.successors, self._g.in_degree, k, min_shared)
 
-    def _shared_neighbours(self, pid: str, hubs: set[str], around: Any, degree: Any, k: int | None,
-                           min_shared: int) -> Scored:
+    def _shared_neighbours(
+        self, pid: str, hubs: set[str], around: Any, degree: Any, k: int | None, min_shared: int
+    ) -> Scored:
         """Papers sharing at least `min_shared` of `pid`'s hubs (its references for coupling,
         its citers for co-citation), by the Jaccard of the two hub sets."""
         _check_min_shared(min_shared)
@@ -304,8 +304,7 @@ class CitationGraph:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        logger.info("saved citation graph (%d papers, %d edges) to %s",
-                    self.num_papers, self.num_edges, path)
+        logger.info("saved citation graph (%d papers, %d edges) to %s", self.num_papers, self.num_edges, path)
 
     @classmethod
     def load(cls, path: Path) -> CitationGraph:
@@ -316,8 +315,7 @@ class CitationGraph:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path}: not a litloop citation graph (invalid JSON: {exc})") from exc
         graph = cls.from_json_dict(data, source=str(path))
-        logger.debug("loaded citation graph (%d papers, %d edges) from %s",
-                     graph.num_papers, graph.num_edges, path)
+        logger.debug("loaded citation graph (%d papers, %d edges) from %s", graph.num_papers, graph.num_edges, path)
         return graph
 
     # ------------------------------------------------------------------ comparison
@@ -334,8 +332,10 @@ class CitationGraph:
     __hash__ = None  # type: ignore[assignment]  # mutable-looking container: no hashing
 
     def __repr__(self) -> str:
-        return (f"CitationGraph(papers={self.num_papers}, edges={self.num_edges}, "
-                f"dropped_references={self.dropped_references})")
+        return (
+            f"CitationGraph(papers={self.num_papers}, edges={self.num_edges}, "
+            f"dropped_references={self.dropped_references})"
+        )
 
 
 # ---------------------------------------------------------------------- pure helpers
@@ -376,9 +376,7 @@ def _count_coupled_pairs(edges: list[tuple[int, int]], n: int, min_shared: int) 
     from scipy import sparse
 
     pairs = np.asarray(edges, dtype=np.int64)
-    refs = sparse.csr_matrix(
-        (np.ones(len(pairs), dtype=np.int32), (pairs[:, 0], pairs[:, 1])), shape=(n, n)
-    )
+    refs = sparse.csr_matrix((np.ones(len(pairs), dtype=np.int32), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     citers_of = refs.T.tocsr()
     # Row a of the product has at most sum over its references of their citer counts entries.
     row_work = refs @ np.diff(citers_of.indptr)

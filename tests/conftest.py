@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import errno
 import ipaddress
 import json
@@ -73,10 +74,30 @@ def littraceqa() -> Path:
 # The small corpus of the graph tier and the web chat's browser test: three sequence-labelling
 # papers that cite each other and two off-topic ones (paper id, title, abstract, references).
 PAPERS = [
-    ("crf", "Conditional random fields for sequence labeling", "We present conditional random fields, which reach 95.7 F1 on chunking and beat HMMs.", ["hmm", "memm"]),
-    ("hmm", "Hidden Markov models for part-of-speech tagging", "An HMM tagger with 96.1 accuracy on the Penn Treebank.", []),
-    ("memm", "Maximum entropy Markov models for information extraction", "MEMMs segment FAQs; they suffer from label bias.", ["hmm"]),
-    ("lstm", "Bidirectional LSTM-CRF models for sequence tagging", "A BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER.", ["crf", "hmm"]),
+    (
+        "crf",
+        "Conditional random fields for sequence labeling",
+        "We present conditional random fields, which reach 95.7 F1 on chunking and beat HMMs.",
+        ["hmm", "memm"],
+    ),
+    (
+        "hmm",
+        "Hidden Markov models for part-of-speech tagging",
+        "An HMM tagger with 96.1 accuracy on the Penn Treebank.",
+        [],
+    ),
+    (
+        "memm",
+        "Maximum entropy Markov models for information extraction",
+        "MEMMs segment FAQs; they suffer from label bias.",
+        ["hmm"],
+    ),
+    (
+        "lstm",
+        "Bidirectional LSTM-CRF models for sequence tagging",
+        "A BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER.",
+        ["crf", "hmm"],
+    ),
     ("cook", "Slow cooking tomato sauce", "Simmer tomatoes with garlic and basil for two hours.", []),
     ("bread", "Sourdough bread baking", "A long fermentation gives sourdough its flavour.", []),
 ]
@@ -87,8 +108,10 @@ def build_papers_index(folder: Path) -> Path:
     from agent.settings import get_settings
     from tools.index import build_index
 
-    rows = [{"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
-            for p, t, a, r in PAPERS]
+    rows = [
+        {"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
+        for p, t, a, r in PAPERS
+    ]
     (folder / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     build_index([folder / "papers.jsonl"], folder / "idx", get_settings())
     return folder / "idx"
@@ -105,7 +128,11 @@ def _isolated_data_dir(tmp_path_factory, monkeypatch):
     """Tests never touch the user's data dir or a .env in the working directory."""
     monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path_factory.getbasetemp() / "litloop-data"))
     for var in list(os.environ):
-        if var.startswith("LITLOOP_") and var not in ("LITLOOP_DATA_DIR", "LITLOOP_SHARED_DATA", "LITLOOP_UPDATE_SCREENSHOT"):
+        if var.startswith("LITLOOP_") and var not in (
+            "LITLOOP_DATA_DIR",
+            "LITLOOP_SHARED_DATA",
+            "LITLOOP_UPDATE_SCREENSHOT",
+        ):
             monkeypatch.delenv(var)
 
 
@@ -113,10 +140,8 @@ def tier_timeout(item: pytest.Item) -> int | None:
     """The default timeout of a test's tier: the largest among its tier markers and its folder
     under tests/ (a test marked both integration and llm gets the more generous one)."""
     names = {m.name for m in item.iter_markers()}
-    try:
+    with contextlib.suppress(ValueError):  # a test outside tests/ (pytest given another path)
         names.add(item.path.relative_to(TESTS).parts[0])
-    except ValueError:  # a test outside tests/ (pytest given another path)
-        pass
     limits = [TIER_TIMEOUTS[n] for n in names if n in TIER_TIMEOUTS]
     return max(limits) if limits else None
 

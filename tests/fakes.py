@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
-from typing import Any, Union
+from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -29,9 +29,9 @@ from pydantic import BaseModel, PrivateAttr
 
 # One scripted reply: text as is; a dict, list or pydantic object as JSON; an exception is raised;
 # an AIMessage is returned unchanged; a callable gets the messages and returns any of these.
-Response = Union[str, dict, list, BaseModel, BaseException, AIMessage, Callable[[list[BaseMessage]], Any]]
+Response = str | dict | list | BaseModel | BaseException | AIMessage | Callable[[list[BaseMessage]], Any]
 # A script key: a marker looked for in the system prompt, or a predicate on the whole prompt text.
-Key = Union[str, Callable[[str], bool]]
+Key = str | Callable[[str], bool]
 
 
 class ScriptExhausted(AssertionError):
@@ -150,8 +150,9 @@ class ScriptedChatModel(BaseChatModel):
                 # a one-token probe (option scoring, the support judge) the script did not plan
                 # for: answered as an endpoint without log-probabilities answers, script untouched
                 words = sum(_words(m.text) for m in messages)
-                message = AIMessage(content="", usage_metadata={"input_tokens": words, "output_tokens": 0,
-                                                                "total_tokens": words})
+                message = AIMessage(
+                    content="", usage_metadata={"input_tokens": words, "output_tokens": 0, "total_tokens": words}
+                )
                 self._calls.append(ScriptedCall(list(messages), _key_name(key), None, kwargs, reply=message))
                 return ChatResult(generations=[ChatGeneration(message=message)])
             reply = script.next(_key_name(key))
@@ -182,7 +183,9 @@ class ScriptedChatModel(BaseChatModel):
         if schema is None:
             raise ValueError("schema must be given")
         tool = convert_to_openai_tool(schema)["function"]
-        llm = self.bind(scripted_method=method, scripted_tool=tool["name"], scripted_schema=tool["parameters"], **kwargs)
+        llm = self.bind(
+            scripted_method=method, scripted_tool=tool["name"], scripted_schema=tool["parameters"], **kwargs
+        )
         parser = RunnableLambda(partial(_parse_structured, schema=schema))
         if not include_raw:
             return llm | parser

@@ -28,14 +28,20 @@ from typing import Any
 Reply = Callable[[str, dict[str, Any], str], dict[str, Any]]
 
 # Which node asks: the properties of the JSON schema in response_format (or tool) it sends.
-_ROLE_BY_FIELD = (("subqueries", "decompose"), ("evidence_papers", "verify"), ("relevant", "read"),
-                  ("claims", "synthesize"))
+_ROLE_BY_FIELD = (
+    ("subqueries", "decompose"),
+    ("evidence_papers", "verify"),
+    ("relevant", "read"),
+    ("claims", "synthesize"),
+)
 SENTENCE = re.compile(r"^(S\d+) (.*)$", re.MULTILINE)
 
 
 def ids_with(prompt: str, fragment: str) -> list[str]:
     """The numbered sentences (S1, S2, ...) of the prompt whose text contains `fragment`."""
     return [sid for sid, text in SENTENCE.findall(prompt) if fragment in text]
+
+
 FAULTS = ("429", "401", "hang", "reset", "html", "invalid_json", "prose")
 PROSE = "Sure! Conditional random fields are a popular model for sequence labelling."
 HTML = b"<!doctype html><html><head><title>Welcome</title></head><body>It works!</body></html>"
@@ -76,10 +82,16 @@ def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, 
         ids = (ids_with(prompt, "95.7") + ids_with(prompt, "90.9"))[:1] if relevant else []
         return {"sentences": ids, "relevant": relevant}
     if role == "synthesize":
-        claims = [{"text": "Conditional random fields reach 95.7 F1 on chunking.", "sentences": ids_with(prompt, "95.7")[:1]}]
+        claims = [
+            {"text": "Conditional random fields reach 95.7 F1 on chunking.", "sentences": ids_with(prompt, "95.7")[:1]}
+        ]
         if ids_with(prompt, "90.9"):
-            claims.append({"text": "A BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER.",
-                           "sentences": ids_with(prompt, "90.9")[:1]})
+            claims.append(
+                {
+                    "text": "A BiLSTM with a CRF layer reaches 90.9 F1 on CoNLL-2003 NER.",
+                    "sentences": ids_with(prompt, "90.9")[:1],
+                }
+            )
         out = {"claims": claims, "insufficient_evidence": False}
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
         if "choice" in (schema.get("properties") or {}):
@@ -89,9 +101,16 @@ def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, 
 
 
 class OpenAIStub:
-    def __init__(self, reply: Reply = literature_reply, model: str = "stub-model",
-                 delays: dict[str, float] | None = None, faults: dict[str, str] | None = None,
-                 retry_after: str = "1", hang_s: float = 30.0, logprobs: bool = True) -> None:
+    def __init__(
+        self,
+        reply: Reply = literature_reply,
+        model: str = "stub-model",
+        delays: dict[str, float] | None = None,
+        faults: dict[str, str] | None = None,
+        retry_after: str = "1",
+        hang_s: float = 30.0,
+        logprobs: bool = True,
+    ) -> None:
         self.reply = reply
         self.model = model
         self.delays = delays or {}  # seconds to wait before answering a role (to watch live progress)
@@ -120,13 +139,13 @@ class OpenAIStub:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": stub.model, "object": "model"}]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -139,8 +158,15 @@ class OpenAIStub:
                 stub.requests.append({"role": role, "body": body, "at": time.monotonic()})
                 if role == "choose":  # one token with its top log-probabilities
                     if not stub.logprobs:
-                        self._send(400, {"error": {"message": "logprobs is not supported for this model",
-                                                   "type": "invalid_request_error"}})
+                        self._send(
+                            400,
+                            {
+                                "error": {
+                                    "message": "logprobs is not supported for this model",
+                                    "type": "invalid_request_error",
+                                }
+                            },
+                        )
                         return
                     # the support judge: yes; option scoring: with evidence B is likely, without it A
                     # (so calibration has something to correct)
@@ -152,15 +178,32 @@ class OpenAIStub:
                         pairs = [("B", -1.8), ("A", -0.2)]
                     top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in pairs]
                     names, b = [t for t, _ in pairs], pairs[0][1]
-                    self._send(200, {
-                        "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
-                        "model": body.get("model") or stub.model,
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": names[0]},
-                                     "finish_reason": "length",
-                                     "logprobs": {"content": [{"token": names[0], "logprob": b, "bytes": None,
-                                                               "top_logprobs": top}]}}],
-                        "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 1,
-                                  "total_tokens": len(prompt.split()) + 1}})
+                    self._send(
+                        200,
+                        {
+                            "id": f"chatcmpl-{len(stub.requests)}",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": body.get("model") or stub.model,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "message": {"role": "assistant", "content": names[0]},
+                                    "finish_reason": "length",
+                                    "logprobs": {
+                                        "content": [
+                                            {"token": names[0], "logprob": b, "bytes": None, "top_logprobs": top}
+                                        ]
+                                    },
+                                }
+                            ],
+                            "usage": {
+                                "prompt_tokens": len(prompt.split()),
+                                "completion_tokens": 1,
+                                "total_tokens": len(prompt.split()) + 1,
+                            },
+                        },
+                    )
                     return
                 fault = stub.faults.get(role) or stub.faults.get("*")
                 if fault and fault != "prose":
@@ -172,18 +215,36 @@ class OpenAIStub:
                 message: dict[str, Any] = {"role": "assistant", "content": content}
                 if body.get("tools"):  # function_calling: answer as the forced tool call
                     name = body["tools"][0]["function"]["name"]
-                    message = {"role": "assistant", "content": None, "tool_calls": [
-                        {"id": "call_1", "type": "function", "function": {"name": name, "arguments": content}}]}
-                self._send(200, {
-                    "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
-                    "model": body.get("model") or stub.model,
-                    "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                              "total_tokens": prompt_tokens + completion_tokens},
-                })
+                    message = {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {"id": "call_1", "type": "function", "function": {"name": name, "arguments": content}}
+                        ],
+                    }
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(stub.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model") or stub.model,
+                        "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": completion_tokens,
+                            "total_tokens": prompt_tokens + completion_tokens,
+                        },
+                    },
+                )
 
-            def _send(self, code: int, payload: dict[str, Any] | bytes, content_type: str = "application/json",
-                      headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self,
+                code: int,
+                payload: dict[str, Any] | bytes,
+                content_type: str = "application/json",
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", content_type)
@@ -195,8 +256,11 @@ class OpenAIStub:
 
             def _fault(self, fault: str) -> None:
                 if fault == "429":
-                    self._send(429, {"error": {"message": "Rate limit reached, slow down", "type": "requests"}},
-                               headers={"Retry-After": stub.retry_after})
+                    self._send(
+                        429,
+                        {"error": {"message": "Rate limit reached, slow down", "type": "requests"}},
+                        headers={"Retry-After": stub.retry_after},
+                    )
                 elif fault == "401":
                     self._send(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})
                 elif fault == "html":

@@ -156,7 +156,7 @@ class Chunk:
 class Hit(TypedDict):
     """A scored chunk as the method's rankings, the evidence pool and the agent's state carry it:
     ids and a score, plain JSON (a checkpointer stores it). The text is read from the index by
-    chunk id where a prompt or a reranker needs it (`tools.retrieve.chunk_of`)."""
+    chunk id where a prompt or a reranker needs it (`tools.retrieval.retrieve.chunk_of`)."""
 
     chunk_id: str
     paper_id: str
@@ -190,8 +190,12 @@ class Passage:
 
     def hit(self, source: str | None = None) -> Hit:
         """This passage as a `Hit` (ids and score, no text)."""
-        return Hit(chunk_id=self.chunk_id, paper_id=self.paper_id, score=self.score,
-                   source=self.source if source is None else source)
+        return Hit(
+            chunk_id=self.chunk_id,
+            paper_id=self.paper_id,
+            score=self.score,
+            source=self.source if source is None else source,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -243,7 +247,7 @@ class IngestError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-# Ids across corpora: several corpora searched together (tools.multi.MultiIndex) namespace
+# Ids across corpora: several corpora searched together (tools.index.multi.MultiIndex) namespace
 # their ids `<corpus>:<id>`; the registry (tools.registry) keeps the separator out of corpus
 # names, so `a:b:c` splits at the first one.
 NAMESPACE_SEP = ":"

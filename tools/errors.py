@@ -1,4 +1,4 @@
-"""Errors shared by the model loaders (tools.embed, tools.embed_onnx, tools.rerank)."""
+"""Errors shared by the model loaders (tools.models.embed, tools.models.embed_onnx, tools.models.rerank)."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def read_lines(path: str | Path) -> Iterator[Line]:
         for number, raw in enumerate(handle, start=1):
             raw = raw.rstrip(b"\r\n")
             if raw.startswith(codecs.BOM_UTF8):
-                raw = raw[len(codecs.BOM_UTF8):]
+                raw = raw[len(codecs.BOM_UTF8) :]
             if not raw.strip():
                 continue
             yield parse_line(number, raw)
@@ -104,16 +104,23 @@ def parse_line(number: int, raw: bytes) -> Line:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Line(number, raw.decode("utf-8", "replace"),
-                    reason=f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line); "
-                           "re-save the file as UTF-8")
+        return Line(
+            number,
+            raw.decode("utf-8", "replace"),
+            reason=f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line); "
+            "re-save the file as UTF-8",
+        )
     try:
         return Line(number, text, json.loads(text))
     except json.JSONDecodeError as error:
         return Line(number, text, error=error)
     except RecursionError:  # the C parser recurses once per level: '[' * 100_000 ends here
-        return Line(number, text, reason=f"invalid JSON (nested more than about {sys.getrecursionlimit()} levels "
-                                         "deep, more than the parser allows)")
+        return Line(
+            number,
+            text,
+            reason=f"invalid JSON (nested more than about {sys.getrecursionlimit()} levels "
+            "deep, more than the parser allows)",
+        )
     except ValueError as exc:  # an integer of more digits than Python converts (about 4,300)
         return Line(number, text, reason=f"a value the JSON parser refuses ({exc})")
 

@@ -16,7 +16,7 @@ or in any installed package that names it under the entry-point group `litloop.c
 - what it returns: `Corpus.search` gives `tools.base.Passage`s, each with its chunk's locator
   (the same type every retriever returns, so fusion, pooling and citations are written once).
 
-Several corpora searched together become one `tools.multi.MultiIndex`, in which paper and chunk
+Several corpora searched together become one `tools.index.multi.MultiIndex`, in which paper and chunk
 ids are namespaced `<corpus>:<id>` so two corpora never collide; one corpus alone keeps its own
 ids, and the single-corpus path is the plain `Index`, unchanged.
 """
@@ -41,7 +41,7 @@ from tools.settings import ToolSettings
 
 if TYPE_CHECKING:
     from tools.index import BuildReport, Index
-    from tools.multi import MultiIndex
+    from tools.index.multi import MultiIndex
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +98,9 @@ class Corpus:
         return (self.index_path(settings) / "CURRENT").exists()
 
     # --- building
-    def build(self, settings: ToolSettings, *, rebuild: bool = False, limit: int | None = None,
-              progress: bool = False) -> BuildReport:
+    def build(
+        self, settings: ToolSettings, *, rebuild: bool = False, limit: int | None = None, progress: bool = False
+    ) -> BuildReport:
         """Index the corpus's sources (new papers only, unless `rebuild`). `limit` builds a slice:
         the first `limit` records of each JSONL source and the `limit` smallest files of each
         folder, for trials and the contract test."""
@@ -130,8 +131,13 @@ class Corpus:
                 idx.close()
                 if cut_by >= INGEST_VERSION:
                     return path
-                log.warning("rebuilding corpus %s: its papers were cut by an older version of the parsers "
-                            "(ingest version %s < %s)", self.name, cut_by, INGEST_VERSION)
+                log.warning(
+                    "rebuilding corpus %s: its papers were cut by an older version of the parsers "
+                    "(ingest version %s < %s)",
+                    self.name,
+                    cut_by,
+                    INGEST_VERSION,
+                )
             except IndexProblem as exc:
                 log.warning("rebuilding corpus %s: %s", self.name, exc)
         log.info("building corpus %s in %s (first use)", self.name, path)
@@ -162,9 +168,17 @@ class Corpus:
         from tools.index import IndexProblem, current_version, dir_size, read_manifest
 
         path = self.index_path(settings)
-        row: dict[str, Any] = {"name": self.name, "description": self.description, "licence": self.licence,
-                               "origin": self.origin, "index": str(path), "built": False,
-                               "papers": None, "chunks": None, "bytes": None}
+        row: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "licence": self.licence,
+            "origin": self.origin,
+            "index": str(path),
+            "built": False,
+            "papers": None,
+            "chunks": None,
+            "bytes": None,
+        }
         try:
             version = current_version(path)
         except IndexProblem:
@@ -209,7 +223,9 @@ class Registry:
     def register(self, corpus: Corpus, replace_existing: bool = False) -> Corpus:
         """Register a corpus from code (notebooks, tests); discovered ones need no call."""
         if corpus.name in self.all() and not replace_existing:
-            raise CorpusProblem(f"a corpus named {corpus.name!r} is already registered ({self.all()[corpus.name].origin})")
+            raise CorpusProblem(
+                f"a corpus named {corpus.name!r} is already registered ({self.all()[corpus.name].origin})"
+            )
         with self._lock:
             self._added[corpus.name] = corpus if corpus.origin else replace(corpus, origin="register()")
         return self._added[corpus.name]
@@ -234,7 +250,7 @@ class Registry:
         for ep in _entry_points(self.group):
             try:
                 obj = ep.load()
-            except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break the CLI
+            except Exception as exc:
                 log.warning("corpus entry point %r (%s) failed to load: %s", ep.name, ep.value, exc)
                 continue
             self._add(found, getattr(obj, "CORPUS", obj), f"entry point {ep.name} ({ep.value})")
@@ -246,8 +262,12 @@ class Registry:
             log.warning("%s: CORPUS is a %s, not a tools.registry.Corpus; skipped", origin, type(corpus).__name__)
             return
         if corpus.name in found:
-            log.warning("%s: a corpus named %r is already registered by %s; skipped",
-                        origin, corpus.name, found[corpus.name].origin)
+            log.warning(
+                "%s: a corpus named %r is already registered by %s; skipped",
+                origin,
+                corpus.name,
+                found[corpus.name].origin,
+            )
             return
         found[corpus.name] = replace(corpus, origin=origin)
 
@@ -276,8 +296,9 @@ def register(corpus: Corpus, replace_existing: bool = False) -> Corpus:
 # ----------------------------------------------------------------------------- several corpora
 
 
-def open_corpora(names: Sequence[str], settings: ToolSettings, *, build: bool = True,
-                 progress: bool = False) -> Index | MultiIndex:
+def open_corpora(
+    names: Sequence[str], settings: ToolSettings, *, build: bool = True, progress: bool = False
+) -> Index | MultiIndex:
     """One corpus: its plain Index (its own ids). Several: a MultiIndex over them, ids namespaced.
 
     Every name is checked before anything is opened or built, so a typo fails at once."""
@@ -287,7 +308,7 @@ def open_corpora(names: Sequence[str], settings: ToolSettings, *, build: bool = 
     corpora = [get_corpus(n) for n in names]
     if len(corpora) == 1:
         return corpora[0].open(settings, build, progress)
-    from tools.multi import MultiIndex
+    from tools.index.multi import MultiIndex
 
     parts: dict[str, Index] = {}
     try:
@@ -301,12 +322,11 @@ def open_corpora(names: Sequence[str], settings: ToolSettings, *, build: bool = 
 
 
 def hits_to_passages(idx: Any, query: str, k: int, retriever: str, label: str) -> list[Passage]:
-    """tools.search's paper hits as Passages: each paper's evidence chunk, scored by the paper's
+    """tools.retrieval.search's paper hits as Passages: each paper's evidence chunk, scored by the paper's
     score, `source` naming the corpus (or corpora) and the retriever."""
-    from tools.search import search
+    from tools.retrieval.search import search
 
-    return [replace(h.chunk, score=h.score, source=f"{label}/{retriever}")
-            for h in search(idx, query, retriever, k)]  # type: ignore[arg-type]
+    return [replace(h.chunk, score=h.score, source=f"{label}/{retriever}") for h in search(idx, query, retriever, k)]  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------- slices

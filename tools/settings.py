@@ -30,6 +30,7 @@ def _default_data_dir() -> Path:
 NeighbourSource = Literal["embedding", "coupling", "bm25", "cocitation", "direct"]
 NEIGHBOUR_SOURCES: tuple[NeighbourSource, ...] = ("embedding", "coupling", "bm25", "cocitation", "direct")
 
+
 class EmbedderSettings(BaseModel):
     model: str = Field(
         BUNDLED_EMBEDDER,
@@ -79,7 +80,7 @@ class IngestSettings(BaseModel):
 
 
 class DenseSettings(BaseModel):
-    """Where the dense chunk index keeps its vectors (SEE: tools/dense.py, docs/architecture.md)."""
+    """Where the dense chunk index keeps its vectors (SEE: tools/retrieval/dense.py, docs/architecture.md)."""
 
     url: str | None = Field(
         None,
@@ -109,20 +110,32 @@ class DenseSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     """Question-anchored retrieval (ranking A). SEE: DESIGN.md section 3; defaults are the paper's."""
 
-    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant for fusing the three indexes (paper: 60).")
-    per_index_k: int = Field(
-        200, ge=1, description="Chunks taken from each index per query before fusion."
+    rrf_k: int = Field(
+        60, ge=1, description="Reciprocal rank fusion constant for fusing the three indexes (paper: 60)."
     )
+    per_index_k: int = Field(200, ge=1, description="Chunks taken from each index per query before fusion.")
     prf: bool = Field(True, description="Run one pseudo-relevance-feedback pass per subquery (paper: on).")
     prf_chars: int = Field(
         512, ge=1, description="Characters of the top paper's title-and-abstract chunk appended for PRF (paper: 512)."
     )
-    rerank_depth: int = Field(200, ge=1, description="Chunks of a subquery's fused ranking given to the reranker (paper: 200).")
-    rerank_k: int = Field(60, ge=1, description="Rank constant in the rerank score s = w_ret/(k + r_ret) + w_rr/(k + r_rr) (paper: 60).")
-    rerank_weight_retrieval: float = Field(0.6, ge=0, description="w_ret, the retrieval-rank weight of the rerank score (paper: 0.6).")
-    rerank_weight_reranker: float = Field(0.4, ge=0, description="w_rr, the reranker-rank weight of the rerank score (paper: 0.4).")
-    pin_top: int = Field(20, ge=0, description="Top chunks of the retrieval ranking pinned above all others after reranking (paper: 20).")
-    pool_per_subquery: int = Field(20, ge=1, description="Chunks per subquery that enter the evidence pool (paper: 20).")
+    rerank_depth: int = Field(
+        200, ge=1, description="Chunks of a subquery's fused ranking given to the reranker (paper: 200)."
+    )
+    rerank_k: int = Field(
+        60, ge=1, description="Rank constant in the rerank score s = w_ret/(k + r_ret) + w_rr/(k + r_rr) (paper: 60)."
+    )
+    rerank_weight_retrieval: float = Field(
+        0.6, ge=0, description="w_ret, the retrieval-rank weight of the rerank score (paper: 0.6)."
+    )
+    rerank_weight_reranker: float = Field(
+        0.4, ge=0, description="w_rr, the reranker-rank weight of the rerank score (paper: 0.4)."
+    )
+    pin_top: int = Field(
+        20, ge=0, description="Top chunks of the retrieval ranking pinned above all others after reranking (paper: 20)."
+    )
+    pool_per_subquery: int = Field(
+        20, ge=1, description="Chunks per subquery that enter the evidence pool (paper: 20)."
+    )
 
 
 class RelateSettings(BaseModel):
@@ -134,7 +147,7 @@ class RelateSettings(BaseModel):
         default_factory=lambda: list(NEIGHBOUR_SOURCES),
         description="Neighbour sources per seed: paper-embedding similarity, bibliographic coupling, "
         "paper BM25 on the seed's text (the paper's three), co-citation and direct citation links "
-        "(all five by default, chosen by measurement; the paper's setting is the first three). Comma-free JSON list in the environment, e.g. '[\"embedding\",\"coupling\"]'.",
+        '(all five by default, chosen by measurement; the paper\'s setting is the first three). Comma-free JSON list in the environment, e.g. \'["embedding","coupling"]\'.',
     )
     seeds_without_llm: int = Field(
         5, ge=1, description="Seeds taken from the top of ranking A when no verifier chooses them (LLM-free mode)."
@@ -143,12 +156,15 @@ class RelateSettings(BaseModel):
     seed_text_chars: int = Field(
         1200, ge=1, description="Characters of the seed's indexed text used as the paper-BM25 query (paper: 1,200)."
     )
-    coupling_min_shared: int = Field(2, ge=1, description="Shared references needed for bibliographic coupling to count (paper: 2).")
+    coupling_min_shared: int = Field(
+        2, ge=1, description="Shared references needed for bibliographic coupling to count (paper: 2)."
+    )
     rrf_k: int = Field(60, ge=1, description="RRF constant fusing the neighbour sources (paper: 60).")
     b_size: int = Field(100, ge=1, description="Length of ranking B, seeds first (paper: 100).")
-    ab_rrf_k: int = Field(10, ge=1, description="RRF constant of the A/B fusion; small k keeps the bonus at the top ranks (paper: 10).")
+    ab_rrf_k: int = Field(
+        10, ge=1, description="RRF constant of the A/B fusion; small k keeps the bonus at the top ranks (paper: 10)."
+    )
     reader_top: int = Field(50, ge=1, description="Papers of the fused ranking handed to the reader (paper: 50).")
-
 
 
 ENV = "LITLOOP_RERANK__"
@@ -180,12 +196,8 @@ class RerankSettings(BaseModel):
         description="Base URL of an OpenAI-compatible llama.cpp server for the llm backend, with or "
         "without `/v1` (e.g. `http://127.0.0.1:8080/v1`).",
     )
-    api_key: SecretStr | None = Field(
-        None, description="Bearer key for `server_url`, when the server requires one."
-    )
-    timeout_s: float = Field(
-        120.0, gt=0, description="Seconds before one scoring request to the server times out."
-    )
+    api_key: SecretStr | None = Field(None, description="Bearer key for `server_url`, when the server requires one.")
+    timeout_s: float = Field(120.0, gt=0, description="Seconds before one scoring request to the server times out.")
     batch_size: int = Field(32, ge=1, description="Passages per forward pass (in-process models).")
     max_chunks: int = Field(
         200,
@@ -193,12 +205,9 @@ class RerankSettings(BaseModel):
         description="Chunks of a subquery's ranking that get scored (paper: 200). The llm backend "
         "on CPU needs about 20 to keep a question within minutes.",
     )
-    max_chars: int = Field(
-        1800, ge=1, description="Passage text is cut to this many characters before scoring."
-    )
+    max_chars: int = Field(1800, ge=1, description="Passage text is cut to this many characters before scoring.")
     instruction: str = Field(
-        "Given a literature question, judge whether the passage contains evidence that helps "
-        "answer it",
+        "Given a literature question, judge whether the passage contains evidence that helps answer it",
         min_length=1,
         description="Task instruction of the llm backend (the `<Instruct>` line of Qwen3-Reranker).",
     )
@@ -217,7 +226,6 @@ class RerankSettings(BaseModel):
                 "CrossEncoder directory (or a hub id in the local Hugging Face cache)"
             )
         return self
-
 
 
 class ToolSettings(BaseSettings):

@@ -18,7 +18,7 @@ def is_separator(line: str) -> bool:
 
 def is_row(line: str) -> bool:
     line = line.strip()
-    return line.startswith("| ") and line.endswith(" |") or line == "|  |"
+    return (line.startswith("| ") and line.endswith(" |")) or line == "|  |"
 
 
 def render_grid(rows: Sequence[Sequence[str]], header_rows: int) -> str:
@@ -81,8 +81,9 @@ def cell_locator(text: str, row_line: str, value: str) -> dict[str, str | int]:
     label: str | int = cells[0] or (index if index is not None else "")
     out: dict[str, str | int] = {"row": label}
     norm = _norm(value)
-    hits = [c for c, cell in enumerate(cells) if norm and norm in _norm(cell).split()] or \
-        [c for c, cell in enumerate(cells) if norm and norm in _norm(cell)]
+    hits = [c for c, cell in enumerate(cells) if norm and norm in _norm(cell).split()] or [
+        c for c, cell in enumerate(cells) if norm and norm in _norm(cell)
+    ]
     if len(hits) == 1:
         names = column_names(text)
         out["column"] = names[hits[0]] if hits[0] < len(names) else hits[0]
@@ -101,4 +102,4 @@ def table_parts(text: str) -> tuple[list[str], list[str], list[str]]:
     sep = next((i for i, ln in enumerate(grid) if is_separator(ln)), None)
     if sep is None:
         return caption, [], grid
-    return caption, grid[:sep + 1], grid[sep + 1:]
+    return caption, grid[: sep + 1], grid[sep + 1 :]

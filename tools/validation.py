@@ -83,8 +83,12 @@ def reason(err: Any) -> str:
         return f"expected a string, got {found(value)}"
     if kind == "extra_forbidden":
         return "is not a known field"
-    bound = {"greater_than_equal": "at least", "greater_than": "more than",
-             "less_than_equal": "at most", "less_than": "less than"}.get(kind)
+    bound = {
+        "greater_than_equal": "at least",
+        "greater_than": "more than",
+        "less_than_equal": "at most",
+        "less_than": "less than",
+    }.get(kind)
     if bound is not None:
         limit = next(iter((err.get("ctx") or {}).values()), "?")
         return f"expected a value {bound} {limit}, got {found(value)}"

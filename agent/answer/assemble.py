@@ -14,12 +14,14 @@ from agent.answer.types import Answer, ChoiceScores
 from agent.evidence import sentence_record
 from agent.schemas import Synthesis
 from agent.state import State
-from tools.sentences import Sentence
+from tools.retrieval.sentences import Sentence
 
 NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
 # no evidence, but some readings failed: what was not read is not known to lack evidence
-NO_EVIDENCE_READ = ("No evidence that answers this question was found in the papers that could be read "
-                    "({failed} of {total} readings failed, so this says nothing about those papers).")
+NO_EVIDENCE_READ = (
+    "No evidence that answers this question was found in the papers that could be read "
+    "({failed} of {total} readings failed, so this says nothing about those papers)."
+)
 
 
 def _quote(text: str, limit: int = 400) -> str:
@@ -31,15 +33,23 @@ def flagged_papers(idx, shown: list[Sentence]) -> list[dict[str, str]]:
     each with the first such sentence: the answer names them so a reader knows a paper tried to
     steer it (their own sentences were withheld; their others support no claim alone)."""
     from agent.evidence import steering_sentences
-    from tools.retrieve import chunk_of
+    from tools.retrieval.retrieve import chunk_of
 
     papers = dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in shown)
     return [{"paper_id": pid, "sentence": found[0]} for pid in papers if (found := steering_sentences(idx, pid))]
 
 
-def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentence],
-                 unread: tuple[int, int] = (0, 0), choice_scores: ChoiceScores | None = None, judge=None,
-                 threshold: float = 0.5, reanchor: int = 0) -> Answer:
+def build_answer(
+    state: State,
+    idx,
+    value: Synthesis | None,
+    shown: list[Sentence],
+    unread: tuple[int, int] = (0, 0),
+    choice_scores: ChoiceScores | None = None,
+    judge=None,
+    threshold: float = 0.5,
+    reanchor: int = 0,
+) -> Answer:
     """The answer record: the claims that passed the support check, rendered as prose with
     numbered citations that quote their sentences; the claims that failed in
     `rejected_claims`. With no claim left, or a reply that could not be used (`value` None
@@ -47,15 +57,30 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     answer the question (`fallback` "extractive"). With nothing shown at all, the no-evidence
     sentence; `unread` (failed, total readings) says how many papers could not be judged."""
     options = state.get("options") or {}
-    base: dict[str, Any] = {"choice": "", "table_rows": [], "claims": [], "rejected_claims": [], "citations": [], "papers": [],
-            "fallback": ""}
+    base: dict[str, Any] = {
+        "choice": "",
+        "table_rows": [],
+        "claims": [],
+        "rejected_claims": [],
+        "citations": [],
+        "papers": [],
+        "fallback": "",
+    }
     if not shown:
         none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
         return cast(Answer, {**base, "text": none_found, "insufficient_evidence": True})
-    kept, rejected = check_claims(value.claims, shown, idx, judge, threshold, reanchor) if value is not None else ([], [])
+    kept, rejected = (
+        check_claims(value.claims, shown, idx, judge, threshold, reanchor) if value is not None else ([], [])
+    )
     if value is not None and value.insufficient_evidence and kept:  # the model says they do not answer
-        rejected += [{"text": c["text"], "sentence_ids": [], "reason": "the synthesis said the sentences do not "
-                      "answer the question"} for c in kept]
+        rejected += [
+            {
+                "text": c["text"],
+                "sentence_ids": [],
+                "reason": "the synthesis said the sentences do not answer the question",
+            }
+            for c in kept
+        ]
         kept = []
     cites = Citations(idx)
     choice = ""
@@ -67,18 +92,26 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
     if choice_scores and choice_scores.get("choice") in options:
         choice = choice_scores["choice"]  # decided from the evidence (agent/answer/choice.py)
     if kept:
-        claims = [{"text": c["text"], "citations": cites.cite(c["sentences"], c["text"]),
-                   "sentences": [sentence_record(idx, s) for s in c["sentences"]],
-                   **({"support_p": c["support_p"]} if c["support_p"] is not None else {}),
-                   **({"reanchored_from": c["reanchored_from"]} if c.get("reanchored_from") else {})} for c in kept]
+        claims = [
+            {
+                "text": c["text"],
+                "citations": cites.cite(c["sentences"], c["text"]),
+                "sentences": [sentence_record(idx, s) for s in c["sentences"]],
+                **({"support_p": c["support_p"]} if c["support_p"] is not None else {}),
+                **({"reanchored_from": c["reanchored_from"]} if c.get("reanchored_from") else {}),
+            }
+            for c in kept
+        ]
         text = " ".join(with_markers(c["text"], c["citations"]) for c in claims)
         insufficient, fallback = False, ""
     else:
         quoted = extractive(shown)
         said = " ".join(f"{_quote(s['text'])} [{n}]" for s in quoted for n in cites.cite([s]))
         if choice:
-            lead = (f"{choice} ({options[choice]}) was chosen, but no claim for it could be checked "
-                    "against the papers. What they say:")
+            lead = (
+                f"{choice} ({options[choice]}) was chosen, but no claim for it could be checked "
+                "against the papers. What they say:"
+            )
         else:
             lead = "The papers found do not answer this question directly. What they say:"
         claims, text, insufficient, fallback = [], f"{lead} {said}", True, "extractive"
@@ -90,6 +123,18 @@ def build_answer(state: State, idx, value: Synthesis | None, shown: list[Sentenc
         base = {**base, "flagged_papers": flagged}
     if options:
         base = {**base, "model_choice": model_choice, "choice_scores": choice_scores}
-    return cast(Answer, {**base, "text": text, "insufficient_evidence": insufficient, "choice": choice,
-                         "table_rows": rows, "claims": claims, "rejected_claims": rejected, "citations": citations,
-                         "fallback": fallback, "papers": list(dict.fromkeys(c["paper_id"] for c in citations))})
+    return cast(
+        Answer,
+        {
+            **base,
+            "text": text,
+            "insufficient_evidence": insufficient,
+            "choice": choice,
+            "table_rows": rows,
+            "claims": claims,
+            "rejected_claims": rejected,
+            "citations": citations,
+            "fallback": fallback,
+            "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
+        },
+    )

@@ -21,13 +21,16 @@ from agent import prompts
 if TYPE_CHECKING:
     from agent.answer.types import ChoiceScores
     from agent.state import RunError
-    from tools.sentences import Sentence
+    from tools.retrieval.sentences import Sentence
 
 TOP_LOGPROBS = 20  # the most OpenAI accepts; a label outside them gets FLOOR below the lowest
 FLOOR = 2.0  # nats below the lowest listed log-probability for a label that was not listed
 # option texts that mean "the evidence does not settle it" (PubMedQA's "maybe")
-_INSUFFICIENT = re.compile(r"^\s*(maybe|unclear|unknown|cannot (be )?(determined|tell)|insufficient|not enough|"
-                           r"undetermined|uncertain|neither)\b", re.IGNORECASE)
+_INSUFFICIENT = re.compile(
+    r"^\s*(maybe|unclear|unknown|cannot (be )?(determined|tell)|insufficient|not enough|"
+    r"undetermined|uncertain|neither)\b",
+    re.IGNORECASE,
+)
 
 
 def abstain_label(options: Mapping[str, str]) -> str | None:
@@ -40,8 +43,9 @@ def _bare(token: str) -> str:
     return re.sub(r"[\s.:)(\]\[]", "", token).casefold()
 
 
-def label_logprobs(top: Sequence[Mapping[str, Any]], labels: Sequence[str],
-                   options: Mapping[str, str] | None = None) -> dict[str, float]:
+def label_logprobs(
+    top: Sequence[Mapping[str, Any]], labels: Sequence[str], options: Mapping[str, str] | None = None
+) -> dict[str, float]:
     """Each label's log-probability among one token's top alternatives: tokens that are the
     label once stripped of spaces and punctuation ("A", " A", "A.", "a"), or the first word of
     its option's text ("Yes" for "A: yes"), add up; a label not among them gets FLOOR nats below
@@ -52,7 +56,8 @@ def label_logprobs(top: Sequence[Mapping[str, Any]], labels: Sequence[str],
     for t in top:
         tok = _bare(str(t.get("token", "")))
         hit = next((lb for lb in labels if tok == lb.casefold()), None) or next(
-            (lb for lb in labels if words.get(lb) and len(words[lb]) > 1 and tok == words[lb]), None)
+            (lb for lb in labels if words.get(lb) and len(words[lb]) > 1 and tok == words[lb]), None
+        )
         if hit:
             taken.append((hit, math.exp(t["logprob"])))
     out: dict[str, float] = {}
@@ -98,9 +103,10 @@ def decide(probs: Mapping[str, float], abstain: str | None, margin: float) -> tu
 
 def choice_prompt(question: str, options: Mapping[str, str], evidence: str | None) -> str:
     opts = "\n".join(f"{k}: {v}" for k, v in sorted(options.items()))
-    block = (prompts.render("choose_evidence", evidence=evidence) if evidence is not None else "")
-    return prompts.render("choose", question=question, options=opts, evidence_block=block,
-                          labels=", ".join(sorted(options)))
+    block = prompts.render("choose_evidence", evidence=evidence) if evidence is not None else ""
+    return prompts.render(
+        "choose", question=question, options=opts, evidence_block=block, labels=", ".join(sorted(options))
+    )
 
 
 def top_logprobs_of(message: Any) -> list[dict[str, Any]] | None:
@@ -134,8 +140,14 @@ class CallFailed(RuntimeError):
         self.error, self.kind = error or "no reply", kind or "call"
 
 
-def option_logprobs(model, system: str, user: str, labels: Sequence[str],
-                    options: Mapping[str, str] | None = None, usage: dict | None = None) -> dict[str, float] | None:
+def option_logprobs(
+    model,
+    system: str,
+    user: str,
+    labels: Sequence[str],
+    options: Mapping[str, str] | None = None,
+    usage: dict | None = None,
+) -> dict[str, float] | None:
     """The labels' log-probabilities as the model's next token for this prompt
     (`agent.models.token_call`), or None when the endpoint gives none. `usage`: llm_calls and
     tokens are added to it. A failed call raises CallFailed."""
@@ -190,12 +202,14 @@ def score_options(state, runtime, shown: list[Sentence]) -> tuple[ChoiceScores |
     t = time.perf_counter()
     usage: dict[str, float] = {"llm_calls": 0}
     try:
-        with_ev = option_logprobs(model, system, choice_prompt(state["question"], options, evidence), labels,
-                                  options, usage=usage)
+        with_ev = option_logprobs(
+            model, system, choice_prompt(state["question"], options, evidence), labels, options, usage=usage
+        )
         prior = None
         if with_ev is not None and ctx.choice_scoring == "calibrated":
-            prior = option_logprobs(model, system, choice_prompt(state["question"], options, None), labels,
-                                    options, usage=usage)
+            prior = option_logprobs(
+                model, system, choice_prompt(state["question"], options, None), labels, options, usage=usage
+            )
     except CallFailed as failed:  # recorded by the call: the synthesis's choice stands
         return None, usage, [{"node": "synthesize", "error": f"option scoring: {failed.error}", "kind": failed.kind}]
     except Exception as exc:  # a refused scoring call (a 400) leaves the synthesis's choice
@@ -213,5 +227,16 @@ def score_options(state, runtime, shown: list[Sentence]) -> tuple[ChoiceScores |
         return None, usage, []
     probs = calibrated(with_ev, prior)
     label, margin = decide(probs, abstain_label(options), ctx.choice_abstain_margin)
-    return ({"method": ctx.choice_scoring, "with_evidence": with_ev, "prior": prior, "probabilities": probs,
-             "choice": label, "margin": margin, "abstain": abstain_label(options)}, usage, [])
+    return (
+        {
+            "method": ctx.choice_scoring,
+            "with_evidence": with_ev,
+            "prior": prior,
+            "probabilities": probs,
+            "choice": label,
+            "margin": margin,
+            "abstain": abstain_label(options),
+        },
+        usage,
+        [],
+    )

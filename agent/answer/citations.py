@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from agent.answer.types import Citation, QuotedSentence
-from tools.retrieve import chunk_of
-from tools.sentences import Sentence
+from tools.retrieval.retrieve import chunk_of
+from tools.retrieval.sentences import Sentence
 from tools.tables import cell_locator, split_cells
 
 
@@ -28,8 +28,12 @@ class Citations:
             if all(x["start"] != s["start"] for x in c["sentences"]):
                 chunk = chunk_of(self.idx, s["chunk_id"])
                 whole = chunk.locator
-                quoted: QuotedSentence = {"start": s["start"], "end": s["end"], "text": s["text"],
-                                          "page": whole.page_of(s["start"])}
+                quoted: QuotedSentence = {
+                    "start": s["start"],
+                    "end": s["end"],
+                    "text": s["text"],
+                    "page": whole.page_of(s["start"]),
+                }
                 cell = table_cell(chunk.text, s["text"], claim) if chunk.kind == "table" else {}
                 if "row" in cell:
                     quoted["row"] = cell["row"]
@@ -52,9 +56,19 @@ def citation(idx, chunk_id: str, n: int) -> Citation:
     `quote` are filled in by the claims that cite it."""
     chunk = chunk_of(idx, chunk_id)
     paper = idx.papers[chunk.paper_id]
-    return {"n": n, "chunk_id": chunk_id, "paper_id": chunk.paper_id, "title": paper.title, "venue": paper.venue,
-            "year": paper.year, "kind": chunk.kind, "locator": chunk.locator.to_dict(), "quote": "", "sentences": [],
-            "chunk_text": chunk.text}
+    return {
+        "n": n,
+        "chunk_id": chunk_id,
+        "paper_id": chunk.paper_id,
+        "title": paper.title,
+        "venue": paper.venue,
+        "year": paper.year,
+        "kind": chunk.kind,
+        "locator": chunk.locator.to_dict(),
+        "quote": "",
+        "sentences": [],
+        "chunk_text": chunk.text,
+    }
 
 
 def table_cell(table: str, row: str, claim: str) -> dict[str, Any]:

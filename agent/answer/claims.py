@@ -8,7 +8,7 @@ import re
 
 from agent.answer.support import check_claim, normalise
 from agent.evidence import support_context
-from tools.sentences import Sentence, sentence_index, sentence_scores
+from tools.retrieval.sentences import Sentence, sentence_index, sentence_scores
 
 _MARKER = re.compile(r"\s*[\[(](?:\s*(?:S\d+|\d+|[^\[\]()\s]+#c\d+)\s*[,;]?)+[\])]")
 
@@ -37,8 +37,9 @@ def whole_sentences(answer: str) -> str:
     return text[: ends[-1].end()]
 
 
-def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: float = 0.5,
-                 reanchor: int = 0) -> tuple[list[dict], list[dict]]:
+def check_claims(
+    claims, shown: list[Sentence], idx, judge=None, threshold: float = 0.5, reanchor: int = 0
+) -> tuple[list[dict], list[dict]]:
     """(kept, rejected): each claim with the shown sentences it cites; a claim is rejected when
     it cites no shown sentence or says what its sentences do not (`agent.answer.support.check_claim`).
     Ids that were not shown are dropped from a claim (and named in the rejection when none is left).
@@ -63,7 +64,9 @@ def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: floa
         if not cited:
             why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
         else:
-            why = check_claim(text, [s["text"] for s in cited], support_context(idx, cited)) or _only_steering(idx, cited)
+            why = check_claim(text, [s["text"] for s in cited], support_context(idx, cited)) or _only_steering(
+                idx, cited
+            )
         p = None
         if not why and judge is not None:
             p = judge(text, [s["text"] for s in cited])
@@ -72,11 +75,20 @@ def check_claims(claims, shown: list[Sentence], idx, judge=None, threshold: floa
         if why and judge is not None and reanchor > 0:
             moved = _reanchor(text, cited, shown, idx, judge, threshold, reanchor)
             if moved is not None:
-                kept.append({"text": text, "sentences": [moved[0]], "unknown_ids": unknown, "support_p": moved[1],
-                             "reanchored_from": {"sentence_ids": ids, "reason": why}})
+                kept.append(
+                    {
+                        "text": text,
+                        "sentences": [moved[0]],
+                        "unknown_ids": unknown,
+                        "support_p": moved[1],
+                        "reanchored_from": {"sentence_ids": ids, "reason": why},
+                    }
+                )
                 continue
         if why:
-            rejected.append({"text": text, "sentence_ids": ids, "reason": why, **({"support_p": p} if p is not None else {})})
+            rejected.append(
+                {"text": text, "sentence_ids": ids, "reason": why, **({"support_p": p} if p is not None else {})}
+            )
         else:
             kept.append({"text": text, "sentences": cited, "unknown_ids": unknown, "support_p": p})
     return kept, rejected
@@ -87,25 +99,30 @@ def _only_steering(idx, cited: list[Sentence]) -> str | None:
     answers (`agent.evidence.steering_sentences`): such a paper's figures are not taken on its
     word alone."""
     from agent.evidence import steering_sentences
-    from tools.retrieve import chunk_of
+    from tools.retrieval.retrieve import chunk_of
 
     papers = list(dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in cited))
     flagged = [pid for pid in papers if steering_sentences(idx, pid)]
     if not papers or len(flagged) < len(papers):
         return None
-    return (f"its only support is {', '.join(flagged)}, which contains text addressed to whoever reads it "
-            f"(\"{steering_sentences(idx, flagged[0])[0][:120]}\")")
+    return (
+        f"its only support is {', '.join(flagged)}, which contains text addressed to whoever reads it "
+        f'("{steering_sentences(idx, flagged[0])[0][:120]}")'
+    )
 
 
-def _reanchor(text: str, cited: list[Sentence], shown: list[Sentence], idx, judge, threshold: float,
-              tries: int) -> tuple[Sentence, float] | None:
+def _reanchor(
+    text: str, cited: list[Sentence], shown: list[Sentence], idx, judge, threshold: float, tries: int
+) -> tuple[Sentence, float] | None:
     """The shown sentence (not among `cited`) that states the claim: the `tries` sentences with
     the best word match (BM25 over the shown sentences) are checked, best first, by the
     deterministic check and the judge; (sentence, P(yes)) of the first that passes both."""
     taken = {(s["chunk_id"], s["start"]) for s in cited}
     scores = sentence_scores(shown, [text])
-    order = sorted((i for i, sc in enumerate(scores) if sc > 0 and (shown[i]["chunk_id"], shown[i]["start"]) not in taken),
-                   key=lambda i: -scores[i])
+    order = sorted(
+        (i for i, sc in enumerate(scores) if sc > 0 and (shown[i]["chunk_id"], shown[i]["start"]) not in taken),
+        key=lambda i: -scores[i],
+    )
     for i in order[:tries]:
         s = shown[i]
         if check_claim(text, [s["text"]], support_context(idx, [s])) or _only_steering(idx, [s]):
@@ -135,4 +152,5 @@ def support_judge(runtime):
             if not is_endpoint_error(exc):
                 raise
             return None
+
     return judge, judged

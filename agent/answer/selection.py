@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from agent.evidence import pick_sentences
 from agent.state import State
-from tools.fusion import round_robin
-from tools.sentences import Sentence
+from tools.retrieval.fusion import round_robin
+from tools.retrieval.sentences import Sentence
 
 
 def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
@@ -19,8 +19,11 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
         if not r.get("relevant"):
             continue
         if r.get("evidence"):
-            sents = [Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
-                     for e in r["evidence"] if e["chunk_id"] in idx.chunk_row]
+            sents = [
+                Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
+                for e in r["evidence"]
+                if e["chunk_id"] in idx.chunk_row
+            ]
         else:
             ids = [c for c in r.get("evidence_chunk_ids", []) if c in idx.chunk_row]
             sents = pick_sentences(idx, ids, queries, ctx.read_sentence_chars)
@@ -44,6 +47,10 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
 def extractive(shown: list[Sentence], limit: int = 3) -> list[Sentence]:
     """The sentences an extractive answer quotes: the first shown sentence of each paper's
     chunks in turn (the readers' selections), at most `limit`."""
-    by_chunk = round_robin([[i for i, s in enumerate(shown) if s["chunk_id"] == cid]
-                            for cid in dict.fromkeys(s["chunk_id"] for s in shown)])
+    by_chunk = round_robin(
+        [
+            [i for i, s in enumerate(shown) if s["chunk_id"] == cid]
+            for cid in dict.fromkeys(s["chunk_id"] for s in shown)
+        ]
+    )
     return [shown[i] for i in sorted(by_chunk[:limit])]

@@ -40,5 +40,16 @@ def failure_reason(readings: list[Reading], errors: list[RunError]) -> str:
 def failed_answer(reason: str) -> Answer:
     """The answer record of a run that produced no answer: empty, with `status` failed and
     `failure` saying why (never the no-evidence sentence, which is a finding)."""
-    return {"text": "", "insufficient_evidence": False, "choice": "", "table_rows": [], "citations": [], "claims": [],
-            "rejected_claims": [], "papers": [], "fallback": "", "status": "failed", "failure": reason}
+    return {
+        "text": "",
+        "insufficient_evidence": False,
+        "choice": "",
+        "table_rows": [],
+        "citations": [],
+        "claims": [],
+        "rejected_claims": [],
+        "papers": [],
+        "fallback": "",
+        "status": "failed",
+        "failure": reason,
+    }

@@ -21,18 +21,70 @@ _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2212"), "-")
 _QUOTES = {ord(c): '"' for c in "\u201c\u201d\u201e\u00ab\u00bb"} | {ord(c): "'" for c in "\u2018\u2019\u201a"}
 
 # scale words and suffixes: a value "81.1M" and "81.1 million" is the same number
-_SCALES = {"thousand": 10**3, "k": 10**3, "million": 10**6, "m": 10**6, "mio": 10**6,
-           "billion": 10**9, "bn": 10**9, "b": 10**9, "trillion": 10**12}
+_SCALES = {
+    "thousand": 10**3,
+    "k": 10**3,
+    "million": 10**6,
+    "m": 10**6,
+    "mio": 10**6,
+    "billion": 10**9,
+    "bn": 10**9,
+    "b": 10**9,
+    "trillion": 10**12,
+}
 _SCALE_WORDS = "thousand|million|billion|trillion"  # after a space or not; the letters only attached
 # units a number may carry; aliases map to one spelling
-_UNITS = {"%": "%", "percent": "%", "per cent": "%", "pp": "pp", "points": "pt", "point": "pt",
-          "ms": "ms", "milliseconds": "ms", "millisecond": "ms", "s": "s", "sec": "s", "seconds": "s",
-          "second": "s", "min": "min", "minutes": "min", "minute": "min", "h": "h", "hours": "h",
-          "hour": "h", "days": "day", "day": "day", "gb": "gb", "mb": "mb", "kb": "kb", "tb": "tb",
-          "x": "x", "×": "x", "times": "x", "ghz": "ghz", "mhz": "mhz", "hz": "hz", "kg": "kg", "g": "g",
-          "mg": "mg", "ml": "ml", "l": "l", "km": "km", "cm": "cm", "mm": "mm", "nm": "nm",
-          "years": "year", "year": "year", "months": "month", "month": "month", "weeks": "week",
-          "week": "week", "patients": "patients", "papers": "papers", "tokens": "tokens"}
+_UNITS = {
+    "%": "%",
+    "percent": "%",
+    "per cent": "%",
+    "pp": "pp",
+    "points": "pt",
+    "point": "pt",
+    "ms": "ms",
+    "milliseconds": "ms",
+    "millisecond": "ms",
+    "s": "s",
+    "sec": "s",
+    "seconds": "s",
+    "second": "s",
+    "min": "min",
+    "minutes": "min",
+    "minute": "min",
+    "h": "h",
+    "hours": "h",
+    "hour": "h",
+    "days": "day",
+    "day": "day",
+    "gb": "gb",
+    "mb": "mb",
+    "kb": "kb",
+    "tb": "tb",
+    "x": "x",
+    "×": "x",
+    "times": "x",
+    "ghz": "ghz",
+    "mhz": "mhz",
+    "hz": "hz",
+    "kg": "kg",
+    "g": "g",
+    "mg": "mg",
+    "ml": "ml",
+    "l": "l",
+    "km": "km",
+    "cm": "cm",
+    "mm": "mm",
+    "nm": "nm",
+    "years": "year",
+    "year": "year",
+    "months": "month",
+    "month": "month",
+    "weeks": "week",
+    "week": "week",
+    "patients": "patients",
+    "papers": "papers",
+    "tokens": "tokens",
+}
 _UNIT_WORDS = sorted(_UNITS, key=len, reverse=True)
 _NUMBER = re.compile(
     r"(?<![\w.,])(?P<num>[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
@@ -46,8 +98,10 @@ _NUMBER = re.compile(
 _WORD = re.compile(r"[^\W\d_][\w]*(?:[-/][\w]+)*", re.UNICODE)
 _QUOTED = re.compile(r"\"([^\"]{3,}?)\"|'([^']{3,}?)'")
 # scripts other than Latin, Greek (symbols in papers) and common punctuation
-OTHER_SCRIPT = re.compile(r"[\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0eff\u1100-\u11ff"
-                           r"\u3040-\u30ff\u3100-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+OTHER_SCRIPT = re.compile(
+    r"[\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u0e00-\u0eff\u1100-\u11ff"
+    r"\u3040-\u30ff\u3100-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+"
+)
 
 
 def normalise(text: str) -> str:
@@ -87,8 +141,7 @@ def _is_name(word: str) -> bool:
     letters = [c for c in word if c.isalpha()]
     if len(word) < 2 or not letters:
         return False
-    return (any(c.isdigit() for c in word) or sum(c.isupper() for c in word) >= 2
-            or any(c.isupper() for c in word[1:]))
+    return any(c.isdigit() for c in word) or sum(c.isupper() for c in word) >= 2 or any(c.isupper() for c in word[1:])
 
 
 def names(text: str) -> list[str]:
@@ -129,8 +182,9 @@ def check_claim(claim: str, cited: Sequence[str], context: Iterable[str] = ()) -
         return "it cites no sentence"
     ev_norm = normalise(evidence)
     ctx_norm = normalise(" ".join([evidence, *context]))
-    ev_numbers = numbers(evidence) + [(v, None, w) for v, _, w in numbers(" ".join(context))
-                                      if v == v.to_integral_value() and 1900 <= v <= 2099]  # a paper's year
+    ev_numbers = numbers(evidence) + [
+        (v, None, w) for v, _, w in numbers(" ".join(context)) if v == v.to_integral_value() and 1900 <= v <= 2099
+    ]  # a paper's year
     for value, unit, written in numbers(claim):
         same = {u for v, u, _ in ev_numbers if v == value}
         written = written.strip()

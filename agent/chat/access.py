@@ -31,8 +31,12 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 WILDCARDS = ("", "0.0.0.0", "::")  # bind every interface: the names used to reach it are unknown
 NO_KEY = "not-needed"  # what a keyless OpenAI-compatible server gets (agent/models.py sends the same)
 
-BASE_URL, MODEL, API_KEY, AZURE = ("LITLOOP_LLM__BASE_URL", "LITLOOP_LLM__MODEL", "LITLOOP_LLM__API_KEY",
-                                   "LITLOOP_LLM__AZURE_ENDPOINT")
+BASE_URL, MODEL, API_KEY, AZURE = (
+    "LITLOOP_LLM__BASE_URL",
+    "LITLOOP_LLM__MODEL",
+    "LITLOOP_LLM__API_KEY",
+    "LITLOOP_LLM__AZURE_ENDPOINT",
+)
 
 
 # ----------------------------------------------------------------------------- token
@@ -99,8 +103,10 @@ def host_problem(headers: Mapping[str, str], allowed: list[str] | None) -> str |
         return None
     name = _hostname(host)
     if allowed is not None and name not in allowed:
-        return (f"This chat answers only at {', '.join(allowed)}; this page reached it as {host!r}. Open the "
-                "URL that `litloop ui` printed.")
+        return (
+            f"This chat answers only at {', '.join(allowed)}; this page reached it as {host!r}. Open the "
+            "URL that `litloop ui` printed."
+        )
     origin = headers.get("Origin") or headers.get("origin")
     if origin and urlparse(origin).netloc != host:
         return f"This chat does not answer pages from another site ({origin}). Open the URL that `litloop ui` printed."
@@ -138,13 +144,22 @@ def configured_endpoint() -> Configured:
     from agent.settings import Settings
 
     llm = Settings().llm
-    return Configured(llm.base_url, llm.model, bool(llm.azure_endpoint),
-                      {var: os.environ.get(var) for var in (BASE_URL, MODEL, API_KEY, AZURE)})
+    return Configured(
+        llm.base_url,
+        llm.model,
+        bool(llm.azure_endpoint),
+        {var: os.environ.get(var) for var in (BASE_URL, MODEL, API_KEY, AZURE)},
+    )
 
 
 def same_endpoint(url: str | None, other: str | None) -> bool:
-    return url is not None and other is not None and bool(url) and bool(other) and \
-        url.strip().rstrip("/") == other.strip().rstrip("/")
+    return (
+        url is not None
+        and other is not None
+        and bool(url)
+        and bool(other)
+        and url.strip().rstrip("/") == other.strip().rstrip("/")
+    )
 
 
 def typed_endpoint(base_url: str, configured: Configured) -> bool:

@@ -11,6 +11,7 @@ the handshake's Host and Origin.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import zlib
@@ -32,8 +33,10 @@ from agent.chat.session import (
     start_demo,
 )
 
-ENDPOINT_HINT = ("Check the model endpoint in the sidebar (base URL and model name), or clear the base URL "
-                 "to use the embedded local model.")
+ENDPOINT_HINT = (
+    "Check the model endpoint in the sidebar (base URL and model name), or clear the base URL "
+    "to use the embedded local model."
+)
 
 
 def settings():
@@ -76,15 +79,19 @@ def apply_endpoint(base_url: str, model: str, api_key: str = "") -> None:
 def endpoint_inputs() -> tuple[str, str, str]:
     """The sidebar's base URL, model and, for a typed base URL only, its own API key."""
     configured = access.configured_endpoint()
-    base_url = st.text_input("Base URL", value=configured.base_url or "", key="base_url",
-                             placeholder="empty: the embedded local model")
+    base_url = st.text_input(
+        "Base URL", value=configured.base_url or "", key="base_url", placeholder="empty: the embedded local model"
+    )
     model = st.text_input("Model", value=configured.model or "", key="model", placeholder="e.g. gpt-4o-mini")
     api_key = ""
     if access.typed_endpoint(base_url, configured):
-        api_key = st.text_input("API key for this endpoint", type="password", key="api_key",
-                                placeholder="empty: none (a keyless local server)",
-                                help="A base URL typed here never gets the configured API key; it gets only "
-                                     "the key typed here.")
+        api_key = st.text_input(
+            "API key for this endpoint",
+            type="password",
+            key="api_key",
+            placeholder="empty: none (a keyless local server)",
+            help="A base URL typed here never gets the configured API key; it gets only the key typed here.",
+        )
     return base_url, model, api_key
 
 
@@ -112,19 +119,34 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
             st.caption("Conversations")
         for t in threads[:30]:
             current = t["thread_id"] == st.session_state.get("thread")
-            if st.button(t["title"] or "(untitled)", key=f"thread-{t['thread_id']}", width="stretch",
-                         type="primary" if current else "secondary", help=f"{t['turns']} question(s)"):
+            if st.button(
+                t["title"] or "(untitled)",
+                key=f"thread-{t['thread_id']}",
+                width="stretch",
+                type="primary" if current else "secondary",
+                help=f"{t['turns']} question(s)",
+            ):
                 st.session_state.thread = t["thread_id"]
                 st.rerun()
 
         st.divider()
         st.subheader("Index")
         names = registered_corpora()
-        corpora = st.multiselect("Corpora", names, default=[c for c in launch_corpora() if c in names],
-                                 key="corpora", help="Registered corpora to search (several are fused; ids "
-                                 "become CORPUS:ID). Empty: the index folder below.")
-        index = st.text_input("Index folder", value=str(s.index) if s.index else "", key="index",
-                              placeholder="empty: LITLOOP_INDEX or the demo index", disabled=bool(corpora)).strip()
+        corpora = st.multiselect(
+            "Corpora",
+            names,
+            default=[c for c in launch_corpora() if c in names],
+            key="corpora",
+            help="Registered corpora to search (several are fused; ids "
+            "become CORPUS:ID). Empty: the index folder below.",
+        )
+        index = st.text_input(
+            "Index folder",
+            value=str(s.index) if s.index else "",
+            key="index",
+            placeholder="empty: LITLOOP_INDEX or the demo index",
+            disabled=bool(corpora),
+        ).strip()
         index_msg = None if corpora else index_problem(index or None, s)
         demo_missing = not corpora and not index and s.index is None and not demo_index_ready(s)
         if corpora:
@@ -132,14 +154,20 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
         elif index_msg:
             st.error(index_msg)
         elif demo_missing:
-            st.warning("The demo index is not built yet: **Start the demo** builds it (a few minutes on two "
-                       "CPU cores), or the first question will.")
+            st.warning(
+                "The demo index is not built yet: **Start the demo** builds it (a few minutes on two "
+                "CPU cores), or the first question will."
+            )
         else:
             st.caption(f"Searching {index or s.index or s.demo_index}")
 
         st.subheader("Preset")
-        preset = st.selectbox("Preset", ["auto", *preset_names()], key="preset",
-                              help="auto: `paper` with an endpoint; with the embedded model `local-fast` below 8 CPU threads, else `local` (docs/benchmarks.md).")
+        preset = st.selectbox(
+            "Preset",
+            ["auto", *preset_names()],
+            key="preset",
+            help="auto: `paper` with an endpoint; with the embedded model `local-fast` below 8 CPU threads, else `local` (docs/benchmarks.md).",
+        )
 
         st.subheader("Model endpoint")
         base_url, model, api_key = endpoint_inputs()
@@ -150,13 +178,17 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
         else:
             st.caption(endpoint_caption(base_url, model, api_key))
 
-        if st.button("Start the demo", icon=":material/play_arrow:", width="stretch",
-                     help="Build the demo index if needed and start the embedded model."):
+        if st.button(
+            "Start the demo",
+            icon=":material/play_arrow:",
+            width="stretch",
+            help="Build the demo index if needed and start the embedded model.",
+        ):
             with st.spinner("Starting the demo (building the demo index the first time)…"):
                 try:
                     for line in start_demo(settings()):
                         st.success(line)
-                except Exception as exc:  # noqa: BLE001 - shown to the user as it is
+                except Exception as exc:
                     st.error(f"Could not start the demo: {exc}")
 
         st.divider()
@@ -164,10 +196,15 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
         tracing = f"Traces: {s.traces_dir}" if s.tracing.enabled else "Tracing is off"
         st.caption(f"{tracing} · LangSmith: {ls}")
         if ls == "no key":
-            st.warning("LANGSMITH_TRACING is on but no LANGSMITH_API_KEY is set: LangChain will try to send "
-                       "runs and fail.")
-    return {"index": None if corpora else index or None, "preset": None if preset == "auto" else preset,
-            "corpora": corpora, "problem": index_msg or model_msg}
+            st.warning(
+                "LANGSMITH_TRACING is on but no LANGSMITH_API_KEY is set: LangChain will try to send runs and fail."
+            )
+    return {
+        "index": None if corpora else index or None,
+        "preset": None if preset == "auto" else preset,
+        "corpora": corpora,
+        "problem": index_msg or model_msg,
+    }
 
 
 def registered_corpora() -> list[str]:
@@ -179,7 +216,7 @@ def registered_corpora() -> list[str]:
 def launch_corpora() -> list[str]:
     """Corpora given to `litloop ui --corpus NAME` (the app's own arguments after `--`)."""
     args, out = sys.argv[1:], []
-    for flag, value in zip(args, args[1:]):
+    for flag, value in itertools.pairwise(args):
         if flag == "--corpus":
             out.append(value)
     return out
@@ -203,7 +240,7 @@ class LiveTimeline:
             self.boxes[stage.key] = [st.status(md(stage.title), expanded=True, state="running"), 0]
         box = self.boxes[stage.key]
         with box[0]:
-            for line in stage.lines[box[1]:]:
+            for line in stage.lines[box[1] :]:
                 st.markdown("- " + md(line))
         box[1] = len(stage.lines)
         box[0].update(label=md(stage.title), state="complete" if stage.done else "running", expanded=not stage.done)
@@ -231,14 +268,19 @@ def show_answer(answer: dict[str, Any]) -> None:
         with st.expander(md(render.citation_label(c))):
             st.markdown(f"**{md(c.get('title') or c.get('paper_id'))}**")
             meta = render.venue_year(c)
-            st.markdown(f"{md(meta) + ' · ' if meta else ''}paper `{c.get('paper_id')}` · chunk `{c.get('chunk_id')}` "
-                        f"({c.get('kind')})")
+            st.markdown(
+                f"{md(meta) + ' · ' if meta else ''}paper `{c.get('paper_id')}` · chunk `{c.get('chunk_id')}` "
+                f"({c.get('kind')})"
+            )
             st.markdown(f"**Where:** {md(render.where(c))}")
             # the chunk with the quoted sentences highlighted (escaped: paper text is data)
             st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
     dropped = render.dropped_lines(answer)
-    if dropped and st.toggle(f"Show {len(dropped)} dropped claim(s)", key=f"dropped-{zlib.crc32(answer.get('text', '').encode())}",
-                             help="Claims the model wrote that the sentences they cite do not support."):
+    if dropped and st.toggle(
+        f"Show {len(dropped)} dropped claim(s)",
+        key=f"dropped-{zlib.crc32(answer.get('text', '').encode())}",
+        help="Claims the model wrote that the sentences they cite do not support.",
+    ):
         for line in dropped:
             st.markdown("- " + md(line))
 
@@ -256,14 +298,26 @@ def show_trace(trace_id: str | None) -> None:
         return
     with st.expander(f"Trace {render.short_id(trace_id)} · {len(records)} runs"):
         st.code(tree_text(records), language=None)
-        st.caption(f"`litloop trace show {render.short_id(trace_id)}` prints it in a terminal "
-                   f"(`--json` for the raw records).")
+        st.caption(
+            f"`litloop trace show {render.short_id(trace_id)}` prints it in a terminal (`--json` for the raw records)."
+        )
 
 
 def error_text(error: str) -> str:
-    if any(k in error for k in ("APIConnectionError", "APITimeoutError", "ConnectError", "NotFoundError",
-                                "AuthenticationError", "ConnectionError", "TimeoutError", "RateLimitError",
-                                "reply is not")):
+    if any(
+        k in error
+        for k in (
+            "APIConnectionError",
+            "APITimeoutError",
+            "ConnectError",
+            "NotFoundError",
+            "AuthenticationError",
+            "ConnectionError",
+            "TimeoutError",
+            "RateLimitError",
+            "reply is not",
+        )
+    ):
         return f"The model endpoint did not answer: {error}. {ENDPOINT_HINT}"
     return error
 
@@ -304,8 +358,15 @@ def ask_live(store: ChatStore, question: str, options: dict[str, Any]) -> None:
     with st.chat_message("assistant"):
         live = LiveTimeline()
         try:
-            ask_turn(store, thread, question, preset=options["preset"], index=options["index"], on_event=live.add,
-                     corpora=options.get("corpora") or None)
+            ask_turn(
+                store,
+                thread,
+                question,
+                preset=options["preset"],
+                index=options["index"],
+                on_event=live.add,
+                corpora=options.get("corpora") or None,
+            )
         except TurnFailed:
             pass  # stored with its error; shown by the rerun below
         except ValueError as exc:
@@ -329,12 +390,15 @@ def access_granted() -> bool:
         return True
     expected = os.environ.get(access.TOKEN_ENV)
     if not expected:
-        st.error("This chat was started without an access token: start it with `litloop ui`, which prints "
-                 "the URL to open.")
+        st.error(
+            "This chat was started without an access token: start it with `litloop ui`, which prints the URL to open."
+        )
         return False
     if not access.token_matches(st.query_params.get("token"), expected):
-        st.error("This chat needs the URL that `litloop ui` printed when it started (it ends in "
-                 "`/?token=…`). Open that URL; it is also in the terminal that runs the chat.")
+        st.error(
+            "This chat needs the URL that `litloop ui` printed when it started (it ends in "
+            "`/?token=…`). Open that URL; it is also in the terminal that runs the chat."
+        )
         return False
     st.session_state.access_granted = True
     return True

@@ -69,8 +69,11 @@ class Timeline:
                 return ans
             ans = self._new("answer", "Answer written" + (" (partial)" if answer.get("status") == "partial" else ""))
             n = len(answer.get("citations") or [])
-            ans.lines.append("No supporting evidence found" if answer.get("insufficient_evidence")
-                             else f"{n} citation{'s' if n != 1 else ''}")
+            ans.lines.append(
+                "No supporting evidence found"
+                if answer.get("insufficient_evidence")
+                else f"{n} citation{'s' if n != 1 else ''}"
+            )
             ans.done = True
             return ans
         return None

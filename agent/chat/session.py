@@ -145,14 +145,17 @@ class ChatStore:
             rows = self._conn.execute(
                 "SELECT t.thread_id, t.title, t.created, t.updated, COUNT(u.n) AS turns FROM litloop_threads t "
                 "LEFT JOIN litloop_turns u ON u.thread_id = t.thread_id GROUP BY t.thread_id "
-                "ORDER BY t.updated DESC LIMIT ?", (limit,)).fetchall()
+                "ORDER BY t.updated DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
         return [dict(r) for r in rows]
 
     def thread(self, thread_id: str) -> dict[str, Any] | None:
         """A thread by id or a unique start of it."""
         with self._lock:
-            rows = self._conn.execute("SELECT * FROM litloop_threads WHERE thread_id LIKE ? LIMIT 2",
-                                      (thread_id.replace("%", "") + "%",)).fetchall()
+            rows = self._conn.execute(
+                "SELECT * FROM litloop_threads WHERE thread_id LIKE ? LIMIT 2", (thread_id.replace("%", "") + "%",)
+            ).fetchall()
         return dict(rows[0]) if len(rows) == 1 else None
 
     def delete_thread(self, thread_id: str) -> None:
@@ -160,7 +163,7 @@ class ChatStore:
         for t in turns:
             try:
                 self.checkpointer.delete_thread(t.graph_thread)
-            except Exception as exc:  # noqa: BLE001 - an old checkpoint table shape must not block deletion
+            except Exception as exc:
                 log.warning("could not delete checkpoints of %s: %s", t.graph_thread, exc)
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM litloop_turns WHERE thread_id = ?", (thread_id,))
@@ -170,17 +173,27 @@ class ChatStore:
 
     def turns(self, thread_id: str, *, with_answers: bool = True) -> list[Turn]:
         with self._lock:
-            rows = self._conn.execute("SELECT * FROM litloop_turns WHERE thread_id = ? ORDER BY n",
-                                      (thread_id,)).fetchall()
+            rows = self._conn.execute(
+                "SELECT * FROM litloop_turns WHERE thread_id = ? ORDER BY n", (thread_id,)
+            ).fetchall()
         out = []
         for r in rows:
-            turn = Turn(thread_id=r["thread_id"], n=r["n"], question=r["question"], asked=r["asked"],
-                        graph_thread=r["graph_thread"], trace_id=r["trace_id"], events=json.loads(r["events"]),
-                        totals=json.loads(r["totals"]), error=r["error"], created=r["created"])
+            turn = Turn(
+                thread_id=r["thread_id"],
+                n=r["n"],
+                question=r["question"],
+                asked=r["asked"],
+                graph_thread=r["graph_thread"],
+                trace_id=r["trace_id"],
+                events=json.loads(r["events"]),
+                totals=json.loads(r["totals"]),
+                error=r["error"],
+                created=r["created"],
+            )
             if with_answers and not turn.error:
                 try:
                     turn.answer = self.final_state(turn.graph_thread).get("answer") or {}
-                except Exception as exc:  # noqa: BLE001 - one unreadable checkpoint must not hide the thread
+                except Exception as exc:
                     log.warning("could not read the checkpoint of %s: %s", turn.graph_thread, exc)
             out.append(turn)
         return out
@@ -191,12 +204,25 @@ class ChatStore:
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO litloop_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (turn.thread_id, turn.n, turn.question, turn.asked, turn.graph_thread, turn.trace_id,
-                 json.dumps(turn.events, default=str), json.dumps(turn.totals, default=str), turn.error, turn.created))
+                (
+                    turn.thread_id,
+                    turn.n,
+                    turn.question,
+                    turn.asked,
+                    turn.graph_thread,
+                    turn.trace_id,
+                    json.dumps(turn.events, default=str),
+                    json.dumps(turn.totals, default=str),
+                    turn.error,
+                    turn.created,
+                ),
+            )
             self._conn.execute("INSERT OR IGNORE INTO litloop_threads VALUES (?, '', ?, ?)", (turn.thread_id, now, now))
             self._conn.execute(
                 "UPDATE litloop_threads SET updated = ?, title = CASE WHEN title = '' THEN ? ELSE title END "
-                "WHERE thread_id = ?", (now, title_of(turn.question), turn.thread_id))
+                "WHERE thread_id = ?",
+                (now, title_of(turn.question), turn.thread_id),
+            )
         return turn
 
     def close(self) -> None:
@@ -228,8 +254,12 @@ def contextualise(question: str, history: list[Turn], max_turns: int = FOLLOW_UP
         lines.append(f"A: {_cut(_MARKER.sub('', t.answer['text']), FOLLOW_UP_ANSWER_CHARS)}")
         papers = list(dict.fromkeys((c.get("paper_id"), c.get("title") or "") for c in t.answer.get("citations", [])))
         if papers:
-            lines.append("Papers cited: " + "; ".join(f"{_cut(title, 100)} ({pid})" if title else str(pid)
-                                                      for pid, title in papers[:FOLLOW_UP_PAPERS]))
+            lines.append(
+                "Papers cited: "
+                + "; ".join(
+                    f"{_cut(title, 100)} ({pid})" if title else str(pid) for pid, title in papers[:FOLLOW_UP_PAPERS]
+                )
+            )
     return f"{question.strip()}\n\n{FOLLOW_UP_HEADER}\n" + "\n".join(lines)
 
 
@@ -239,19 +269,28 @@ def _storable(ev: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in ev.items() if k != "answer"}
     if isinstance(ev.get("answer"), dict):
         answer = ev["answer"]
-        out["answer"] = {"status": answer.get("status"), "failure": answer.get("failure"),
-                         "insufficient_evidence": answer.get("insufficient_evidence"),
-                         "citations": [c.get("chunk_id") for c in answer.get("citations") or []]}
+        out["answer"] = {
+            "status": answer.get("status"),
+            "failure": answer.get("failure"),
+            "insufficient_evidence": answer.get("insufficient_evidence"),
+            "citations": [c.get("chunk_id") for c in answer.get("citations") or []],
+        }
     return out
 
 
 def totals_of(result: dict[str, Any]) -> dict[str, Any]:
     usage = result.get("usage") or {}
-    return {"rounds": result.get("rounds", 0), "preset": result.get("preset"),
-            "llm_calls": int(usage.get("llm_calls", 0)), "input_tokens": int(usage.get("input_tokens", 0)),
-            "output_tokens": int(usage.get("output_tokens", 0)), "seconds": round(usage.get("seconds_total", 0.0), 2),
-            "errors": result.get("errors", []), "status": result.get("status", "ok"),
-            "failure": (result.get("answer") or {}).get("failure")}
+    return {
+        "rounds": result.get("rounds", 0),
+        "preset": result.get("preset"),
+        "llm_calls": int(usage.get("llm_calls", 0)),
+        "input_tokens": int(usage.get("input_tokens", 0)),
+        "output_tokens": int(usage.get("output_tokens", 0)),
+        "seconds": round(usage.get("seconds_total", 0.0), 2),
+        "errors": result.get("errors", []),
+        "status": result.get("status", "ok"),
+        "failure": (result.get("answer") or {}).get("failure"),
+    }
 
 
 def ask_turn(
@@ -287,8 +326,17 @@ def ask_turn(
         config["callbacks"] = [tracer]
     started = time.perf_counter()
     try:
-        result = ask(asked, preset=preset, index=index, on_event=record, graph=store.graph(),
-                     thread_id=turn.graph_thread, config=config, durability=DURABILITY, **context_overrides)
+        result = ask(
+            asked,
+            preset=preset,
+            index=index,
+            on_event=record,
+            graph=store.graph(),
+            thread_id=turn.graph_thread,
+            config=config,
+            durability=DURABILITY,
+            **context_overrides,
+        )
     except Exception as exc:
         turn.error = f"{type(exc).__name__}: {exc}"
         turn.trace_id = tracer.trace_id if tracer is not None else None
@@ -348,8 +396,10 @@ def index_problem(index: str | Path | None, settings: Settings | None = None) ->
     if path is None:
         return None
     if not (path / "CURRENT").exists():
-        return (f"No litloop index at {path}. Build one with `litloop index build FILES --index {path}`, "
-                "or leave the index empty to use the demo index.")
+        return (
+            f"No litloop index at {path}. Build one with `litloop index build FILES --index {path}`, "
+            "or leave the index empty to use the demo index."
+        )
     return None
 
 

@@ -25,8 +25,16 @@ HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conve
 
 
 class TerminalChat:
-    def __init__(self, store: ChatStore, console: Console, *, index: str | None = None, preset: str | None = None,
-                 read_line: Callable[[str], str] | None = None, corpora: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        store: ChatStore,
+        console: Console,
+        *,
+        index: str | None = None,
+        preset: str | None = None,
+        read_line: Callable[[str], str] | None = None,
+        corpora: list[str] | None = None,
+    ) -> None:
         self.store = store
         self.console = console
         self.index = index
@@ -99,8 +107,15 @@ class TerminalChat:
             self.thread = self.store.new_thread()
         timeline = render.Timeline()
         try:
-            turn = ask_turn(self.store, self.thread, question, preset=self.preset, index=self.index,
-                            on_event=lambda ev: self.step(timeline, ev), corpora=self.corpora or None)
+            turn = ask_turn(
+                self.store,
+                self.thread,
+                question,
+                preset=self.preset,
+                index=self.index,
+                on_event=lambda ev: self.step(timeline, ev),
+                corpora=self.corpora or None,
+            )
         except TurnFailed as exc:
             self.console.print(f"[bold red]The run failed:[/] {escape(exc.turn.error or str(exc))}")
             if exc.turn.trace_id:
@@ -121,7 +136,7 @@ class TerminalChat:
         if stage.key not in before:
             head = stage.title.split(":")[0] if stage.key.startswith("round-") else stage.title
             self.console.print(f"[bold]{escape(head)}[/]")
-        for line in stage.lines[before.get(stage.key, 0):]:
+        for line in stage.lines[before.get(stage.key, 0) :]:
             style = "yellow" if line.startswith(("Missing", "Verdict: not")) else "dim"
             self.console.print(f"  [{style}]{escape(line)}[/]")
 
@@ -132,7 +147,9 @@ class TerminalChat:
         ans = turn.answer or {}
         c.print()
         status = turn.totals.get("status") or ans.get("status")
-        problem = render.status_line(status, {"failure": turn.totals.get("failure"), **ans}, turn.totals.get("errors") or [])
+        problem = render.status_line(
+            status, {"failure": turn.totals.get("failure"), **ans}, turn.totals.get("errors") or []
+        )
         if turn.error:
             c.print(f"[bold red]failed:[/] {escape(turn.error)}")
         elif status == "failed":
@@ -149,13 +166,17 @@ class TerminalChat:
                 c.print("\n[bold]Evidence[/]")
             for cit in ans.get("citations") or []:
                 meta = render.venue_year(cit)
-                c.print(f"[bold cyan][{cit['n']}][/] {escape(cit.get('title') or cit['paper_id'])} "
-                        f"[dim]({escape(cit['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
-                        f"{cit.get('kind')} · {escape(render.where(cit))}")
-                c.print(f"    [dim]\"{escape(cit.get('quote') or '')}\"[/]")
+                c.print(
+                    f"[bold cyan][{cit['n']}][/] {escape(cit.get('title') or cit['paper_id'])} "
+                    f"[dim]({escape(cit['paper_id'])}{'; ' + escape(meta) if meta else ''})[/] · "
+                    f"{cit.get('kind')} · {escape(render.where(cit))}"
+                )
+                c.print(f'    [dim]"{escape(cit.get("quote") or "")}"[/]')
             if ans.get("rejected_claims"):
-                c.print(f"[dim]{len(ans['rejected_claims'])} claim(s) dropped: not supported by the sentences they "
-                        "cite (/dropped shows them)[/]")
+                c.print(
+                    f"[dim]{len(ans['rejected_claims'])} claim(s) dropped: not supported by the sentences they "
+                    "cite (/dropped shows them)[/]"
+                )
         if problem and not turn.error:
             for line in render.error_lines(turn.totals.get("errors") or []):
                 c.print(f"  [red]failed call in[/] {escape(line)}")
@@ -177,7 +198,9 @@ class TerminalChat:
         for t in threads:
             mark = "*" if t["thread_id"] == self.thread else " "
             when = datetime.fromtimestamp(t["updated"]).strftime("%Y-%m-%d %H:%M") if t["updated"] else "-"
-            self.console.print(f"{mark} [bold]{t['thread_id']}[/]  {when}  {t['turns']} question(s)  {escape(t['title'])}")
+            self.console.print(
+                f"{mark} [bold]{t['thread_id']}[/]  {when}  {t['turns']} question(s)  {escape(t['title'])}"
+            )
         self.console.print("[dim]/open ID switches (the start of the id is enough)[/]")
 
     def pick_turn(self, command: str, arg: str, with_answers: bool = True) -> Turn | None:

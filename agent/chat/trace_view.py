@@ -17,8 +17,10 @@ from agent.tracing.store import run_seconds, summary_of
 
 # Runs LangChain creates around a structured call (sequence, map, assign, lambda, fallbacks):
 # plumbing a reader skips unless asked for everything; their children move up a level.
-_PLUMBING = re.compile(r"^(Runnable\w*|ChannelWrite.*|ChannelRead.*|_\w+|<lambda>|itemgetter.*|route_\w+|"
-                       r"\w*OutputParser|\w*ToolsParser)")
+_PLUMBING = re.compile(
+    r"^(Runnable\w*|ChannelWrite.*|ChannelRead.*|_\w+|<lambda>|itemgetter.*|route_\w+|"
+    r"\w*OutputParser|\w*ToolsParser)"
+)
 
 
 def tree_rows(records: list[dict[str, Any]], everything: bool = False) -> list[tuple[int, dict[str, Any]]]:
@@ -26,7 +28,12 @@ def tree_rows(records: list[dict[str, Any]], everything: bool = False) -> list[t
     by_id = {r["id"]: r for r in records}
 
     def shown(r: dict[str, Any]) -> bool:
-        return everything or r.get("run_type") != "chain" or not r.get("parent_run_id") or not _PLUMBING.match(r.get("name") or "")
+        return (
+            everything
+            or r.get("run_type") != "chain"
+            or not r.get("parent_run_id")
+            or not _PLUMBING.match(r.get("name") or "")
+        )
 
     rows = []
     for r in records:  # dotted order: parents first
@@ -63,10 +70,17 @@ def describe_run(r: dict[str, Any]) -> dict[str, Any]:
         if isinstance(e, Mapping):
             kind = f" ({e['kind']})" if e.get("kind") else ""
             errors.append(f"{e.get('node')}{kind}: {str(e.get('error') or '')[:200]}")
-    return {"name": r.get("name"), "run_type": r.get("run_type"), "detail": " · ".join(bits),
-            "seconds": run_seconds(r), "tokens": usage.get("total_tokens", 0),
-            "input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0),
-            "cost": meta.get("cost_estimate_usd"), "errors": errors}
+    return {
+        "name": r.get("name"),
+        "run_type": r.get("run_type"),
+        "detail": " · ".join(bits),
+        "seconds": run_seconds(r),
+        "tokens": usage.get("total_tokens", 0),
+        "input_tokens": usage.get("input_tokens", 0),
+        "output_tokens": usage.get("output_tokens", 0),
+        "cost": meta.get("cost_estimate_usd"),
+        "errors": errors,
+    }
 
 
 def tree_text(records: list[dict[str, Any]], everything: bool = False) -> str:
@@ -104,8 +118,11 @@ STATUS_STYLE = {"ok": "green", "partial": "yellow", "error": "bold red", "incomp
 
 def trace_header(records: list[dict[str, Any]]) -> str:
     s = summary_of(records, records[0]["trace_id"] if records else "?")
-    bits = [f"[bold]trace {s['trace_id']}[/]", local_time(s["start_time"]),
-            f"[{STATUS_STYLE.get(s['status'], '')}]{s['status']}[/]"]
+    bits = [
+        f"[bold]trace {s['trace_id']}[/]",
+        local_time(s["start_time"]),
+        f"[{STATUS_STYLE.get(s['status'], '')}]{s['status']}[/]",
+    ]
     if s["duration_s"] is not None:
         bits.append(f"{s['duration_s']:.1f} s")
     bits.append(f"{s['input_tokens']:,}+{s['output_tokens']:,} tokens in {s['llm_calls']} LLM calls")

@@ -14,7 +14,7 @@ from agent import prompts
 from agent.resources import chat_model, settings_for
 from agent.state import RunError
 from tools.base import Locator
-from tools.retrieve import chunk_of
+from tools.retrieval.retrieve import chunk_of
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -62,8 +62,11 @@ def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = N
         "output_tokens": result.output_tokens,
         f"seconds_{role}": time.perf_counter() - t,
     }
-    errors: list[RunError] = [] if result.ok else [
-        {"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
+    errors: list[RunError] = (
+        []
+        if result.ok
+        else [{"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
+    )
     return LLMResult(result.value, usage, errors, result.logprobs if logprobs else None)
 
 

@@ -1,6 +1,6 @@
 """Knowledge-aware diverse reranking, the `kadr` mode: the method's steps in the graph's nodes.
 
-SEE: DESIGN.md section 6 and tools/kadr.py (the pure parts). Same graph, same seven nodes:
+SEE: DESIGN.md section 6 and tools/retrieval/kadr.py (the pure parts). Same graph, same seven nodes:
 
 - search:            per query (the question, then this round's subqueries) the sparse and dense
                      chunk rankings interleaved;
@@ -26,15 +26,15 @@ from agent.resources import index_for, reranker_for
 from agent.schemas import KnowledgeDeclaration, KnowledgeStatements
 from agent.state import State
 from tools.base import Hit
-from tools.fusion import reranked
-from tools.kadr import (
+from tools.retrieval.fusion import reranked
+from tools.retrieval.kadr import (
     answer_chunks,
     candidates,
     diverse_rerank,
     interleave_by,
     papers_in_order,
 )
-from tools.retrieve import chunk_of, rerank_budget
+from tools.retrieval.retrieve import chunk_of, rerank_budget
 
 
 def _cid(h: Hit) -> str:
@@ -61,8 +61,9 @@ def declare(state: State, runtime, docs: list[dict]) -> tuple[list[dict], dict, 
     ctx = runtime.context
 
     def one(doc: dict):
-        user = prompts.render("kadr_declare", question=state["question"],
-                              document=chunk_block(doc, ctx.read_chunk_chars))
+        user = prompts.render(
+            "kadr_declare", question=state["question"], document=chunk_block(doc, ctx.read_chunk_chars)
+        )
         return llm("read", KnowledgeDeclaration, user, runtime)
 
     with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:
@@ -79,8 +80,11 @@ def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str
     """Step 4: two complementary knowledge statements (none when there is nothing to summarise)."""
     if not declarations:
         return [], {}, []
-    listing = "\n".join(f"- document {d['chunk_id']}: needs {'; '.join(d['needed']) or '(none listed)'}; "
-                        f"holds {'; '.join(d['held']) or '(nothing needed)'}" for d in declarations)
+    listing = "\n".join(
+        f"- document {d['chunk_id']}: needs {'; '.join(d['needed']) or '(none listed)'}; "
+        f"holds {'; '.join(d['held']) or '(nothing needed)'}"
+        for d in declarations
+    )
     user = prompts.render("kadr_summarize", question=state["question"], declarations=listing)
     call = llm("decompose", KnowledgeStatements, user, runtime)
     value, usage, errors = call.value, call.usage, call.errors
@@ -107,10 +111,15 @@ def rerank(state: State, runtime) -> dict:
     statements, u2, e2 = summarize(state, runtime, declarations)
     lists, final = diverse_rerank(reranker, state["question"], statements, first, ctx.kadr_n_rank, text, _cid)
     k = idx.settings.retrieval.rerank_k
-    pool = {h["chunk_id"]: Hit(chunk_id=h["chunk_id"], paper_id=h["paper_id"], score=1.0 / (k + r), source="kadr")
-            for r, h in enumerate(final, start=1)}
-    knowledge = {"declarations": declarations, "statements": statements,
-                 "rerankings": [[_cid(c) for c in lst] for lst in lists]}
+    pool = {
+        h["chunk_id"]: Hit(chunk_id=h["chunk_id"], paper_id=h["paper_id"], score=1.0 / (k + r), source="kadr")
+        for r, h in enumerate(final, start=1)
+    }
+    knowledge = {
+        "declarations": declarations,
+        "statements": statements,
+        "rerankings": [[_cid(c) for c in lst] for lst in lists],
+    }
     for key, v in u2.items():
         usage[key] = usage.get(key, 0) + v
     usage["seconds_rerank"] = time.perf_counter() - t
@@ -134,9 +143,16 @@ def read_paper(state: State, runtime) -> dict:
     """Every candidate paper with its chunks among the top N_ans: no per-paper judgement, the
     method answers from the top N_ans as they stand."""
     top = answer_chunks(state.get("pool", {}).values(), runtime.context.kadr_n_ans)
-    readings = [{"paper_id": pid, "relevant": True, "sufficient": False, "finding": "",
-                 "evidence_chunk_ids": [c["chunk_id"] for c in top if c["paper_id"] == pid]}
-                for pid in state.get("candidates", [])[: runtime.context.read_papers]]
+    readings = [
+        {
+            "paper_id": pid,
+            "relevant": True,
+            "sufficient": False,
+            "finding": "",
+            "evidence_chunk_ids": [c["chunk_id"] for c in top if c["paper_id"] == pid],
+        }
+        for pid in state.get("candidates", [])[: runtime.context.read_papers]
+    ]
     return {"readings": readings}
 
 

@@ -22,11 +22,11 @@ from agent.schemas import Verification, reading_model
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.base import Hit
-from tools.fusion import by_paper, merge_pool, paper_hits
-from tools.relate import fuse_a_b, ranking_b, select_seeds
-from tools.retrieve import ranking_a, rerank_budget, rerank_pin_pool, search_subquery
-from tools.sentences import Sentence, sentence_ids, sentence_index
-from tools.text import tokenize
+from tools.retrieval.fusion import by_paper, merge_pool, paper_hits
+from tools.retrieval.relate import fuse_a_b, ranking_b, select_seeds
+from tools.retrieval.retrieve import ranking_a, rerank_budget, rerank_pin_pool, search_subquery
+from tools.retrieval.sentences import Sentence, sentence_ids, sentence_index
+from tools.retrieval.text import tokenize
 
 SEARCH_PAPERS_KEPT = 50  # papers of each subquery's fused ranking kept in the state (progress, traces)
 
@@ -43,8 +43,14 @@ def search(state: State, runtime) -> dict:
         with trace_step("retrieve", run_type="retriever", inputs=q, metadata={"subquery": q}) as step:
             found = search_subquery(idx, q, idx.settings.retrieval)
             step.outputs = found.hits[:20]
-        retrieved.append({"subquery": q, "prf_query": found.prf_query,
-                          "papers": found.papers[:SEARCH_PAPERS_KEPT], "hits": found.hits})
+        retrieved.append(
+            {
+                "subquery": q,
+                "prf_query": found.prf_query,
+                "papers": found.papers[:SEARCH_PAPERS_KEPT],
+                "hits": found.hits,
+            }
+        )
     return {"retrieved": retrieved, "usage": {"seconds_search": time.perf_counter() - t}}
 
 
@@ -57,8 +63,9 @@ def rerank(state: State, runtime) -> dict:
     t = time.perf_counter()
     pool: dict[str, Hit] = {}
     for item in state.get("retrieved", []):
-        pool = merge_pool(pool, rerank_pin_pool(idx, item["subquery"], item["hits"], idx.settings.retrieval,
-                                                reranker, budget))
+        pool = merge_pool(
+            pool, rerank_pin_pool(idx, item["subquery"], item["hits"], idx.settings.retrieval, reranker, budget)
+        )
     return {"pool": pool, "usage": {"seconds_rerank": time.perf_counter() - t}}
 
 
@@ -99,8 +106,11 @@ def verify(state: State, runtime) -> dict:
     if value is None:
         verdict = {"sufficient": False, "evidence_papers": [], "missing": "", "failed": True}
     else:
-        verdict = {"sufficient": value.sufficient, "missing": value.missing.strip(),
-                   "evidence_papers": [p for p in dict.fromkeys(value.evidence_papers) if p in known]}
+        verdict = {
+            "sufficient": value.sufficient,
+            "missing": value.missing.strip(),
+            "evidence_papers": [p for p in dict.fromkeys(value.evidence_papers) if p in known],
+        }
     return {"verdict": verdict, "evidence_papers": verdict["evidence_papers"], "usage": usage, "errors": errors}
 
 
@@ -120,8 +130,12 @@ def expand_neighbors(state: State, runtime) -> dict:
     seeds = select_seeds(a, list(state.get("evidence_papers", [])), cfg)
     b, _ = ranking_b(idx, seeds, cfg)
     ranking = fuse_a_b(a, b, cfg, max(cfg.reader_top, ctx.read_papers))
-    return {"seeds": seeds, "ranking": ranking, "candidates": ranking[: ctx.read_papers],
-            "usage": {"seconds_expand": time.perf_counter() - t}}
+    return {
+        "seeds": seeds,
+        "ranking": ranking,
+        "candidates": ranking[: ctx.read_papers],
+        "usage": {"seconds_expand": time.perf_counter() - t},
+    }
 
 
 # ----------------------------------------------------------------------------- Read
@@ -168,9 +182,15 @@ def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] 
     idx = index_for(ctx)
     paper = idx.papers[paper_id]
     sentences = sentences if sentences is not None else sentences_to_read(state, runtime, paper_id)
-    return prompts.render("read_paper", question=state["question"], paper_id=paper_id, title=paper.title,
-                          venue_year=paper_label(paper), sentences=listing(idx, sentences),
-                          max_sentences=ctx.read_evidence_sentences)
+    return prompts.render(
+        "read_paper",
+        question=state["question"],
+        paper_id=paper_id,
+        title=paper.title,
+        venue_year=paper_label(paper),
+        sentences=listing(idx, sentences),
+        max_sentences=ctx.read_evidence_sentences,
+    )
 
 
 # A reader's own words that deny what its verdict says ("The paper does not provide any evidence")
@@ -181,8 +201,9 @@ _DENIAL = re.compile(
 )
 
 
-def accept_reading(relevant: bool, evidence: list[dict], finding: str, relevant_p: float | None = None,
-                   threshold: float = 0.0) -> tuple[bool, str]:
+def accept_reading(
+    relevant: bool, evidence: list[dict], finding: str, relevant_p: float | None = None, threshold: float = 0.0
+) -> tuple[bool, str]:
     """The reader's verdict as accepted: relevant only when it selected at least one sentence,
     its own finding does not deny evidence, and the probability it gave "true" for `relevant`
     (when known) reaches `threshold`. (accepted, why not, or "")."""
@@ -229,12 +250,26 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
     shown = sentences_to_read(state, runtime, paper_id, all_scores)
     ids = sentence_ids(len(shown))
     if not shown:
-        return {"paper_id": paper_id, "relevant": False, "evidence": [], "evidence_chunk_ids": [],
-                "note": "no sentence to read"}, {}, []
+        return (
+            {
+                "paper_id": paper_id,
+                "relevant": False,
+                "evidence": [],
+                "evidence_chunk_ids": [],
+                "note": "no sentence to read",
+            },
+            {},
+            [],
+        )
     schema = reading_model(ids, ctx.read_evidence_sentences)
     with trace_step(f"read {paper_id}", inputs={"paper_id": paper_id}, metadata={"paper_id": paper_id}) as step:
-        call = llm("read", schema, read_prompt(state, runtime, paper_id, shown), runtime,
-                   logprobs=5 if ctx.read_relevance_logprobs else None)
+        call = llm(
+            "read",
+            schema,
+            read_prompt(state, runtime, paper_id, shown),
+            runtime,
+            logprobs=5 if ctx.read_relevance_logprobs else None,
+        )
         value, usage, errors = call.value, call.usage, call.errors
         relevant_p = relevance_probability(call.logprobs)
         step.outputs = {"relevant": value.relevant if value else None, "sentences": value.sentences if value else None}
@@ -247,10 +282,16 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
     unknown = [sid for sid in given if sentence_index(sid) not in known]
     finding = " ".join(value.finding.split())
     accepted, note = accept_reading(value.relevant, evidence, finding, relevant_p, ctx.read_relevance_threshold)
-    reading = {"paper_id": paper_id, "relevant": accepted, "model_relevant": value.relevant, "relevant_p": relevant_p,
-               "evidence": evidence if accepted else [],
-               "evidence_chunk_ids": list(dict.fromkeys(e["chunk_id"] for e in evidence)) if accepted else [],
-               "sentences_shown": len(shown), "unknown_sentence_ids": unknown}
+    reading = {
+        "paper_id": paper_id,
+        "relevant": accepted,
+        "model_relevant": value.relevant,
+        "relevant_p": relevant_p,
+        "evidence": evidence if accepted else [],
+        "evidence_chunk_ids": list(dict.fromkeys(e["chunk_id"] for e in evidence)) if accepted else [],
+        "sentences_shown": len(shown),
+        "unknown_sentence_ids": unknown,
+    }
     if note:
         reading["note"] = note
     if finding and accepted:

@@ -25,8 +25,14 @@ def decompose_prompt(state: State, n: int) -> str:
         return prompts.render("decompose_first", question=state["question"], n_subqueries=n, venue_year_line=line)
     previous = "\n".join(f"- {q}" for q in state.get("subqueries", [])) or "- (none)"
     missing = (state.get("verdict") or {}).get("missing") or NO_NOTE
-    return prompts.render("decompose_next", question=state["question"], previous_subqueries=previous,
-                          missing=missing, n_subqueries=n, venue_year_line=line)
+    return prompts.render(
+        "decompose_next",
+        question=state["question"],
+        previous_subqueries=previous,
+        missing=missing,
+        n_subqueries=n,
+        venue_year_line=line,
+    )
 
 
 _REPEAT = re.compile(r"\b((?:\w+\W+){0,3}?\w+)(?:\W+\1\b)+", re.IGNORECASE)

@@ -32,7 +32,7 @@ from agent.models import ENDPOINT_KINDS
 from agent.resources import index_for
 from agent.schemas import synthesis_model
 from agent.state import State
-from tools.sentences import Sentence, sentence_ids
+from tools.retrieval.sentences import Sentence, sentence_ids
 
 
 def answer_instructions(state: State) -> str:
@@ -40,12 +40,16 @@ def answer_instructions(state: State) -> str:
     lines = []
     if "multiple_choice" in types and state.get("options"):
         opts = "\n".join(f"{k}: {v}" for k, v in sorted(state["options"].items()))
-        lines.append(f"This is a multiple-choice question. Options:\n{opts}\nFirst write the claims that "
-                     "decide it, then set \"choice\" to the one label they support.")
+        lines.append(
+            f"This is a multiple-choice question. Options:\n{opts}\nFirst write the claims that "
+            'decide it, then set "choice" to the one label they support.'
+        )
     if "table" in types and state.get("table_schema"):
-        cols = ", ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
-                         for c in state["table_schema"])
-        lines.append(f"Also give the table in \"table_rows\": one object per row with exactly these columns: {cols}.")
+        cols = ", ".join(
+            f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
+            for c in state["table_schema"]
+        )
+        lines.append(f'Also give the table in "table_rows": one object per row with exactly these columns: {cols}.')
     return "\n".join(lines)
 
 
@@ -60,8 +64,13 @@ def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None
     ctx = runtime.context
     idx = index_for(ctx)
     shown = shown if shown is not None else evidence_sentences(state, idx, ctx)
-    return prompts.render("synthesize", question=state["question"], answer_instructions=answer_instructions(state),
-                          evidence=listing(idx, shown, with_paper=True), max_claims=ctx.synthesize_claims)
+    return prompts.render(
+        "synthesize",
+        question=state["question"],
+        answer_instructions=answer_instructions(state),
+        evidence=listing(idx, shown, with_paper=True),
+        max_claims=ctx.synthesize_claims,
+    )
 
 
 def synthesize(state: State, runtime: Runtime[Context]) -> dict:
@@ -78,11 +87,18 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     call = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime)
     value, usage, errors = call.value, call.usage, call.errors
     if value is None and any(e.get("kind") in ENDPOINT_KINDS for e in errors):
-        return {"answer": failed_answer(f"the synthesis failed: {errors[0]['error'] if errors else 'no reply'}"),
-                "usage": usage, "errors": errors}
+        return {
+            "answer": failed_answer(f"the synthesis failed: {errors[0]['error'] if errors else 'no reply'}"),
+            "usage": usage,
+            "errors": errors,
+        }
     # a reply that could not be used even after the repair turn: the extractive answer
     scores = None
-    if state.get("options") and "multiple_choice" in (state.get("answer_types") or []) and ctx.choice_scoring != "model":
+    if (
+        state.get("options")
+        and "multiple_choice" in (state.get("answer_types") or [])
+        and ctx.choice_scoring != "model"
+    ):
         scores, u, e = score_options(state, runtime, shown)
         usage = _added(usage, u)
         errors = [*errors, *e]
@@ -91,8 +107,16 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
         judge, judged = support_judge(runtime)
     status = answer_status(readings, [*state.get("errors", []), *errors])
     t = time.perf_counter()
-    answer = build_answer(state, idx, value, shown, choice_scores=scores, judge=judge, threshold=ctx.support_threshold,
-                          reanchor=ctx.support_reanchor)
+    answer = build_answer(
+        state,
+        idx,
+        value,
+        shown,
+        choice_scores=scores,
+        judge=judge,
+        threshold=ctx.support_threshold,
+        reanchor=ctx.support_reanchor,
+    )
     if judge is not None:
         usage = _added(usage, judged)
         usage["seconds_support"] = time.perf_counter() - t

@@ -5,14 +5,14 @@ variables its template uses."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def template(name: str) -> Template:
     path = PROMPTS_DIR / f"{name}.md"
     if not path.exists():
@@ -28,9 +28,7 @@ def render(name: str, **values: object) -> str:
     wanted = variables(name)
     given = set(values)
     if wanted != given:
-        raise ValueError(
-            f"prompt {name!r}: missing {sorted(wanted - given)}, unexpected {sorted(given - wanted)}"
-        )
+        raise ValueError(f"prompt {name!r}: missing {sorted(wanted - given)}, unexpected {sorted(given - wanted)}")
     return template(name).substitute({k: str(v) for k, v in values.items()}).strip()
 
 

@@ -26,8 +26,16 @@ REDACTED = "[REDACTED]"
 # Dict keys whose values are secrets whatever they look like.
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|access[_-]?token|secret|password|authorization|credential)")
 # Environment variables whose values are masked verbatim wherever they appear.
-SECRET_ENV = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY",
-              "LITLOOP_LLM__API_KEY", "LITLOOP_RERANK__API_KEY", "HF_TOKEN", "ANTHROPIC_API_KEY")
+SECRET_ENV = (
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "LANGSMITH_API_KEY",
+    "LANGCHAIN_API_KEY",
+    "LITLOOP_LLM__API_KEY",
+    "LITLOOP_RERANK__API_KEY",
+    "HF_TOKEN",
+    "ANTHROPIC_API_KEY",
+)
 _LIST_ITEMS = 30  # longer lists keep their first items and a count
 _TOP = 10  # ids kept in a summary of chunks or of the pool
 _DEPTH = 8
@@ -118,42 +126,59 @@ class Summariser:
         if hasattr(value, "model_dump"):
             try:
                 return self(value.model_dump(mode="json"), depth + 1)
-            except Exception:  # noqa: BLE001 - a tracer must never break the run
+            except Exception:
                 pass
         if hasattr(value, "to_dict"):
             try:
                 return self(value.to_dict(), depth + 1)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
         return self.text(repr(value), 500)
 
     # -- the shapes litloop passes around ----------------------------------------------------
 
     def chunk(self, c: Mapping) -> dict[str, Any]:
-        keep = {k: self(c[k], _DEPTH - 2) for k in ("chunk_id", "paper_id", "kind", "score", "locator", "source")
-                if k in c}
+        keep = {
+            k: self(c[k], _DEPTH - 2) for k in ("chunk_id", "paper_id", "kind", "score", "locator", "source") if k in c
+        }
         keep["text"] = self.text(" ".join(str(c.get("text", "")).split()), min(self.max_chars or 400, 400))
         return keep
 
     def chunks(self, items: list[Mapping]) -> dict[str, Any]:
         papers = list(dict.fromkeys(str(c.get("paper_id")) for c in items))
-        return {"_summary": "chunks", "count": len(items), "papers": len(papers),
-                "chunk_ids": [str(c.get("chunk_id")) for c in items[:_TOP]]}
+        return {
+            "_summary": "chunks",
+            "count": len(items),
+            "papers": len(papers),
+            "chunk_ids": [str(c.get("chunk_id")) for c in items[:_TOP]],
+        }
 
     def pool(self, items: list[Mapping]) -> dict[str, Any]:
         best = sorted(items, key=lambda c: (-float(c.get("score") or 0), str(c.get("chunk_id"))))[:_TOP]
-        return {"_summary": "pool", "count": len(items),
-                "papers": len({str(c.get("paper_id")) for c in items}),
-                "top": [{"chunk_id": c.get("chunk_id"), "paper_id": c.get("paper_id"),
-                         "score": round(float(c.get("score") or 0), 6)} for c in best]}
+        return {
+            "_summary": "pool",
+            "count": len(items),
+            "papers": len({str(c.get("paper_id")) for c in items}),
+            "top": [
+                {
+                    "chunk_id": c.get("chunk_id"),
+                    "paper_id": c.get("paper_id"),
+                    "score": round(float(c.get("score") or 0), 6),
+                }
+                for c in best
+            ],
+        }
 
     def retrieval(self, r: Any) -> Any:
         if not isinstance(r, Mapping):
             return self(r, 1)
-        return {"subquery": self.text(str(r.get("subquery", ""))),
-                "prf_query": self.text(str(r.get("prf_query") or ""), 300) or None,
-                "papers": len(r.get("papers", [])), "top_papers": [str(p) for p in r.get("papers", [])[:_TOP]],
-                "hits": self.chunks(list(r.get("hits", [])))}
+        return {
+            "subquery": self.text(str(r.get("subquery", ""))),
+            "prf_query": self.text(str(r.get("prf_query") or ""), 300) or None,
+            "papers": len(r.get("papers", [])),
+            "top_papers": [str(p) for p in r.get("papers", [])[:_TOP]],
+            "hits": self.chunks(list(r.get("hits", []))),
+        }
 
     def message(self, m: Any) -> dict[str, Any]:
         """A chat message as {role, content} (LangChain objects or their `dumpd` form)."""
@@ -164,7 +189,11 @@ class Summariser:
         elif isinstance(m, Mapping):
             role, content, tool_calls = m.get("type") or m.get("role"), m.get("content", ""), m.get("tool_calls")
         else:
-            role, content, tool_calls = getattr(m, "type", "?"), getattr(m, "content", ""), getattr(m, "tool_calls", None)
+            role, content, tool_calls = (
+                getattr(m, "type", "?"),
+                getattr(m, "content", ""),
+                getattr(m, "tool_calls", None),
+            )
         out: dict[str, Any] = {"role": role, "content": self(content, _DEPTH - 2)}
         if tool_calls:
             out["tool_calls"] = self(tool_calls, _DEPTH - 3)

@@ -17,8 +17,13 @@ class Step:
 
 
 @contextmanager
-def trace_step(name: str, *, run_type: Literal["chain", "retriever", "tool"] = "chain",
-               inputs: Any = None, metadata: dict[str, Any] | None = None) -> Iterator[Step]:
+def trace_step(
+    name: str,
+    *,
+    run_type: Literal["chain", "retriever", "tool"] = "chain",
+    inputs: Any = None,
+    metadata: dict[str, Any] | None = None,
+) -> Iterator[Step]:
     """Open a child run of the current run (a node): retrieval per subquery, reading per paper.
 
     Goes through LangChain's callbacks, so the local tracer and (when the user enabled it)

@@ -95,15 +95,30 @@ def summary_of(records: list[dict[str, Any]], trace_id: str) -> dict[str, Any]:
     else:
         status = "ok"
     # without a root (the process stopped mid-run) the nodes' inputs, the state, still hold it
-    question = next((r["inputs"]["question"] for r in ([root] if root else []) + records
-                     if isinstance(r.get("inputs"), dict) and r["inputs"].get("question")), None)
+    question = next(
+        (
+            r["inputs"]["question"]
+            for r in ([root] if root else []) + records
+            if isinstance(r.get("inputs"), dict) and r["inputs"].get("question")
+        ),
+        None,
+    )
     start = (root or (records[0] if records else {})).get("start_time")
-    return {"trace_id": trace_id, "question": question, "start_time": start, "status": status,
-            "input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0),
-            "total_tokens": usage.get("total_tokens", 0), "llm_calls": usage.get("llm_calls", 0),
-            "cost_estimate_usd": meta.get("cost_estimate_usd"),
-            "duration_s": run_seconds(root) if root else None, "runs": len(records),
-            "thread_id": meta.get("thread_id"), "preset": meta.get("preset")}
+    return {
+        "trace_id": trace_id,
+        "question": question,
+        "start_time": start,
+        "status": status,
+        "input_tokens": usage.get("input_tokens", 0),
+        "output_tokens": usage.get("output_tokens", 0),
+        "total_tokens": usage.get("total_tokens", 0),
+        "llm_calls": usage.get("llm_calls", 0),
+        "cost_estimate_usd": meta.get("cost_estimate_usd"),
+        "duration_s": run_seconds(root) if root else None,
+        "runs": len(records),
+        "thread_id": meta.get("thread_id"),
+        "preset": meta.get("preset"),
+    }
 
 
 def list_traces(directory: Path | None = None, limit: int = 20) -> list[dict[str, Any]]:

@@ -31,11 +31,31 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RECORD_FIELDS = ("id", "trace_id", "parent_run_id", "dotted_order", "name", "run_type", "start_time",
-                 "end_time", "inputs", "outputs", "error", "tags", "metadata")
+RECORD_FIELDS = (
+    "id",
+    "trace_id",
+    "parent_run_id",
+    "dotted_order",
+    "name",
+    "run_type",
+    "start_time",
+    "end_time",
+    "inputs",
+    "outputs",
+    "error",
+    "tags",
+    "metadata",
+)
 # Metadata LangGraph and LangChain add to every run that a reader never needs.
-_NOISY_METADATA = ("langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns", "checkpoint_ns",
-                   "litloop_structured_output", "ls_integration", "__pregel_task_id")
+_NOISY_METADATA = (
+    "langgraph_triggers",
+    "langgraph_path",
+    "langgraph_checkpoint_ns",
+    "checkpoint_ns",
+    "litloop_structured_output",
+    "ls_integration",
+    "__pregel_task_id",
+)
 
 
 def _run_type(run: Run) -> str:
@@ -56,11 +76,16 @@ def usage_of_llm_run(run: Run) -> dict[str, int]:
             elif msg is not None:
                 usage = getattr(msg, "usage_metadata", None)
             if usage:
-                return {"input_tokens": int(usage.get("input_tokens") or 0),
-                        "output_tokens": int(usage.get("output_tokens") or 0)}
+                return {
+                    "input_tokens": int(usage.get("input_tokens") or 0),
+                    "output_tokens": int(usage.get("output_tokens") or 0),
+                }
     tu = (outputs.get("llm_output") or {}).get("token_usage") or {}
     if tu:
-        return {"input_tokens": int(tu.get("prompt_tokens") or 0), "output_tokens": int(tu.get("completion_tokens") or 0)}
+        return {
+            "input_tokens": int(tu.get("prompt_tokens") or 0),
+            "output_tokens": int(tu.get("completion_tokens") or 0),
+        }
     return {"input_tokens": 0, "output_tokens": 0}
 
 
@@ -75,7 +100,9 @@ def _llm_output(run: Run, summarise: Summariser) -> dict[str, Any]:
     out: dict[str, Any] = {"text": summarise.text(str(gen.get("text") or kw.get("content") or ""))}
     if kw.get("tool_calls"):
         out["tool_calls"] = summarise(kw["tool_calls"])
-    finish = (gen.get("generation_info") or {}).get("finish_reason") or (kw.get("response_metadata") or {}).get("finish_reason")
+    finish = (gen.get("generation_info") or {}).get("finish_reason") or (kw.get("response_metadata") or {}).get(
+        "finish_reason"
+    )
     if finish:
         out["finish_reason"] = finish
     return out
@@ -84,7 +111,9 @@ def _llm_output(run: Run, summarise: Summariser) -> dict[str, Any]:
 def _model_of(run: Run) -> str | None:
     meta = (run.extra or {}).get("metadata") or {}
     params = (run.extra or {}).get("invocation_params") or {}
-    return meta.get("ls_model_name") or params.get("model") or params.get("model_name") or params.get("_type") or run.name
+    return (
+        meta.get("ls_model_name") or params.get("model") or params.get("model_name") or params.get("_type") or run.name
+    )
 
 
 class RunTreeTracer(BaseTracer):
@@ -96,8 +125,14 @@ class RunTreeTracer(BaseTracer):
 
     name: str = "litloop_run_tree"
 
-    def __init__(self, directory: Path | str, settings: TracingSettings | None = None, *,
-                 thread_id: str | None = None, secrets: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        directory: Path | str,
+        settings: TracingSettings | None = None,
+        *,
+        thread_id: str | None = None,
+        secrets: Sequence[str] = (),
+    ) -> None:
         super().__init__(_schema_format="original+chat")
         if settings is None:
             from agent.settings import TracingSettings
@@ -145,7 +180,7 @@ class RunTreeTracer(BaseTracer):
         try:
             record = self._record(run)
             line = json.dumps(record, ensure_ascii=False, default=str)
-        except Exception:  # noqa: BLE001 - a tracer must never break the run it observes
+        except Exception:
             log.exception("could not build the trace record of run %s (%s)", run.id, run.name)
             return
         with self._lock:
@@ -177,10 +212,12 @@ class RunTreeTracer(BaseTracer):
         if thread:
             meta["thread_id"] = thread
         if own.get("input_tokens") or own.get("output_tokens"):
-            meta["token_usage"] = {"input_tokens": int(own.get("input_tokens", 0)),
-                                   "output_tokens": int(own.get("output_tokens", 0)),
-                                   "total_tokens": int(own.get("input_tokens", 0) + own.get("output_tokens", 0)),
-                                   "llm_calls": int(own.get("llm_calls", 0))}
+            meta["token_usage"] = {
+                "input_tokens": int(own.get("input_tokens", 0)),
+                "output_tokens": int(own.get("output_tokens", 0)),
+                "total_tokens": int(own.get("input_tokens", 0) + own.get("output_tokens", 0)),
+                "llm_calls": int(own.get("llm_calls", 0)),
+            }
         if "cost" in own:
             meta["cost_estimate_usd"] = round(own["cost"], 6)
         outputs = run.outputs
@@ -189,7 +226,9 @@ class RunTreeTracer(BaseTracer):
         if run.parent_run_id is None and isinstance(outputs, Mapping) and "round" in outputs:
             meta["round"] = outputs["round"]
         if kind == "llm":
-            inputs = {"messages": s(_flatten_messages(run.inputs))} if "messages" in (run.inputs or {}) else s(run.inputs)
+            inputs = (
+                {"messages": s(_flatten_messages(run.inputs))} if "messages" in (run.inputs or {}) else s(run.inputs)
+            )
             out = _llm_output(run, s) if outputs else None
         else:
             inputs, out = s(run.inputs), s(outputs) if outputs is not None else None

@@ -105,14 +105,20 @@ def cite_first_chunk(messages):
     text = "\n".join(m.text for m in messages).lower()
     relevant = "crf" in text or "conditional random" in text
     ids = (ids_with(messages, "95.7") or [sid for sid, _ in shown_sentences(messages)][:1]) if relevant else []
-    return {"sentences": ids[:1], "relevant": relevant, "finding": "CRFs reach 95.7 F1 on chunking." if relevant else ""}
+    return {
+        "sentences": ids[:1],
+        "relevant": relevant,
+        "finding": "CRFs reach 95.7 F1 on chunking." if relevant else "",
+    }
 
 
 def claims_answer(*claims: tuple[str, str], **fields):
     """A synthesis reply: each claim (text, fragment) cites the shown sentences containing
     `fragment`; `fields` adds choice, insufficient_evidence, table_rows."""
+
     def reply(messages):
         return {"claims": [{"text": t, "sentences": ids_with(messages, f)[:1]} for t, f in claims], **fields}
+
     return reply
 
 

@@ -21,10 +21,12 @@ CRF = {"subqueries": ["conditional random fields chunking F1"]}
 
 def read_failing_unless(paper: str | None, otherwise=cite_first_chunk):
     """A reader whose call times out (after the client's retries) except for `paper`."""
+
     def read(messages):
         if paper is None or f"PAPER {paper}:" not in messages[-1].text:
             raise TimeoutError("read timed out")
         return otherwise(messages)
+
     return (read,)
 
 
@@ -51,8 +53,12 @@ def test_some_readings_failed_and_one_relevant_is_partial(scripted):
 
 
 def test_no_evidence_with_failed_readings_says_what_was_not_read(scripted):
-    scripted(decompose=[CRF], verify=[SATISFIED],
-             read=read_failing_unless("crf", otherwise=lambda _m: NOT_RELEVANT), synthesize=[])
+    scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=read_failing_unless("crf", otherwise=lambda _m: NOT_RELEVANT),
+        synthesize=[],
+    )
     out = ask("What F1 do CRFs reach?", **SMALL)
     assert out["status"] == "partial" and out["answer"]["insufficient_evidence"] is True
     assert "could be read (2 of 3 readings failed" in out["answer"]["text"] and NO_EVIDENCE not in out["answer"]["text"]
@@ -92,6 +98,7 @@ def test_terminal_chat_shows_a_failed_and_a_partial_answer(scripted, monkeypatch
     assert r.exit_code == 0, r.output
     assert "No answer: every paper read failed" in r.output and "failed call in read" in r.output
     assert "(no answer)" not in r.output and NO_EVIDENCE not in r.output
+
     def read_failing_for_hmm(messages):  # one failure: never three in a row, whatever the threads' order
         if "PAPER hmm:" in messages[-1].text:
             raise TimeoutError("read timed out")
@@ -114,7 +121,8 @@ def test_web_chat_shows_a_failed_answer_as_an_error(chat_env):
     at.chat_input[0].set_value("What F1 do CRFs reach?").run()
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
-    assert any("No answer: every paper read failed (6 of 6)" in e and "- read (" in e and "read timed out" in e
-               for e in errors)
+    assert any(
+        "No answer: every paper read failed (6 of 6)" in e and "- read (" in e and "read timed out" in e for e in errors
+    )
     assert not any(NO_EVIDENCE in m.value for m in at.markdown)
     assert [s.label for s in at.status][-1] == "No answer: the run failed"

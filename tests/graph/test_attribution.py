@@ -41,8 +41,12 @@ def test_a_bare_letter_is_explained_from_the_evidence(scripted):
 
 
 def test_a_multiple_choice_answer_states_its_finding_as_cited_claims(scripted):
-    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
-                 synthesize=[claims_answer(("Conditional random fields reach 95.7 F1 on chunking.", "95.7"), choice="B")])
+    m = scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[claims_answer(("Conditional random fields reach 95.7 F1 on chunking.", "95.7"), choice="B")],
+    )
     out = ask("Which model reaches 95.7 F1 on chunking?", **MC, **SMALL)
     ans = out["answer"]
     assert ans["choice"] == "B" and ans["text"] == "Conditional random fields reach 95.7 F1 on chunking [1]."
@@ -65,6 +69,7 @@ def test_a_reading_whose_finding_denies_evidence_is_not_accepted(scripted):
     def reader(messages):
         ids = [sid for sid, _ in shown_sentences(messages)][:1]
         return {"sentences": ids, "relevant": True, "finding": "The paper does not provide any evidence about F1."}
+
     m = scripted(decompose=[CRF], verify=[SATISFIED], read=(reader,), synthesize=[])
     out = ask("What F1 do CRFs reach?", **SMALL)
     assert all(not r["relevant"] and r["model_relevant"] for r in out["readings"])
@@ -81,7 +86,9 @@ def test_accept_reading_rules():
 
 
 def test_a_runaway_decomposition_is_bounded_by_its_schema_and_cut(scripted):
-    runaway = {"subqueries": ["crf " + "interpretation " * 60, "crf F1", "crf F1", "carotid筛查 screening", "more", "more 2"]}
+    runaway = {
+        "subqueries": ["crf " + "interpretation " * 60, "crf F1", "crf F1", "carotid筛查 screening", "more", "more 2"]
+    }
     m = scripted(decompose=[runaway], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
     out = ask("What F1 do CRFs reach?", **{**SMALL, "subqueries_per_round": 3})
     schema = m["decompose"].calls[0].kwargs["scripted_schema"]["properties"]["subqueries"]
@@ -107,11 +114,20 @@ def injected_index(tmp_path_factory):
     from tools.index import build_index
 
     folder = tmp_path_factory.mktemp("injected")
-    rows = [{"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
-            for p, t, a, r in PAPERS]
-    rows.append({"paper_id": "inject", "title": "Chunking with conditional random fields, revisited",
-                 "abstract": f"We revisit conditional random fields for chunking. {INJECTION}",
-                 "references": ["crf"], "venue": "ACL", "year": 2006})
+    rows = [
+        {"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
+        for p, t, a, r in PAPERS
+    ]
+    rows.append(
+        {
+            "paper_id": "inject",
+            "title": "Chunking with conditional random fields, revisited",
+            "abstract": f"We revisit conditional random fields for chunking. {INJECTION}",
+            "references": ["crf"],
+            "venue": "ACL",
+            "year": 2006,
+        }
+    )
     (folder / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     build_index([folder / "papers.jsonl"], folder / "idx", get_settings())
     return folder / "idx"
@@ -135,14 +151,17 @@ def test_an_instruction_in_a_paper_changes_nothing(scripted, injected_index, mon
     runs = {}
     for name, index in (("clean", None), ("injected", injected_index)):
         models = scripted(decompose=[CRF], verify=[SATISFIED], read=(gullible_reader,), synthesize=[gullible_synthesis])
-        out = ask("What F1 do CRFs reach on chunking?", index=str(index) if index else None,
-                  **{**SMALL, "read_papers": 6})
+        out = ask(
+            "What F1 do CRFs reach on chunking?", index=str(index) if index else None, **{**SMALL, "read_papers": 6}
+        )
         prompts = [c.text for role in ("read", "synthesize") for c in models[role].calls]
         assert not any("IGNORE ALL PREVIOUS" in p for p in prompts)  # withheld from every prompt
         runs[name] = out
     if "inject" not in [r["paper_id"] for r in runs["injected"]["readings"]]:
         pytest.fail("the injected paper was not read, so the test proves nothing")
-    cited = {k: [(s["chunk_id"], s["start"]) for c in v["answer"]["claims"] for s in c["sentences"]] for k, v in runs.items()}
+    cited = {
+        k: [(s["chunk_id"], s["start"]) for c in v["answer"]["claims"] for s in c["sentences"]] for k, v in runs.items()
+    }
     assert cited["injected"] == cited["clean"] and cited["clean"]
     assert "42" not in runs["injected"]["answer"]["text"]
     assert runs["injected"]["answer"]["text"] == runs["clean"]["answer"]["text"] == "CRFs reach 95.7 F1 [1]."
@@ -156,18 +175,33 @@ def logprob_reply(**probs):
 
     top = [{"token": k, "logprob": math.log(v)} for k, v in probs.items()]
     best = max(probs, key=probs.get)
-    return AIMessage(content=best, response_metadata={"logprobs": {"content": [
-        {"token": best, "logprob": math.log(probs[best]), "top_logprobs": top}]}})
+    return AIMessage(
+        content=best,
+        response_metadata={
+            "logprobs": {"content": [{"token": best, "logprob": math.log(probs[best]), "top_logprobs": top}]}
+        },
+    )
 
 
 def test_the_choice_is_scored_from_the_evidence_and_calibrated(scripted):
     options = {"A": "yes", "B": "no", "C": "maybe"}
-    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
-                 synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"),
-                             logprob_reply(A=0.6, B=0.3, C=0.1),  # with the selected sentences
-                             logprob_reply(A=0.8, B=0.1, C=0.1)])  # the same prompt without them
-    out = ask("Do HMMs beat CRFs on chunking?", answer_types=["multiple_choice"], options=options,
-              choice_scoring="calibrated", **SMALL)
+    m = scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[
+            claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"),
+            logprob_reply(A=0.6, B=0.3, C=0.1),  # with the selected sentences
+            logprob_reply(A=0.8, B=0.1, C=0.1),
+        ],
+    )  # the same prompt without them
+    out = ask(
+        "Do HMMs beat CRFs on chunking?",
+        answer_types=["multiple_choice"],
+        options=options,
+        choice_scoring="calibrated",
+        **SMALL,
+    )
     ans = out["answer"]
     assert ans["model_choice"] == "A" and ans["choice"] == "B"  # 0.6/0.8 < 0.3/0.1
     scores = ans["choice_scores"]
@@ -180,29 +214,58 @@ def test_the_choice_is_scored_from_the_evidence_and_calibrated(scripted):
 
 
 def test_a_small_margin_takes_the_abstention_option(scripted):
-    scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
-             synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), logprob_reply(A=0.5, B=0.45, C=0.05)])
-    out = ask("Do CRFs reach 95.7 F1?", answer_types=["multiple_choice"], options={"A": "yes", "B": "no", "C": "maybe"},
-              choice_scoring="scored", choice_abstain_margin=0.1, **SMALL)
+    scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), logprob_reply(A=0.5, B=0.45, C=0.05)],
+    )
+    out = ask(
+        "Do CRFs reach 95.7 F1?",
+        answer_types=["multiple_choice"],
+        options={"A": "yes", "B": "no", "C": "maybe"},
+        choice_scoring="scored",
+        choice_abstain_margin=0.1,
+        **SMALL,
+    )
     assert out["answer"]["choice"] == "C" and out["answer"]["choice_scores"]["prior"] is None
 
 
 def test_an_endpoint_without_logprobs_keeps_the_synthesis_choice(scripted):
-    scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
-             synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), "A"])
-    out = ask("Do CRFs reach 95.7 F1?", answer_types=["multiple_choice"], options={"A": "yes", "B": "no"},
-              choice_scoring="scored", **SMALL)
+    scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[claims_answer(("CRFs reach 95.7 F1.", "95.7"), choice="A"), "A"],
+    )
+    out = ask(
+        "Do CRFs reach 95.7 F1?",
+        answer_types=["multiple_choice"],
+        options={"A": "yes", "B": "no"},
+        choice_scoring="scored",
+        **SMALL,
+    )
     assert out["answer"]["choice"] == "A" and out["answer"]["choice_scores"] is None
 
 
 def test_the_support_judge_drops_a_claim_the_model_does_not_accept(scripted):
     two = claims_answer(("CRFs reach 95.7 F1.", "95.7"), ("CRFs beat HMMs.", "95.7"))
-    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
-                 synthesize=[two, logprob_reply(yes=0.9, no=0.1), logprob_reply(yes=0.2, no=0.8)])
-    out = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": True, "support_threshold": 0.5, "support_reanchor": 0})
+    m = scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[two, logprob_reply(yes=0.9, no=0.1), logprob_reply(yes=0.2, no=0.8)],
+    )
+    out = ask(
+        "What F1 do CRFs reach?", **{**SMALL, "support_judge": True, "support_threshold": 0.5, "support_reanchor": 0}
+    )
     ans = out["answer"]
-    assert [c["text"] for c in ans["claims"]] == ["CRFs reach 95.7 F1."] and ans["claims"][0]["support_p"] == pytest.approx(0.9)
-    assert ans["rejected_claims"][0]["text"] == "CRFs beat HMMs." and "P(yes) 0.20" in ans["rejected_claims"][0]["reason"]
+    assert [c["text"] for c in ans["claims"]] == ["CRFs reach 95.7 F1."] and ans["claims"][0][
+        "support_p"
+    ] == pytest.approx(0.9)
+    assert (
+        ans["rejected_claims"][0]["text"] == "CRFs beat HMMs." and "P(yes) 0.20" in ans["rejected_claims"][0]["reason"]
+    )
     judged = [c for c in m["synthesize"].calls if not c.kwargs.get("scripted_method")]
     assert len(judged) == 2 and "Claim: CRFs beat HMMs." in judged[1].user and "95.7 F1" in judged[1].user
 
@@ -212,8 +275,12 @@ def test_a_claim_cited_to_the_wrong_sentence_is_recited_only_when_checked(script
     it, is tried on the shown sentence sharing most words with it, and is kept there only when
     that sentence has its number and the judge accepts it."""
     misplaced = claims_answer(("CRFs reach 95.7 F1.", "LSTM"))
-    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
-                 synthesize=[misplaced, logprob_reply(yes=0.9, no=0.1)])
+    m = scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[misplaced, logprob_reply(yes=0.9, no=0.1)],
+    )
     ans = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": True})["answer"]
     assert [c["text"] for c in ans["claims"]] == ["CRFs reach 95.7 F1."] and ans["rejected_claims"] == []
     claim = ans["claims"][0]
@@ -223,8 +290,12 @@ def test_a_claim_cited_to_the_wrong_sentence_is_recited_only_when_checked(script
     judged = [c for c in m["synthesize"].calls if not c.kwargs.get("scripted_method")]
     assert len(judged) == 1 and "95.7 F1" in judged[0].user and "LSTM" not in judged[0].user
 
-    m = scripted(decompose=[CRF], verify=[SATISFIED], read=(cite_first_chunk,),
-                 synthesize=[misplaced, logprob_reply(yes=0.2, no=0.8), logprob_reply(yes=0.3, no=0.7)])
+    m = scripted(
+        decompose=[CRF],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[misplaced, logprob_reply(yes=0.2, no=0.8), logprob_reply(yes=0.3, no=0.7)],
+    )
     ans = ask("What F1 do CRFs reach?", **{**SMALL, "support_judge": True})["answer"]
     assert ans["claims"] == [] and ans["fallback"] == "extractive"
     assert "95.7" in ans["rejected_claims"][0]["reason"]  # the reason is the model's citation's
@@ -238,11 +309,27 @@ def test_relevance_probability_reads_the_verdict_token():
 
     from agent.methods.rra import relevance_probability
 
-    toks = [{"token": "{\n"}, {"token": ' "'}, {"token": "sent"}, {"token": "ences"}, {"token": '":'}, {"token": ' ["S1"]'},
-            {"token": ',\n "'}, {"token": "relevant"}, {"token": '":'},
-            {"token": " true", "logprob": math.log(0.6),
-             "top_logprobs": [{"token": " true", "logprob": math.log(0.6)}, {"token": " false", "logprob": math.log(0.3)},
-                              {"token": " t", "logprob": math.log(0.05)}, {"token": " maybe", "logprob": math.log(0.05)}]}]
+    toks = [
+        {"token": "{\n"},
+        {"token": ' "'},
+        {"token": "sent"},
+        {"token": "ences"},
+        {"token": '":'},
+        {"token": ' ["S1"]'},
+        {"token": ',\n "'},
+        {"token": "relevant"},
+        {"token": '":'},
+        {
+            "token": " true",
+            "logprob": math.log(0.6),
+            "top_logprobs": [
+                {"token": " true", "logprob": math.log(0.6)},
+                {"token": " false", "logprob": math.log(0.3)},
+                {"token": " t", "logprob": math.log(0.05)},
+                {"token": " maybe", "logprob": math.log(0.05)},
+            ],
+        },
+    ]
     assert relevance_probability(toks) == pytest.approx(0.65 / 0.95)
     assert relevance_probability([{"token": "{}"}]) is None and relevance_probability(None) is None
     ev = [{"chunk_id": "a#c0", "text": "x"}]

@@ -17,9 +17,16 @@ SMALL = dict(read_papers=2, read_concurrency=1, subqueries_per_round=1)
 
 
 def _inputs(tmp_path, n=3, name="in.jsonl"):
-    rows = [{"query_id": f"q{i}", "benchmark": "LitTraceQA", "question": f"What F1 do CRFs reach? ({i})",
-             "answer_types": ["freeform", "multiple_choice"],
-             "multiple_choice_options": [{"label": "A", "text": "90"}, {"label": "B", "text": "95.7"}]} for i in range(n)]
+    rows = [
+        {
+            "query_id": f"q{i}",
+            "benchmark": "LitTraceQA",
+            "question": f"What F1 do CRFs reach? ({i})",
+            "answer_types": ["freeform", "multiple_choice"],
+            "multiple_choice_options": [{"label": "A", "text": "90"}, {"label": "B", "text": "95.7"}],
+        }
+        for i in range(n)
+    ]
     p = tmp_path / name
     p.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return p
@@ -32,8 +39,12 @@ def _ask_small(question, **kw):
 
 
 def test_batch_writes_one_line_per_input_and_resumes(scripted, tmp_path):
-    scripted(decompose=({"subqueries": ["crf F1"]},), verify=({"evidence_papers": ["crf"], "sufficient": True, "missing": ""},),
-             read=(cite_first_chunk,), synthesize=(ANSWER,))
+    scripted(
+        decompose=({"subqueries": ["crf F1"]},),
+        verify=({"evidence_papers": ["crf"], "sufficient": True, "missing": ""},),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
     inp, out = _inputs(tmp_path), tmp_path / "sub.jsonl"
     # a first run answered q0; then a crash tore the line of q1
     summary = run_batch(_inputs(tmp_path, 1, "first.jsonl"), out, ask_fn=_ask_small)
@@ -54,15 +65,23 @@ def test_batch_writes_one_line_per_input_and_resumes(scripted, tmp_path):
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["query_id"] for r in lines] == ["q0", "q1", "q2"]
     assert lines[0]["answer"]["multiple_choice"] == {"gold": "B"}
-    assert lines[2] == {"query_id": "q2", "gold_papers": [], "evidence": [],
-                        "answer": {"freeform": {"text": ""}, "multiple_choice": {"gold": ""}}}
+    assert lines[2] == {
+        "query_id": "q2",
+        "gold_papers": [],
+        "evidence": [],
+        "answer": {"freeform": {"text": ""}, "multiple_choice": {"gold": ""}},
+    }
     runs = [json.loads(line) for line in out.with_name("sub.jsonl.runs.jsonl").read_text().splitlines()]
     assert runs[-1]["ok"] is False and "model endpoint down" in runs[-1]["error"]
 
 
 def test_batch_retries_a_failed_question_and_keeps_input_order(scripted, tmp_path):
-    scripted(decompose=({"subqueries": ["crf F1"]},), verify=({"evidence_papers": ["crf"], "sufficient": True, "missing": ""},),
-             read=(cite_first_chunk,), synthesize=(ANSWER,))
+    scripted(
+        decompose=({"subqueries": ["crf F1"]},),
+        verify=({"evidence_papers": ["crf"], "sufficient": True, "missing": ""},),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
     inp, out = _inputs(tmp_path), tmp_path / "sub.jsonl"
     calls = []
 
@@ -72,6 +91,7 @@ def test_batch_retries_a_failed_question_and_keeps_input_order(scripted, tmp_pat
             if kw["query_id"] in failing:
                 raise RuntimeError("model endpoint down")
             return _ask_small(question, **kw)
+
         return ask_fn
 
     assert run_batch(inp, out, ask_fn=down_for({"q1"})) == {"written": 2, "partial": 0, "skipped": 0, "failed": 1}
@@ -100,8 +120,10 @@ def test_bad_batch_input_names_line_and_field(tmp_path):
 @pytest.mark.parametrize("node", ["system", "decompose", "verify", "read_paper", "synthesize", "repair"])
 def test_prompt_render_calls_no_model(scripted, node):
     scripted()  # no scripts: any model call would fail the test
-    r = CliRunner().invoke(app, ["prompt", "render", "--question", "What F1 do CRFs reach on chunking?",
-                                 "--node", node, "--preset", "paper"])
+    r = CliRunner().invoke(
+        app,
+        ["prompt", "render", "--question", "What F1 do CRFs reach on chunking?", "--node", node, "--preset", "paper"],
+    )
     assert r.exit_code == 0, r.output
     if node == "verify":
         assert "CHUNK " in r.stdout and "=== human ===" in r.stdout

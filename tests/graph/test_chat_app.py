@@ -36,8 +36,12 @@ def ask(at, question):
 
 def test_asking_shows_steps_and_a_cited_answer(chat_env):
     n = iter(range(100))
-    chat_env(decompose=(lambda _m: {"subqueries": [f"crf chunking {next(n)}", f"hmm tagging {next(n)}"]},),
-             verify=[NOT_SATISFIED, SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
+    chat_env(
+        decompose=(lambda _m: {"subqueries": [f"crf chunking {next(n)}", f"hmm tagging {next(n)}"]},),
+        verify=[NOT_SATISFIED, SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[ANSWER],
+    )
     at = app()
     assert not at.error, [e.value for e in at.error]
     ask(at, "What F1 do CRFs reach on chunking?")
@@ -63,8 +67,12 @@ def test_asking_shows_steps_and_a_cited_answer(chat_env):
 
 
 def test_follow_up_uses_the_conversation_and_threads_persist(chat_env):
-    m = chat_env(decompose=({"subqueries": ["sequence labelling models"]},), verify=(SATISFIED,),
-                 read=(cite_first_chunk,), synthesize=(ANSWER,))
+    m = chat_env(
+        decompose=({"subqueries": ["sequence labelling models"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
     at = app()
     ask(at, "Which papers compare sequence labelling models?")
     ask(at, "and which of them use a CRF?")
@@ -145,7 +153,7 @@ class KeyRecorder:
             def log_message(self, *args) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 seen.append(self.headers.get("Authorization"))
                 body = json.dumps({"error": {"message": "bad key", "type": "invalid_request_error"}}).encode()
@@ -173,10 +181,15 @@ def test_a_base_url_typed_in_the_sidebar_never_gets_the_configured_key(graph_ind
     from agent.settings import default_settings
 
     configured = "http://127.0.0.1:9/v1"
-    for var, value in (("LITLOOP_INDEX", str(graph_index)), ("LITLOOP_DATA_DIR", str(tmp_path / "data")),
-                       ("LITLOOP_LLM__BASE_URL", configured), ("LITLOOP_LLM__MODEL", "m"),
-                       ("LITLOOP_LLM__API_KEY", "sk-configured-secret"), ("LITLOOP_LLM__MAX_RETRIES", "0"),
-                       ("OPENAI_API_KEY", "sk-openai-env-secret")):
+    for var, value in (
+        ("LITLOOP_INDEX", str(graph_index)),
+        ("LITLOOP_DATA_DIR", str(tmp_path / "data")),
+        ("LITLOOP_LLM__BASE_URL", configured),
+        ("LITLOOP_LLM__MODEL", "m"),
+        ("LITLOOP_LLM__API_KEY", "sk-configured-secret"),
+        ("LITLOOP_LLM__MAX_RETRIES", "0"),
+        ("OPENAI_API_KEY", "sk-openai-env-secret"),
+    ):
         monkeypatch.setenv(var, value)
     default_settings.cache_clear()
     try:
@@ -211,8 +224,12 @@ def _keys(at) -> set[str]:
 
 def test_dropped_claims_are_behind_a_toggle(chat_env):
     with_bad = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"), ("CRFs reach 99.9 F1.", "95.7"))
-    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
-             synthesize=(with_bad,))
+    chat_env(
+        decompose=({"subqueries": ["crf chunking F1"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(with_bad,),
+    )
     at = ask(app(), "What F1 do CRFs reach on chunking?")
     assert not any("99.9" in m.value for m in at.markdown)  # hidden until asked for
     toggle = next(t for t in at.toggle if t.label.startswith("Show 1 dropped claim"))

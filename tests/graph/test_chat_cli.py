@@ -28,8 +28,12 @@ def chat_env(scripted, monkeypatch, tmp_path):
 
 
 def test_terminal_chat_streams_steps_cites_and_keeps_history(chat_env):
-    m = chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
-                 synthesize=(ANSWER,))
+    m = chat_env(
+        decompose=({"subqueries": ["crf chunking F1"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
     script = "What F1 do CRFs reach on chunking?\nand which of them use a CRF?\n/trace\n/history\n/threads\n/new\n/trace\n/quit\n"
     r = runner.invoke(app, ["chat", "--preset", "paper"], input=script)
     assert r.exit_code == 0, r.output
@@ -49,8 +53,12 @@ def test_terminal_chat_streams_steps_cites_and_keeps_history(chat_env):
 
 
 def test_chat_resumes_a_thread(chat_env):
-    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
-             synthesize=(ANSWER,))
+    chat_env(
+        decompose=({"subqueries": ["crf chunking F1"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
     r = runner.invoke(app, ["chat", "--preset", "paper"], input="What F1 do CRFs reach?\n/quit\n")
     assert r.exit_code == 0, r.output
     from agent.chat.session import ChatStore
@@ -66,8 +74,12 @@ def test_chat_resumes_a_thread(chat_env):
 
 
 def test_trace_list_and_show(chat_env):
-    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
-             synthesize=(RuntimeError("synthesis exploded"), ANSWER))
+    chat_env(
+        decompose=({"subqueries": ["crf chunking F1"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(RuntimeError("synthesis exploded"), ANSWER),
+    )
     from agent.api import ask
 
     with pytest.raises(RuntimeError):
@@ -94,8 +106,12 @@ def test_trace_list_and_show(chat_env):
 
 
 def test_ask_json_has_trace_id(chat_env):
-    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
-             synthesize=(ANSWER,))
+    chat_env(
+        decompose=({"subqueries": ["crf chunking F1"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
     r = runner.invoke(app, ["ask", "What F1 do CRFs reach?", "--preset", "paper", "--json"])
     assert r.exit_code == 0, r.output
     record = json.loads(r.stdout)
@@ -106,8 +122,12 @@ def test_ask_json_has_trace_id(chat_env):
 
 def test_a_chat_turn_is_checkpointed_once_at_its_end(chat_env):
     # durability="exit" (LangGraph's public switch): one checkpoint per turn, not one per node
-    chat_env(decompose=({"subqueries": ["crf chunking F1"]},) * 2, verify=(SATISFIED,) * 2,
-             read=(cite_first_chunk,) * 2, synthesize=(ANSWER,) * 2)
+    chat_env(
+        decompose=({"subqueries": ["crf chunking F1"]},) * 2,
+        verify=(SATISFIED,) * 2,
+        read=(cite_first_chunk,) * 2,
+        synthesize=(ANSWER,) * 2,
+    )
     from agent.api import ask
     from agent.chat.session import ChatStore, ask_turn
 
@@ -118,8 +138,13 @@ def test_a_chat_turn_is_checkpointed_once_at_its_end(chat_env):
         saved = list(store.checkpointer.list({"configurable": {"thread_id": turn.graph_thread}}))
         assert len(saved) == 1 and saved[0].checkpoint["channel_values"].get("answer")
         # the graph's default durability checkpoints every step
-        ask("What F1 do CRFs reach on chunking?", preset="paper", read_papers=2, graph=store.graph(),
-            thread_id="every-step")
+        ask(
+            "What F1 do CRFs reach on chunking?",
+            preset="paper",
+            read_papers=2,
+            graph=store.graph(),
+            thread_id="every-step",
+        )
         assert len(list(store.checkpointer.list({"configurable": {"thread_id": "every-step"}}))) > 5
     finally:
         store.close()
@@ -127,8 +152,12 @@ def test_a_chat_turn_is_checkpointed_once_at_its_end(chat_env):
 
 def test_terminal_chat_lists_dropped_claims(chat_env):
     with_bad = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"), ("CRFs reach 99.9 F1.", "95.7"))
-    chat_env(decompose=({"subqueries": ["crf chunking F1"]},), verify=(SATISFIED,), read=(cite_first_chunk,),
-             synthesize=(with_bad,))
+    chat_env(
+        decompose=({"subqueries": ["crf chunking F1"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(with_bad,),
+    )
     r = runner.invoke(app, ["chat", "--preset", "paper"], input="What F1 do CRFs reach?\n/dropped\n/dropped 5\n/quit\n")
     assert r.exit_code == 0, r.output
     o = r.output

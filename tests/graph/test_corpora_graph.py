@@ -16,8 +16,10 @@ from .conftest import cite_first_chunk, claims_answer
 pytestmark = pytest.mark.graph
 
 # Two corpora that share a paper id ("crf"), which namespacing must keep apart.
-MED = [("crf", "Chronic renal failure in the elderly", "Renal failure raises mortality; dialysis helps.", []),
-       ("intub", "Intubation in helicopters", "Flight nurses intubate as well in flight as on the ground.", [])]
+MED = [
+    ("crf", "Chronic renal failure in the elderly", "Renal failure raises mortality; dialysis helps.", []),
+    ("intub", "Intubation in helicopters", "Flight nurses intubate as well in flight as on the ground.", []),
+]
 
 
 @pytest.fixture
@@ -27,8 +29,9 @@ def two_corpora(tmp_path_factory):
         recs = [{"paper_id": p, "title": t, "abstract": a, "references": r} for p, t, a, r in rows]
         (d / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in recs))
     for name in ("nlp", "med"):
-        REGISTRY.register(Corpus(name, f"test corpus {name}", lambda s, n=name: [d / f"{n}.jsonl"]),
-                          replace_existing=True)
+        REGISTRY.register(
+            Corpus(name, f"test corpus {name}", lambda s, n=name: [d / f"{n}.jsonl"]), replace_existing=True
+        )
     yield
     for name in ("nlp", "med"):
         REGISTRY.unregister(name)
@@ -36,11 +39,19 @@ def two_corpora(tmp_path_factory):
 
 def test_ask_over_two_corpora_namespaces_ids(scripted, two_corpora):
     answer = claims_answer(("CRFs reach 95.7 F1.", "95.7"))
-    m = scripted(decompose=[{"subqueries": ["conditional random fields F1", "renal failure"]}],
-                 verify=[{"evidence_papers": ["nlp:crf"], "sufficient": True, "missing": ""}],
-                 read=(cite_first_chunk,), synthesize=[answer])
-    out = ask("What F1 do CRFs reach on chunking?", preset="paper", corpora=["nlp", "med"], read_papers=4,
-              subqueries_per_round=2)
+    m = scripted(
+        decompose=[{"subqueries": ["conditional random fields F1", "renal failure"]}],
+        verify=[{"evidence_papers": ["nlp:crf"], "sufficient": True, "missing": ""}],
+        read=(cite_first_chunk,),
+        synthesize=[answer],
+    )
+    out = ask(
+        "What F1 do CRFs reach on chunking?",
+        preset="paper",
+        corpora=["nlp", "med"],
+        read_papers=4,
+        subqueries_per_round=2,
+    )
     assert not out["errors"]
     assert out["candidates"] and all(c.split(":")[0] in ("nlp", "med") for c in out["candidates"])
     assert {"nlp:crf", "med:crf"} <= set(out["candidates"])  # same local id, two papers
@@ -52,12 +63,19 @@ def test_ask_over_two_corpora_namespaces_ids(scripted, two_corpora):
 
 
 def test_one_corpus_keeps_its_own_ids(scripted, two_corpora):
-    scripted(decompose=[{"subqueries": ["renal failure"]}],
-             verify=[{"evidence_papers": ["crf"], "sufficient": True, "missing": ""}],
-             read=({"sentences": [], "relevant": False},),
-             synthesize=[])
-    out = ask("What raises mortality in renal failure?", preset="paper", corpora=["med"], read_papers=2,
-              subqueries_per_round=1)
+    scripted(
+        decompose=[{"subqueries": ["renal failure"]}],
+        verify=[{"evidence_papers": ["crf"], "sufficient": True, "missing": ""}],
+        read=({"sentences": [], "relevant": False},),
+        synthesize=[],
+    )
+    out = ask(
+        "What raises mortality in renal failure?",
+        preset="paper",
+        corpora=["med"],
+        read_papers=2,
+        subqueries_per_round=1,
+    )
     assert set(out["candidates"]) <= {"crf", "intub"} and "crf" in out["candidates"]
 
 
@@ -76,9 +94,12 @@ NS_ANSWER = claims_answer(("CRFs reach 95.7 F1.", "95.7"))
 
 
 def script_two(scripted):
-    return scripted(decompose=({"subqueries": ["conditional random fields F1", "renal failure"]},),
-                    verify=({"evidence_papers": ["nlp:crf"], "sufficient": True, "missing": ""},),
-                    read=(cite_first_chunk,), synthesize=(NS_ANSWER,))
+    return scripted(
+        decompose=({"subqueries": ["conditional random fields F1", "renal failure"]},),
+        verify=({"evidence_papers": ["nlp:crf"], "sufficient": True, "missing": ""},),
+        read=(cite_first_chunk,),
+        synthesize=(NS_ANSWER,),
+    )
 
 
 def test_batch_run_prompt_render_and_terminal_chat_take_corpora(scripted, two_corpora, tmp_path):
@@ -89,26 +110,63 @@ def test_batch_run_prompt_render_and_terminal_chat_take_corpora(scripted, two_co
     runner = CliRunner()
     script_two(scripted)
     questions = tmp_path / "q.jsonl"
-    questions.write_text(json.dumps({"query_id": "q1", "question": "What F1 do CRFs reach on chunking?",
-                                     "answer_types": ["freeform"]}) + "\n")
+    questions.write_text(
+        json.dumps({"query_id": "q1", "question": "What F1 do CRFs reach on chunking?", "answer_types": ["freeform"]})
+        + "\n"
+    )
     sub = tmp_path / "sub.jsonl"
-    r = runner.invoke(app, ["run", "--input", str(questions), "--out", str(sub), "--preset", "paper",
-                            "--corpus", "nlp", "--corpus", "med"])
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            "--input",
+            str(questions),
+            "--out",
+            str(sub),
+            "--preset",
+            "paper",
+            "--corpus",
+            "nlp",
+            "--corpus",
+            "med",
+        ],
+    )
     assert r.exit_code == 0, r.output
     line = json.loads(sub.read_text())
     assert line["gold_papers"] == [{"paper_id": "nlp:crf"}] and line["evidence"][0]["paper_id"] == "nlp:crf"
 
-    r = runner.invoke(app, ["prompt", "render", "--question", "What F1 do CRFs reach?", "--node", "verify",
-                            "--preset", "paper", "--corpus", "nlp", "--corpus", "med"])
+    r = runner.invoke(
+        app,
+        [
+            "prompt",
+            "render",
+            "--question",
+            "What F1 do CRFs reach?",
+            "--node",
+            "verify",
+            "--preset",
+            "paper",
+            "--corpus",
+            "nlp",
+            "--corpus",
+            "med",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "PAPER nlp:crf" in r.output and "PAPER med:crf" in r.output
     r = runner.invoke(app, ["prompt", "render", "--question", "x", "--corpus", "nope"])
     assert r.exit_code == 2 and "unknown corpus 'nope'" in r.output
 
-    r = runner.invoke(app, ["chat", "--preset", "paper", "--corpus", "nlp", "--corpus", "med"],
-                      input="What F1 do CRFs reach on chunking?\n/quit\n")
+    r = runner.invoke(
+        app,
+        ["chat", "--preset", "paper", "--corpus", "nlp", "--corpus", "med"],
+        input="What F1 do CRFs reach on chunking?\n/quit\n",
+    )
     assert r.exit_code == 0, r.output
-    assert "CRFs reach 95.7 F1 [1]." in r.output and "[1] Conditional random fields for sequence labeling (nlp:crf)" in r.output
+    assert (
+        "CRFs reach 95.7 F1 [1]." in r.output
+        and "[1] Conditional random fields for sequence labeling (nlp:crf)" in r.output
+    )
     r = runner.invoke(app, ["chat", "--corpus", "nope"], input="/quit\n")
     assert r.exit_code == 2 and "unknown corpus 'nope'" in r.output
 
@@ -154,8 +212,9 @@ def multi(tmp_path_factory):
     for name, rows in (("nlp", PAPERS), ("med", MED)):
         recs = [{"paper_id": p, "title": t, "abstract": a, "references": r} for p, t, a, r in rows]
         (d / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in recs))
-        REGISTRY.register(Corpus(name, f"test corpus {name}", lambda s, n=name: [d / f"{n}.jsonl"]),
-                          replace_existing=True)
+        REGISTRY.register(
+            Corpus(name, f"test corpus {name}", lambda s, n=name: [d / f"{n}.jsonl"]), replace_existing=True
+        )
     idx = open_corpora(["nlp", "med"], get_settings(data_dir=d / "data"))
     yield idx
     idx.close()
@@ -185,9 +244,9 @@ def test_multi_index_fuses_per_corpus_bm25_rankings(multi):
 
 
 def test_pipeline_runs_unchanged_on_a_multi_index(multi):
-    from tools.relate import ranking_b
-    from tools.retrieve import fused_with_prf, retrieval_hits
-    from tools.search import search
+    from tools.retrieval.relate import ranking_b
+    from tools.retrieval.retrieve import fused_with_prf, retrieval_hits
+    from tools.retrieval.search import search
 
     ranking, _ = fused_with_prf(multi, "sequence labeling", multi.settings.retrieval)
     assert ranking.papers and all(":" in p for p in ranking.papers)

@@ -32,8 +32,13 @@ def endpoint(graph_index, monkeypatch, tmp_path):
     monkeypatch.setenv("LITLOOP_TRACING__DIR", str(tmp_path / "traces"))
 
     def use(base_url: str) -> None:
-        for name, value in {"INDEX": str(graph_index), "LLM__BASE_URL": base_url, "LLM__MODEL": "stub-model",
-                            "LLM__TIMEOUT_S": "0.5", "LLM__MAX_RETRIES": "1"}.items():
+        for name, value in {
+            "INDEX": str(graph_index),
+            "LLM__BASE_URL": base_url,
+            "LLM__MODEL": "stub-model",
+            "LLM__TIMEOUT_S": "0.5",
+            "LLM__MAX_RETRIES": "1",
+        }.items():
             monkeypatch.setenv(f"LITLOOP_{name}", value)
         default_settings.cache_clear()
 
@@ -108,8 +113,10 @@ def test_429_is_retried_after_the_retry_after_delay(endpoint):
 def test_refused_connection_names_the_cause(endpoint, tmp_path):
     endpoint(refused_url())
     record = failed_json(ask_cli("--json"))
-    assert "OpenAIConnectionError: Connection error. (ConnectionRefusedError: [Errno 111] Connection refused)" \
+    assert (
+        "OpenAIConnectionError: Connection error. (ConnectionRefusedError: [Errno 111] Connection refused)"
         in record["errors"][0]["error"]
+    )
     assert_trace_kept(record, tmp_path)
 
 
@@ -166,8 +173,10 @@ def test_run_counts_failed_answers_and_retries_them(endpoint, tmp_path):
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert [x["query_id"] for x in lines] == ["q0", "q1"] and all(x["answer"]["freeform"]["text"] == "" for x in lines)
     runs = [json.loads(x) for x in out.with_name("sub.jsonl.runs.jsonl").read_text().splitlines()]
-    assert all(x["ok"] is False and x["status"] == "failed" and x["error"].startswith("no answer: ") and x["trace_id"]
-               for x in runs)
+    assert all(
+        x["ok"] is False and x["status"] == "failed" and x["error"].startswith("no answer: ") and x["trace_id"]
+        for x in runs
+    )
     with OpenAIStub() as stub:  # the endpoint is back: the rerun answers both
         endpoint(stub.base_url)
         r = CliRunner().invoke(app, ["run", "--input", str(inp), "--out", str(out), "--preset", "local-fast"])
@@ -180,13 +189,25 @@ def test_eval_records_a_failed_answer_as_a_failure(endpoint, graph_index, tmp_pa
     from agent.cli import app
 
     bench = tmp_path / "bench.jsonl"
-    bench.write_text(json.dumps({"query_id": "q1", "question": QUESTION, "task_family": "multi_paper",
-                                 "answer_types": ["freeform"], "gold_papers": [{"paper_id": "crf"}],
-                                 "answer": {"freeform": {"text": "CRFs reach 95.7 F1."}}}) + "\n")
+    bench.write_text(
+        json.dumps(
+            {
+                "query_id": "q1",
+                "question": QUESTION,
+                "task_family": "multi_paper",
+                "answer_types": ["freeform"],
+                "gold_papers": [{"paper_id": "crf"}],
+                "answer": {"freeform": {"text": "CRFs reach 95.7 F1."}},
+            }
+        )
+        + "\n"
+    )
     endpoint(refused_url())
     out = tmp_path / "run"
-    r = CliRunner().invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index),
-                                 "--preset", "local-fast", "--out", str(out)])
+    r = CliRunner().invoke(
+        app,
+        ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local-fast", "--out", str(out)],
+    )
     assert r.exit_code == 1 and "0/1 answered (0 partial, 1 failed)" in r.stderr
     failure = json.loads((out / "failures.jsonl").read_text().splitlines()[0])
     assert failure["query_id"] == "q1" and "AnswerFailed: no answer: every paper read failed" in failure["error"]
@@ -202,8 +223,15 @@ def test_multiple_choice_over_an_openai_endpoint_with_and_without_logprobs(endpo
 
     with OpenAIStub(logprobs=logprobs) as stub:
         endpoint(stub.base_url)
-        out = ask(QUESTION, answer_types=["multiple_choice"], options={"A": "CRF", "B": "HMM"}, preset="paper",
-                  read_papers=3, read_concurrency=1, choice_scoring="calibrated")
+        out = ask(
+            QUESTION,
+            answer_types=["multiple_choice"],
+            options={"A": "CRF", "B": "HMM"},
+            preset="paper",
+            read_papers=3,
+            read_concurrency=1,
+            choice_scoring="calibrated",
+        )
     ans = out["answer"]
     assert out["status"] == "ok" and ans["model_choice"] == "A" and ans["claims"]
     if logprobs:

@@ -18,17 +18,33 @@ pytestmark = pytest.mark.graph
 runner = CliRunner()
 
 QUESTIONS = [
-    {"query_id": "q_crf", "question": "What F1 do conditional random fields reach on chunking?",
-     "task_family": "hidden_source_single_paper", "answer_types": ["multiple_choice"],
-     "gold_papers": [{"paper_id": "crf"}],
-     "answer": {"multiple_choice": {"options": {"A": "90.9", "B": "95.7"}, "gold": "B"},
-                "freeform": {"text": "CRFs reach 95.7 F1 on chunking."}}},
-    {"query_id": "q_tag", "question": "Which Markov and CRF models label sequences?", "task_family": "multi_paper",
-     "answer_types": ["freeform"], "gold_papers": [{"paper_id": "crf"}, {"paper_id": "hmm"}, {"paper_id": "memm"}],
-     "answer": {"freeform": {"text": "HMMs, MEMMs and CRFs."}}},
-    {"query_id": "q_cook", "question": "How long should tomato sauce simmer?", "task_family": "hidden_source_single_paper",
-     "answer_types": ["multiple_choice"], "gold_papers": [{"paper_id": "cook"}],
-     "answer": {"multiple_choice": {"options": {"A": "two hours", "B": "ten minutes"}, "gold": "A"}}},
+    {
+        "query_id": "q_crf",
+        "question": "What F1 do conditional random fields reach on chunking?",
+        "task_family": "hidden_source_single_paper",
+        "answer_types": ["multiple_choice"],
+        "gold_papers": [{"paper_id": "crf"}],
+        "answer": {
+            "multiple_choice": {"options": {"A": "90.9", "B": "95.7"}, "gold": "B"},
+            "freeform": {"text": "CRFs reach 95.7 F1 on chunking."},
+        },
+    },
+    {
+        "query_id": "q_tag",
+        "question": "Which Markov and CRF models label sequences?",
+        "task_family": "multi_paper",
+        "answer_types": ["freeform"],
+        "gold_papers": [{"paper_id": "crf"}, {"paper_id": "hmm"}, {"paper_id": "memm"}],
+        "answer": {"freeform": {"text": "HMMs, MEMMs and CRFs."}},
+    },
+    {
+        "query_id": "q_cook",
+        "question": "How long should tomato sauce simmer?",
+        "task_family": "hidden_source_single_paper",
+        "answer_types": ["multiple_choice"],
+        "gold_papers": [{"paper_id": "cook"}],
+        "answer": {"multiple_choice": {"options": {"A": "two hours", "B": "ten minutes"}, "gold": "A"}},
+    },
 ]
 ANSWER = claims_answer(("CRFs reach 95.7 F1 on chunking.", "95.7"), choice="B")
 VERDICT = {"reason": "Matches the reference and is grounded.", "correctness": 2, "faithfulness": 1}
@@ -40,8 +56,13 @@ def syntheses(models):
 
 
 def agent_scripts(scripted, **extra):
-    return scripted(decompose=(lambda m: {"subqueries": ["conditional random fields chunking"]},),
-                    verify=(SATISFIED,), read=(cite_first_chunk,), synthesize=(ANSWER,), **extra)
+    return scripted(
+        decompose=(lambda m: {"subqueries": ["conditional random fields chunking"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+        **extra,
+    )
 
 
 @pytest.fixture
@@ -58,11 +79,19 @@ def lines(path):
 def test_agent_run_writes_the_run_folder(scripted, graph_index, bench, tmp_path):
     m = agent_scripts(scripted)
     out = tmp_path / "run"
-    r = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local",
-                            "--out", str(out)])
+    r = runner.invoke(
+        app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
-    for name in ("submission.jsonl", "candidates.jsonl", "results.jsonl", "metrics.json", "report.md",
-                 "recall_at_k.png", "run.json"):
+    for name in (
+        "submission.jsonl",
+        "candidates.jsonl",
+        "results.jsonl",
+        "metrics.json",
+        "report.md",
+        "recall_at_k.png",
+        "run.json",
+    ):
         assert (out / name).exists(), name
     assert (out / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     subs = [json.loads(x) for x in lines(out / "submission.jsonl")]
@@ -131,8 +160,9 @@ def test_resuming_another_kind_of_run_is_refused(scripted, graph_index, bench, t
 
 def test_no_llm_mode(graph_index, bench, tmp_path):
     out = tmp_path / "nollm"
-    r = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--no-llm",
-                            "--out", str(out), "--json"])
+    r = runner.invoke(
+        app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--no-llm", "--out", str(out), "--json"]
+    )
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     subs = {s["query_id"]: s for s in map(json.loads, lines(out / "submission.jsonl"))}
@@ -163,7 +193,10 @@ def test_judge_grades_free_form_answers(scripted, graph_index, bench, tmp_path):
     assert "95.7 F1 on chunking" in prompt.split("Evidence the system cited")[1]  # full chunk text of the citation
     assert "strict, impartial grader" in calls[0].system
     verdicts = [json.loads(x) for x in lines(out / "judgements.jsonl")]
-    assert [(v["query_id"], v["correctness"], v["faithfulness"]) for v in verdicts] == [("q_crf", 2, 1), ("q_tag", -1, 0)]
+    assert [(v["query_id"], v["correctness"], v["faithfulness"]) for v in verdicts] == [
+        ("q_crf", 2, 1),
+        ("q_tag", -1, 0),
+    ]
     assert doc["metrics"]["judge_correctness_mean"] == 0.5 and doc["metrics"]["judge_faithfulness_mean"] == 0.5
     assert doc["run"]["judge"]["correctness_counts"] == {"-1": 1, "0": 0, "1": 0, "2": 1}
     report = (out / "report.md").read_text()
@@ -174,7 +207,9 @@ def test_judge_grades_free_form_answers(scripted, graph_index, bench, tmp_path):
 
 
 def test_invalid_judge_output_is_repaired_then_recorded(scripted, graph_index, bench, tmp_path):
-    agent_scripts(scripted, judge=[{"correctness": 5, "faithfulness": 1}, {"correctness": 7, "faithfulness": 1}, VERDICT])
+    agent_scripts(
+        scripted, judge=[{"correctness": 5, "faithfulness": 1}, {"correctness": 7, "faithfulness": 1}, VERDICT]
+    )
     doc = run_eval(EvalRequest(bench, graph_index, tmp_path / "j", preset="local", judge=True, limit=2))
     verdicts = [json.loads(x) for x in lines(tmp_path / "j" / "judgements.jsonl")]
     assert verdicts[0]["ok"] is False and verdicts[0]["llm_calls"] == 2 and verdicts[0]["correctness"] is None
@@ -199,44 +234,112 @@ def test_a_failing_question_is_recorded_and_retried(scripted, graph_index, bench
 def test_compare_writes_one_ablation_table(scripted, graph_index, bench, tmp_path):
     agent_scripts(scripted)
     out = tmp_path / "cmp"
-    r = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
-                            "--compare", "bm25,hybrid", "--compare", "A+B", "--compare", "local"])
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "--benchmark",
+            str(bench),
+            "--index",
+            str(graph_index),
+            "--out",
+            str(out),
+            "--compare",
+            "bm25,hybrid",
+            "--compare",
+            "A+B",
+            "--compare",
+            "local",
+        ],
+    )
     assert r.exit_code == 0, r.output
     data = json.loads((out / "compare.json").read_text())
     assert [row["name"] for row in data["runs"]] == ["bm25", "hybrid", "A+B", "local"]
-    assert [row["label"] for row in data["runs"]] == ["BM25 only", "hybrid (RRF of the three)", "A + B",
-                                                     "agent, local model"]
+    assert [row["label"] for row in data["runs"]] == [
+        "BM25 only",
+        "hybrid (RRF of the three)",
+        "A + B",
+        "agent, local model",
+    ]
     assert data["runs"][0]["multiple_choice_accuracy"] is None and data["runs"][3]["multiple_choice_accuracy"] == 0.5
     table = (out / "compare.md").read_text()
     assert "| bm25 | BM25 only |" in table and "| local | agent, local model |" in table
     assert (out / "compare_recall_at_k.png").exists()
     for folder in ("bm25", "hybrid", "A_B", "local"):
         assert (out / folder / "metrics.json").exists() and (out / folder / "report.md").exists()
-    r = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
-                            "--compare", "bm25,magic"])
+    r = runner.invoke(
+        app,
+        ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out), "--compare", "bm25,magic"],
+    )
     assert r.exit_code == 1 and "unknown names ['magic']" in r.output
 
 
 def test_set_passes_run_knobs_to_the_agent(scripted, graph_index, bench, tmp_path):
     m = agent_scripts(scripted)
     out = tmp_path / "run"
-    r = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local",
-                            "--out", str(out), "--limit", "1", "--set", "synthesize_claims=2", "--set", "choice_scoring=model"])
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "--benchmark",
+            str(bench),
+            "--index",
+            str(graph_index),
+            "--preset",
+            "local",
+            "--out",
+            str(out),
+            "--limit",
+            "1",
+            "--set",
+            "synthesize_claims=2",
+            "--set",
+            "choice_scoring=model",
+        ],
+    )
     assert r.exit_code == 0, r.output
     schema = syntheses(m)[0].kwargs["scripted_schema"]
     assert schema["properties"]["claims"]["maxItems"] == 2
     assert json.loads((out / "run.json").read_text())["settings"] == {"synthesize_claims": 2, "choice_scoring": "model"}
-    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
-                              "--set", "synthesize_claims=many"])
+    bad = runner.invoke(
+        app,
+        [
+            "eval",
+            "--benchmark",
+            str(bench),
+            "--index",
+            str(graph_index),
+            "--out",
+            str(out),
+            "--set",
+            "synthesize_claims=many",
+        ],
+    )
     assert bad.exit_code == 2 and "field 'synthesize_claims': expected a whole number" in bad.output
     assert "'many'" in bad.output
-    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
-                              "--set", "max_rerank=abc"])
+    bad = runner.invoke(
+        app,
+        ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out), "--set", "max_rerank=abc"],
+    )
     assert bad.exit_code == 2 and "field 'max_rerank': expected a whole number, got a string ('abc')" in bad.output
-    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
-                              "--set", "choice_scoring=calibratd"])
+    bad = runner.invoke(
+        app,
+        [
+            "eval",
+            "--benchmark",
+            str(bench),
+            "--index",
+            str(graph_index),
+            "--out",
+            str(out),
+            "--set",
+            "choice_scoring=calibratd",
+        ],
+    )
     assert bad.exit_code == 2 and "field 'choice_scoring'" in bad.output and "'calibratd'" in bad.output
     assert "'model', 'scored', 'calibrated'" in bad.output
-    bad = runner.invoke(app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out),
-                              "--set", "no_such_knob=1"])
+    bad = runner.invoke(
+        app,
+        ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--out", str(out), "--set", "no_such_knob=1"],
+    )
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.output

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.graph
 
 
 def test_exactly_three_rounds_when_never_satisfied(scripted):
-    m = scripted(decompose=numbered("crf query"), verify=(NOT_SATISFIED,), read=(cite_first_chunk,), synthesize=[ANSWER])
+    m = scripted(
+        decompose=numbered("crf query"), verify=(NOT_SATISFIED,), read=(cite_first_chunk,), synthesize=[ANSWER]
+    )
     out = ask("What F1 do CRFs reach on chunking?", **SMALL)
     assert len(m["decompose"].calls) == 3
     assert len(m["verify"].calls) == 3
@@ -47,7 +49,9 @@ def test_stops_when_decomposition_brings_nothing_new(scripted):
 
 
 def test_missing_note_reaches_next_decomposition(scripted):
-    m = scripted(decompose=numbered("q"), verify=[NOT_SATISFIED, SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
+    m = scripted(
+        decompose=numbered("q"), verify=[NOT_SATISFIED, SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER]
+    )
     ask("What F1 do CRFs reach on chunking?", **SMALL)
     second = m["decompose"].calls[1].user
     assert "the F1 of the HMM baseline" in second
@@ -55,22 +59,34 @@ def test_missing_note_reaches_next_decomposition(scripted):
 
 
 def test_empty_missing_note_says_search_from_another_angle(scripted):
-    m = scripted(decompose=numbered("q"), verify=[{**NOT_SATISFIED, "missing": ""}, SATISFIED],
-                 read=(cite_first_chunk,), synthesize=[ANSWER])
+    m = scripted(
+        decompose=numbered("q"),
+        verify=[{**NOT_SATISFIED, "missing": ""}, SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[ANSWER],
+    )
     ask("What F1 do CRFs reach?", **SMALL)
     assert "no specific note; search from a different angle" in m["decompose"].calls[1].user
 
 
 def test_venue_year_tag_on_every_subquery(scripted):
-    scripted(decompose=[{"subqueries": ["crf chunking F1", "[ACL 2005] hmm baseline"]}], verify=[SATISFIED],
-             read=(cite_first_chunk,), synthesize=[ANSWER])
+    scripted(
+        decompose=[{"subqueries": ["crf chunking F1", "[ACL 2005] hmm baseline"]}],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[ANSWER],
+    )
     out = ask("Which ACL 2005 papers report CRF results?", **SMALL)
     assert out["subqueries"] == ["[ACL 2005] crf chunking F1", "[ACL 2005] hmm baseline"]
 
 
 def test_invalid_json_repaired_once(scripted):
-    m = scripted(decompose=["this is not json", {"subqueries": ["crf F1"]}], verify=[SATISFIED],
-                 read=(cite_first_chunk,), synthesize=[ANSWER])
+    m = scripted(
+        decompose=["this is not json", {"subqueries": ["crf F1"]}],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[ANSWER],
+    )
     out = ask("What F1 do CRFs reach?", **SMALL)
     assert len(m["decompose"].calls) == 2
     assert "not valid" in m["decompose"].calls[1].user
@@ -80,8 +96,12 @@ def test_invalid_json_repaired_once(scripted):
 def test_invalid_twice_gives_the_extractive_answer(scripted):
     """A synthesis reply that is not JSON even after the repair turn: the answer quotes the
     sentences the reader selected, verbatim and cited, and says they do not answer directly."""
-    scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,),
-             synthesize=["garbage", "still garbage"])
+    scripted(
+        decompose=[{"subqueries": ["crf F1"]}],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=["garbage", "still garbage"],
+    )
     out = ask("What F1 do CRFs reach?", **SMALL)
     assert [e["node"] for e in out["errors"]] == ["synthesize"]
     ans = out["answer"]
@@ -95,29 +115,43 @@ def test_invalid_twice_gives_the_extractive_answer(scripted):
 def test_claims_cite_only_shown_sentences_that_support_them(scripted):
     def bad(messages):
         ok = ANSWER(messages)["claims"][0]
-        return {"claims": [ok, {"text": "They reach 99 F1.", "sentences": ["S99"]},
-                           {"text": "CRFs reach 99.1 F1 [crf#c0].", "sentences": ok["sentences"]}]}
+        return {
+            "claims": [
+                ok,
+                {"text": "They reach 99 F1.", "sentences": ["S99"]},
+                {"text": "CRFs reach 99.1 F1 [crf#c0].", "sentences": ok["sentences"]},
+            ]
+        }
+
     scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[bad])
     out = ask("What F1 do CRFs reach?", **SMALL)
     ans = out["answer"]
     assert [c["chunk_id"] for c in ans["citations"]] == ["crf#c0"]
     assert ans["text"] == "CRFs reach 95.7 F1 [1]."
     reasons = {r["text"]: r["reason"] for r in ans["rejected_claims"]}
-    assert reasons == {"They reach 99 F1.": "it cites S99, which was not shown",
-                       "CRFs reach 99.1 F1.": "the number '99.1' is not in the cited sentences"}
+    assert reasons == {
+        "They reach 99 F1.": "it cites S99, which was not shown",
+        "CRFs reach 99.1 F1.": "the number '99.1' is not in the cited sentences",
+    }
     claim = ans["claims"][0]
     assert claim["citations"] == [1] and "95.7 F1" in claim["sentences"][0]["text"]
     s = claim["sentences"][0]  # the offsets point at the quoted text in the chunk
     idx = index_for(make_context("paper"))
     chunk = idx.chunks[idx.chunk_row["crf#c0"]]
-    assert " ".join(chunk.text[s["start"]:s["end"]].split()) == s["text"] == ans["citations"][0]["quote"]
-    assert out["submission"]["evidence"] == [{"paper_id": "crf", "source_type": "text_span", "locator": {"section": "Abstract"}}]
+    assert " ".join(chunk.text[s["start"] : s["end"]].split()) == s["text"] == ans["citations"][0]["quote"]
+    assert out["submission"]["evidence"] == [
+        {"paper_id": "crf", "source_type": "text_span", "locator": {"section": "Abstract"}}
+    ]
     assert out["submission"]["gold_papers"] == [{"paper_id": "crf"}]
 
 
 def test_no_relevant_paper_means_no_guess(scripted):
-    m = scripted(decompose=[{"subqueries": ["sourdough"]}], verify=[{"evidence_papers": [], "sufficient": True, "missing": ""}],
-                 read=({"sentences": [], "relevant": False},), synthesize=[])
+    m = scripted(
+        decompose=[{"subqueries": ["sourdough"]}],
+        verify=[{"evidence_papers": [], "sufficient": True, "missing": ""}],
+        read=({"sentences": [], "relevant": False},),
+        synthesize=[],
+    )
     out = ask("How long does sourdough ferment?", **SMALL)
     assert out["answer"]["insufficient_evidence"] is True
     assert "do not contain evidence" in out["answer"]["text"]
@@ -127,11 +161,19 @@ def test_no_relevant_paper_means_no_guess(scripted):
 def test_multiple_choice_and_table_shapes(scripted):
     def reply(messages):
         return {**ANSWER(messages), "choice": "b", "table_rows": [{"model": "CRF", "f1": "95.7", "extra": "x"}]}
+
     scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[reply])
-    out = ask("Which model reaches 95.7 F1?", answer_types=["multiple_choice", "table"], choice_scoring="model",
-              options={"A": "HMM", "B": "CRF"},
-              table_schema=[{"name": "model", "type": "string", "is_row_key": True},
-                            {"name": "f1", "type": "number", "is_row_key": False}], **SMALL)
+    out = ask(
+        "Which model reaches 95.7 F1?",
+        answer_types=["multiple_choice", "table"],
+        choice_scoring="model",
+        options={"A": "HMM", "B": "CRF"},
+        table_schema=[
+            {"name": "model", "type": "string", "is_row_key": True},
+            {"name": "f1", "type": "number", "is_row_key": False},
+        ],
+        **SMALL,
+    )
     ans = out["submission"]["answer"]
     assert ans["multiple_choice"] == {"gold": "B"}
     assert ans["table"] == {"rows": [{"model": "CRF", "f1": "95.7"}]}
@@ -139,8 +181,12 @@ def test_multiple_choice_and_table_shapes(scripted):
 
 
 def test_choice_outside_options_is_dropped(scripted):
-    scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,),
-             synthesize=[lambda m: {**ANSWER(m), "choice": "Z"}])
+    scripted(
+        decompose=[{"subqueries": ["crf F1"]}],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[lambda m: {**ANSWER(m), "choice": "Z"}],
+    )
     out = ask("Which?", answer_types=["multiple_choice"], options={"A": "x", "B": "y"}, choice_scoring="model", **SMALL)
     assert out["submission"]["answer"]["multiple_choice"] == {"gold": ""}
 
@@ -160,10 +206,14 @@ def test_graph_structure_snapshot():
     drawn = graph.get_graph().draw_mermaid()
     if os.environ.get("LITLOOP_UPDATE_SNAPSHOTS") == "1":  # rewrite it; review and commit the diff
         snapshot.write_text(drawn)
-    assert snapshot.exists(), (f"{snapshot.name} is missing: run this test with LITLOOP_UPDATE_SNAPSHOTS=1 "
-                               "to draw it, then review and commit the file")
-    assert drawn == snapshot.read_text(), ("the graph's structure changed: if that is intended, rerun with "
-                                           "LITLOOP_UPDATE_SNAPSHOTS=1 and commit the new graph.mmd")
+    assert snapshot.exists(), (
+        f"{snapshot.name} is missing: run this test with LITLOOP_UPDATE_SNAPSHOTS=1 "
+        "to draw it, then review and commit the file"
+    )
+    assert drawn == snapshot.read_text(), (
+        "the graph's structure changed: if that is intended, rerun with "
+        "LITLOOP_UPDATE_SNAPSHOTS=1 and commit the new graph.mmd"
+    )
     nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
     assert nodes == {"decompose", "search", "rerank", "verify", "expand_neighbors", "read_paper", "synthesize"}
 
@@ -188,12 +238,18 @@ def test_verify_without_llm_takes_the_listing_as_evidence():
     runtime = SimpleNamespace(context=make_context("local-fast"))
     out = verify({"question": "q", "pool": pool, "new_subqueries": ["q"]}, runtime)
     assert out["evidence_papers"] == ["p7", "p6", "p5", "p4", "p3"]  # the 5 best, best first
-    assert out["verdict"] == {"sufficient": True, "missing": "", "evidence_papers": out["evidence_papers"], "llm": False}
+    assert out["verdict"] == {
+        "sufficient": True,
+        "missing": "",
+        "evidence_papers": out["evidence_papers"],
+        "llm": False,
+    }
 
 
 def test_local_preset_runs_up_to_two_rounds_with_every_llm_role(scripted):
-    m = scripted(decompose=numbered("crf"), verify=[NOT_SATISFIED, NOT_SATISFIED], read=(cite_first_chunk,),
-                 synthesize=[ANSWER])
+    m = scripted(
+        decompose=numbered("crf"), verify=[NOT_SATISFIED, NOT_SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER]
+    )
     out = ask("What F1 do CRFs reach on chunking?", preset="local")
     assert out["rounds"] == 2 and len(m["decompose"].calls) == len(m["verify"].calls) == 2  # never a third
     assert len(m["read"].calls) == 2

@@ -17,8 +17,10 @@ pytestmark = pytest.mark.graph
 
 QUESTION = "Who reports the higher F1, CRF or BiLSTM-CRF?"
 SUBQUERIES = {"subqueries": ["conditional random fields F1", "BiLSTM-CRF F1"]}
-STATEMENTS = {"statement_1": "The F1 conditional random fields reach on chunking.",
-              "statement_2": "The F1 a BiLSTM-CRF reaches on CoNLL-2003 NER."}
+STATEMENTS = {
+    "statement_1": "The F1 conditional random fields reach on chunking.",
+    "statement_2": "The F1 a BiLSTM-CRF reaches on CoNLL-2003 NER.",
+}
 ANSWER = claims_answer(("CRFs report the higher F1, 95.7.", "95.7"))
 
 
@@ -43,8 +45,12 @@ def kadr_models(scripted, monkeypatch):
     monkeypatch.setattr("agent.methods.kadr.reranker_for", lambda ctx: OverlapReranker())
 
     def install(statements=STATEMENTS, answer=ANSWER):
-        return scripted(decompose=[SUBQUERIES, *([statements] if isinstance(statements, dict) else statements)],
-                        read=(declaration,), verify=[], synthesize=[answer])
+        return scripted(
+            decompose=[SUBQUERIES, *([statements] if isinstance(statements, dict) else statements)],
+            read=(declaration,),
+            verify=[],
+            synthesize=[answer],
+        )
 
     return install
 
@@ -54,8 +60,12 @@ def updates(question: str, **overrides) -> dict[str, dict]:
     ctx = make_context("kadr", **overrides)
     seen: dict[str, dict] = {}
     config = {"configurable": {"thread_id": str(uuid.uuid4())}}
-    for chunk in graph.stream({"question": question, "query_id": "q1", "answer_types": ["freeform"]},
-                              config=config, context=ctx, stream_mode="updates"):
+    for chunk in graph.stream(
+        {"question": question, "query_id": "q1", "answer_types": ["freeform"]},
+        config=config,
+        context=ctx,
+        stream_mode="updates",
+    ):
         seen.update(chunk)
     return seen
 

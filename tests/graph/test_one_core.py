@@ -9,7 +9,7 @@ import pytest
 from agent.api import ask
 from agent.context import make_context
 from agent.resources import index_for
-from tools.pipeline import run_retrieval
+from tools.retrieval.pipeline import run_retrieval
 
 from .conftest import ANSWER, SATISFIED, cite_first_chunk
 
@@ -19,14 +19,19 @@ QUESTION = "What F1 do CRFs reach on chunking?"
 
 
 def test_agent_pool_and_ranking_equal_the_pipeline(scripted):
-    scripted(decompose=[{"subqueries": ["conditional random fields chunking", "sequence labeling F1"]}],
-             verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
+    scripted(
+        decompose=[{"subqueries": ["conditional random fields chunking", "sequence labeling F1"]}],
+        verify=[SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[ANSWER],
+    )
     out = ask(QUESTION, preset="paper", max_rounds=1)
     assert out["subqueries"] == ["conditional random fields chunking", "sequence labeling F1"]
     assert out["pool"] and all(set(h) == {"chunk_id", "paper_id", "score", "source"} for h in out["pool"].values())
     idx = index_for(make_context("paper"))
-    run = run_retrieval(idx, QUESTION, idx.settings, subqueries=out["subqueries"],
-                        seeds=out["verdict"]["evidence_papers"])
+    run = run_retrieval(
+        idx, QUESTION, idx.settings, subqueries=out["subqueries"], seeds=out["verdict"]["evidence_papers"]
+    )
     assert out["pool"] == run.pool
     assert out["seeds"] == run.seeds
     assert out["ranking"] == run.fused

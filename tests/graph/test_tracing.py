@@ -21,8 +21,21 @@ from .conftest import (
 
 pytestmark = pytest.mark.graph
 
-FIELDS = {"id", "trace_id", "parent_run_id", "dotted_order", "name", "run_type", "start_time", "end_time",
-          "inputs", "outputs", "error", "tags", "metadata"}
+FIELDS = {
+    "id",
+    "trace_id",
+    "parent_run_id",
+    "dotted_order",
+    "name",
+    "run_type",
+    "start_time",
+    "end_time",
+    "inputs",
+    "outputs",
+    "error",
+    "tags",
+    "metadata",
+}
 
 
 @pytest.fixture
@@ -55,8 +68,12 @@ def assert_consistent_tree(records):
 
 
 def test_run_tree_is_consistent(scripted, traces):
-    m = scripted(decompose=numbered("crf query"), verify=[NOT_SATISFIED, SATISFIED], read=(cite_first_chunk,),
-                 synthesize=[ANSWER])
+    m = scripted(
+        decompose=numbered("crf query"),
+        verify=[NOT_SATISFIED, SATISFIED],
+        read=(cite_first_chunk,),
+        synthesize=[ANSWER],
+    )
     out = ask("What F1 do CRFs reach on chunking?", thread_id="thread-1", **SMALL)
     assert out["trace_id"] and (traces / f"{out['trace_id']}.jsonl").exists()
     records = load_trace(out["trace_id"], traces)
@@ -96,8 +113,9 @@ def test_large_inputs_are_summarised_not_dumped(scripted, traces):
     records = load_trace(out["trace_id"], traces)
     search = next(r for r in records if r["name"] == "search")
     retrieved = search["outputs"]["retrieved"]
-    assert retrieved and all(r["hits"]["_summary"] == "chunks" and "text" not in json.dumps(r["hits"])
-                             for r in retrieved)
+    assert retrieved and all(
+        r["hits"]["_summary"] == "chunks" and "text" not in json.dumps(r["hits"]) for r in retrieved
+    )
     verify = next(r for r in records if r["name"] == "verify")
     assert verify["inputs"]["pool"]["_summary"] == "pool" and verify["inputs"]["pool"]["count"] > 0
     retriever = next(r for r in records if r["name"] == "retrieve")
@@ -115,7 +133,9 @@ def test_errors_recorded_on_the_failing_node(scripted, traces):
             raise TimeoutError("read timed out")
         return cite_first_chunk(messages)
 
-    scripted(decompose=numbered("crf"), verify=[SATISFIED], read=(read,), synthesize=[RuntimeError("synthesis exploded")])
+    scripted(
+        decompose=numbered("crf"), verify=[SATISFIED], read=(read,), synthesize=[RuntimeError("synthesis exploded")]
+    )
     with pytest.raises(RuntimeError, match="synthesis exploded"):
         ask("What F1 do CRFs reach on chunking?", **SMALL)
     [summary] = list_traces(traces)
@@ -130,7 +150,9 @@ def test_errors_recorded_on_the_failing_node(scripted, traces):
     read_node = next(r for r in records if r["name"] == "read_paper")
     assert read_node["error"] is None  # the node carried on
     assert {e["node"] for e in read_node["metadata"]["node_errors"]} == {"read"}
-    read_llm = [r for r in records if r["run_type"] == "llm" and r["dotted_order"].startswith(read_node["dotted_order"])]
+    read_llm = [
+        r for r in records if r["run_type"] == "llm" and r["dotted_order"].startswith(read_node["dotted_order"])
+    ]
     failed = {r["metadata"]["paper_id"] for r in read_llm if r["error"] and "read timed out" in r["error"]}
     assert failed == {r["metadata"]["paper_id"] for r in read_llm} - {"crf"} and len(failed) == 2
     assert all(r["error"] is None for r in read_llm if r["metadata"]["paper_id"] == "crf")
@@ -156,8 +178,10 @@ def test_one_root_per_question_and_list(scripted, traces):
 
 def test_api_keys_are_redacted(scripted, traces, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "my-very-secret-value-123")
+
     def leaky(messages):  # a reply that echoes secrets (an extra key: traced, not used)
         return {**ANSWER(messages), "note": "using sk-abcdefghijklmnopqrstuvwxyz123456 and my-very-secret-value-123"}
+
     scripted(decompose=numbered("crf"), verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[leaky])
     out = ask("What F1 do CRFs reach? api_key=hunter2hunter2", **SMALL)
     text = (traces / f"{out['trace_id']}.jsonl").read_text()
@@ -199,8 +223,9 @@ def test_tree_rows_hide_plumbing(scripted, traces):
     assert summary_of(records, out["trace_id"])["status"] == "ok"
 
 
-def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_socket(graph_index, traces, connections,
-                                                                                      monkeypatch):
+def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_socket(
+    graph_index, traces, connections, monkeypatch
+):
     """The real ChatOpenAI path against the tests' own stub server on loopback."""
     from agent.settings import default_settings
     from tests.openai_stub import OpenAIStub
@@ -225,9 +250,12 @@ def test_openai_compatible_endpoint_traced_with_model_usage_cost_and_no_remote_s
         usage = r["metadata"]["token_usage"]
         assert r["metadata"]["model"] == "stub-model" and usage["input_tokens"] > 0
         assert r["metadata"]["cost_estimate_usd"] == pytest.approx(
-            (usage["input_tokens"] * 1.0 + usage["output_tokens"] * 2.0) / 1e6)
+            (usage["input_tokens"] * 1.0 + usage["output_tokens"] * 2.0) / 1e6
+        )
         assert r["outputs"]["text"].startswith("{") or r["outputs"]["text"] in ("yes", "A", "B")  # one-token probes
     root = records[0]
-    assert root["metadata"]["cost_estimate_usd"] == pytest.approx(sum(r["metadata"]["cost_estimate_usd"] for r in llm_runs))
+    assert root["metadata"]["cost_estimate_usd"] == pytest.approx(
+        sum(r["metadata"]["cost_estimate_usd"] for r in llm_runs)
+    )
     assert "sk-test-abcdefghijklmnop1234" not in (traces / f"{out['trace_id']}.jsonl").read_text()
     assert connections and connections.remote() == []  # the stub was called over loopback, nothing else

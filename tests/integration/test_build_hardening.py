@@ -18,8 +18,11 @@ from tools.index import BuildFailed, build_index, open_index
 
 pytestmark = pytest.mark.integration
 
-GOOD_S2ORC = {"paper_id": "s2good", "title": "A full-text paper",
-              "pdf_parse": {"body_text": [{"text": "Its body text.", "section": "Intro"}]}}
+GOOD_S2ORC = {
+    "paper_id": "s2good",
+    "title": "A full-text paper",
+    "pdf_parse": {"body_text": [{"text": "Its body text.", "section": "Intro"}]},
+}
 
 
 def _lines(path: Path, records) -> Path:
@@ -35,24 +38,34 @@ def _paper(pid: str, **fields) -> dict:
 def hostile(tmp_path_factory) -> Path:
     """A folder holding every probe of the issue next to good papers."""
     d = tmp_path_factory.mktemp("hostile")
-    _lines(d / "papers.jsonl", [
-        _paper("j1"),
-        _paper("authors5", authors=5),  # line 2
-        b'{"paper_id": "year1e999", "title": "T", "abstract": "a", "year": 1e999}',  # line 3
-        _paper("longtitle", title="word " * 500, venue="ACL", year=2020),  # 2,500 characters
-        b'{"paper_id": "badbyte", "title": "caf\xe9"}',  # line 5
-        _paper("huge", abstract=" ".join(f"Sentence {i} of a runaway abstract." for i in range(400))),
-        _paper("j2"),
-    ])
-    _lines(d / "s2orc.jsonl", [
-        GOOD_S2ORC,
-        {"paper_id": "s2f", "pdf_parse": {}},  # line 2: neither title nor abstract
-        {**GOOD_S2ORC, "paper_id": "eq5", "pdf_parse": {"body_text": [{"text": "x", "eq_spans": 5}]}},
-        {**GOOD_S2ORC, "paper_id": "eqx", "pdf_parse": {"body_text": [{"text": "x", "eq_spans": [{"end": "x"}]}]}},
-        {**GOOD_S2ORC, "paper_id": "ref7", "pdf_parse": {"body_text": [{"text": "x", "ref_spans": 7}]}},
-        {**GOOD_S2ORC, "paper_id": "reflist", "pdf_parse": {"body_text": [{"text": "x", "ref_spans": [{"ref_id": ["a"]}]}]}},
-        {**GOOD_S2ORC, "paper_id": "s2good2"},
-    ])
+    _lines(
+        d / "papers.jsonl",
+        [
+            _paper("j1"),
+            _paper("authors5", authors=5),  # line 2
+            b'{"paper_id": "year1e999", "title": "T", "abstract": "a", "year": 1e999}',  # line 3
+            _paper("longtitle", title="word " * 500, venue="ACL", year=2020),  # 2,500 characters
+            b'{"paper_id": "badbyte", "title": "caf\xe9"}',  # line 5
+            _paper("huge", abstract=" ".join(f"Sentence {i} of a runaway abstract." for i in range(400))),
+            _paper("j2"),
+        ],
+    )
+    _lines(
+        d / "s2orc.jsonl",
+        [
+            GOOD_S2ORC,
+            {"paper_id": "s2f", "pdf_parse": {}},  # line 2: neither title nor abstract
+            {**GOOD_S2ORC, "paper_id": "eq5", "pdf_parse": {"body_text": [{"text": "x", "eq_spans": 5}]}},
+            {**GOOD_S2ORC, "paper_id": "eqx", "pdf_parse": {"body_text": [{"text": "x", "eq_spans": [{"end": "x"}]}]}},
+            {**GOOD_S2ORC, "paper_id": "ref7", "pdf_parse": {"body_text": [{"text": "x", "ref_spans": 7}]}},
+            {
+                **GOOD_S2ORC,
+                "paper_id": "reflist",
+                "pdf_parse": {"body_text": [{"text": "x", "ref_spans": [{"ref_id": ["a"]}]}]},
+            },
+            {**GOOD_S2ORC, "paper_id": "s2good2"},
+        ],
+    )
     (d / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + json.dumps(_paper("bom")).encode() + b"\n")
     (d / "empty.jsonl").write_bytes(b"")
     return d

@@ -24,7 +24,6 @@ from typer.testing import CliRunner
 from agent.cli import app
 from agent.settings import default_settings, get_settings
 from tests.conftest import build_papers_index
-from tools.dense import STORE_FILE, collection_name, server_store
 from tools.index import (
     SEGMENTS,
     IndexProblem,
@@ -33,14 +32,18 @@ from tools.index import (
     index_info,
     open_index,
 )
-from tools.search import search
+from tools.retrieval.dense import STORE_FILE, collection_name, server_store
+from tools.retrieval.search import search
 
 pytestmark = pytest.mark.integration
 
 URL_VAR = "LITLOOP_DENSE__URL"
 CRF_QUERY = "conditional random fields for sequence labeling"
-VITERBI = {"paper_id": "viterbi", "title": "Viterbi decoding of sequences",
-           "abstract": "Dynamic programming finds the best label sequence."}
+VITERBI = {
+    "paper_id": "viterbi",
+    "title": "Viterbi decoding of sequences",
+    "abstract": "Dynamic programming finds the best label sequence.",
+}
 STARTUP_S = 30  # `chroma run` answers within a second or two; a cold disk may take longer
 
 
@@ -70,15 +73,21 @@ def _chroma_server(home: Path) -> Iterator[tuple[str, subprocess.Popen]]:
         pytest.skip("the `chroma` command (installed with chromadb) is not on PATH or beside this Python")
     port = _free_port()
     log = (home / "server.log").open("wb")
-    proc = subprocess.Popen([exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(home / "data")],
-                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    proc = subprocess.Popen(
+        [exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(home / "data")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
     try:
         deadline = time.monotonic() + STARTUP_S
         while not _answers(port):
             if proc.poll() is not None or time.monotonic() > deadline:
                 tail = (home / "server.log").read_text(errors="replace")[-2000:]
-                pytest.fail(f"`chroma run` did not answer its heartbeat on port {port} within {STARTUP_S} s "
-                            f"(exit code {proc.poll()}):\n{tail}")
+                pytest.fail(
+                    f"`chroma run` did not answer its heartbeat on port {port} within {STARTUP_S} s "
+                    f"(exit code {proc.poll()}):\n{tail}"
+                )
             time.sleep(0.2)
         yield f"http://127.0.0.1:{port}", proc
     finally:
@@ -111,7 +120,9 @@ def server_index(server, tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         # what tests/conftest.py's autouse fixture does per test, for this module-scoped build
         mp.setenv("LITLOOP_DATA_DIR", str(tmp_path_factory.getbasetemp() / "litloop-data"))
-        for var in [v for v in os.environ if v.startswith("LITLOOP_") and v not in ("LITLOOP_DATA_DIR", "LITLOOP_SHARED_DATA")]:
+        for var in [
+            v for v in os.environ if v.startswith("LITLOOP_") and v not in ("LITLOOP_DATA_DIR", "LITLOOP_SHARED_DATA")
+        ]:
             mp.delenv(var)
         mp.setenv(URL_VAR, server)
         default_settings.cache_clear()
@@ -247,8 +258,11 @@ def test_a_copy_of_the_folder_elsewhere_never_drops_the_originals_collection(ser
     shutil.copytree(server_index, copy)
     original = _stores(server_index)[0]["collection"]
     # no LITLOOP_DENSE__URL: an add keeps a server index on the server its manifest names
-    build_index([_papers_file(tmp_path, "more.jsonl", {**VITERBI, "paper_id": "forward",
-                                                       "title": "The forward algorithm"})], copy, get_settings())
+    build_index(
+        [_papers_file(tmp_path, "more.jsonl", {**VITERBI, "paper_id": "forward", "title": "The forward algorithm"})],
+        copy,
+        get_settings(),
+    )
     _, mine = _manifest(copy)["segments"]
     assert mine["dense"] == server_store(copy, mine["name"], server)
     compact_index(copy, get_settings())  # no version of the copy names the copied segment now
@@ -286,13 +300,21 @@ def test_a_server_that_does_not_answer_is_an_index_problem_naming_it(server, ser
     # a build that cannot reach its server fails, and leaves the live version as it was
     live = _live(copy).name
     with pytest.raises(IndexProblem, match=dead):
-        build_index([_papers_file(tmp_path, "extra.jsonl", {**VITERBI, "paper_id": "baum-welch",
-                                                            "title": "Baum-Welch training"})], copy, get_settings())
+        build_index(
+            [
+                _papers_file(
+                    tmp_path, "extra.jsonl", {**VITERBI, "paper_id": "baum-welch", "title": "Baum-Welch training"}
+                )
+            ],
+            copy,
+            get_settings(),
+        )
     assert _live(copy).name == live
     assert not list(copy.glob(".building-*")), "the failed build's version folder is gone"
     tombstones = list((copy / SEGMENTS).glob(".building-*"))
-    assert [sorted(p.name for p in t.iterdir()) for t in tombstones] == [[STORE_FILE]], \
+    assert [sorted(p.name for p in t.iterdir()) for t in tombstones] == [[STORE_FILE]], (
         "what the failed build may have made on the server stays recorded for the next cleanup"
+    )
 
 
 def test_a_collection_the_server_no_longer_holds_is_an_index_problem(server, server_index, tmp_path):
@@ -301,7 +323,9 @@ def test_a_collection_the_server_no_longer_holds_is_an_index_problem(server, ser
     _set_manifest_store(copy, collection="litloop_0000000000_v-gone")
     idx = open_index(copy, get_settings())
     try:
-        with pytest.raises(IndexProblem, match=f"Chroma server {server} .*'litloop_0000000000_v-gone'.*no such collection"):
+        with pytest.raises(
+            IndexProblem, match=f"Chroma server {server} .*'litloop_0000000000_v-gone'.*no such collection"
+        ):
             search(idx, CRF_QUERY, "dense", k=3)
     finally:
         idx.close()
@@ -330,9 +354,9 @@ def test_a_format_1_server_index_is_upgraded_with_its_vectors_copied_to_a_segmen
 
     import numpy as np
 
-    from tools.dense import DenseIndex, ServerDense
     from tools.index import upgrade_index
-    from tools.text import tokenize
+    from tools.retrieval.dense import DenseIndex, ServerDense
+    from tools.retrieval.text import tokenize
 
     fixture = Path(__file__).resolve().parents[1] / "data" / "index-format1"
     with tarfile.open(fixture / "index.tar.gz") as tar:
@@ -364,7 +388,8 @@ def test_a_format_1_server_index_is_upgraded_with_its_vectors_copied_to_a_segmen
             dense = idx.dense_chunks(q, 8)
             assert [p.chunk_id for p in dense] == [c for c, _ in want["dense"]], q
             assert np.allclose([p.score for p in dense], [s for _, s in want["dense"]], atol=1e-5)
-            assert [idx.chunks[r].chunk_id for r, _ in idx.chunk_bm25.top_k(tokenize(q), 8)] == \
-                [c for c, _ in want["bm25"]]
+            assert [idx.chunks[r].chunk_id for r, _ in idx.chunk_bm25.top_k(tokenize(q), 8)] == [
+                c for c, _ in want["bm25"]
+            ]
     finally:
         idx.close()

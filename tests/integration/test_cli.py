@@ -17,8 +17,10 @@ runner = CliRunner()
 
 
 def test_search_json_contract(built_index):
-    r = runner.invoke(app, ["search", "conditional random fields sequence labeling", "--index", str(built_index),
-                            "--k", "3", "--json"])
+    r = runner.invoke(
+        app,
+        ["search", "conditional random fields sequence labeling", "--index", str(built_index), "--k", "3", "--json"],
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["query"] == "conditional random fields sequence labeling" and data["retriever"] == "hybrid"
@@ -97,8 +99,9 @@ def test_index_show_json_is_the_paper_record_and_its_chunks(built_index):
     assert data["paper"] == paper.to_dict()
     assert {"paper_id", "title", "abstract", "authors", "venue", "year", "source"} <= set(data["paper"])
     assert [set(c) for c in data["chunks"]] == [{"chunk_id", "kind", "text", "locator"}] * len(chunks)
-    assert data["chunks"] == [{"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()}
-                              for c in chunks]
+    assert data["chunks"] == [
+        {"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()} for c in chunks
+    ]
 
 
 def test_index_show_unknown_id_names_it_and_the_index_and_suggests_ids(built_index):
@@ -115,10 +118,15 @@ def test_index_show_over_several_corpora_takes_namespaced_ids(graph_index, monke
     import agent.cli
     from agent.settings import get_settings
     from tools.index import open_index
-    from tools.multi import MultiIndex
+    from tools.index.multi import MultiIndex
 
-    monkeypatch.setattr(agent.cli, "_open", lambda index, corpus=None: MultiIndex(
-        {"one": open_index(graph_index, get_settings()), "two": open_index(graph_index, get_settings())}))
+    monkeypatch.setattr(
+        agent.cli,
+        "_open",
+        lambda index, corpus=None: MultiIndex(
+            {"one": open_index(graph_index, get_settings()), "two": open_index(graph_index, get_settings())}
+        ),
+    )
     r = runner.invoke(app, ["index", "show", "two:crf", "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)

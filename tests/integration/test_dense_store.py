@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tools.dense import DenseIndex
+from tools.retrieval.dense import DenseIndex
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tools import embed, embed_onnx
-from tools.embed import get_embedder
+from tools.models import embed, embed_onnx
+from tools.models.embed import get_embedder
 from tools.settings import BUNDLED_EMBEDDER
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ QUERIES = [
 
 @pytest.fixture(scope="module")
 def backends(tmp_path_factory, monkeypatch_module):
-    # HF_HUB_OFFLINE is set by tools.embed.offline(); make sure nothing could be fetched anyway
+    # HF_HUB_OFFLINE is set by tools.models.embed.offline(); make sure nothing could be fetched anyway
     monkeypatch_module.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch_module.setenv("TRANSFORMERS_OFFLINE", "1")
     data = tmp_path_factory.mktemp("onnx-data")
@@ -104,9 +104,14 @@ def test_a_later_load_reuses_the_export(backends, monkeypatch):
 
     monkeypatch.setattr(embed_onnx, "_export", no_export)
     monkeypatch.setattr(embed_onnx, "_quantize", no_export)
-    again = embed_onnx.OnnxEmbedder(BUNDLED_EMBEDDER, embed.resolve_model_path(BUNDLED_EMBEDDER),
-                                    "onnx-int8", data, batch_size=4,
-                                    load_model=embed._load_sentence_transformer)
+    again = embed_onnx.OnnxEmbedder(
+        BUNDLED_EMBEDDER,
+        embed.resolve_model_path(BUNDLED_EMBEDDER),
+        "onnx-int8",
+        data,
+        batch_size=4,
+        load_model=embed._load_sentence_transformer,
+    )
     np.testing.assert_allclose(again.encode(DOCS[:2]), models["onnx-int8"].encode(DOCS[:2]), atol=1e-6)
 
 
@@ -118,6 +123,10 @@ def test_a_missing_int8_file_is_quantised_from_the_cached_export(backends, tmp_p
     copy = tmp_path / "embedders" / folder.name
     shutil.copytree(folder, copy)
     (copy / "model_int8.onnx").unlink()
-    assert embed_onnx.ensure_exported(embed.resolve_model_path(BUNDLED_EMBEDDER), "onnx-int8", tmp_path,
-                                      embed._load_sentence_transformer) == copy
+    assert (
+        embed_onnx.ensure_exported(
+            embed.resolve_model_path(BUNDLED_EMBEDDER), "onnx-int8", tmp_path, embed._load_sentence_transformer
+        )
+        == copy
+    )
     assert (copy / "model_int8.onnx").exists()

@@ -22,7 +22,7 @@ class _WithAbstracts:
     """The PDFs' index, with the shipped CiteSeer ids among its papers."""
 
     def __init__(self, idx, ids: set[str]):
-        self.idx, self.papers = idx, {**{pid: None for pid in ids}, **{pid: None for pid in idx.papers}}
+        self.idx, self.papers = idx, {**dict.fromkeys(ids), **dict.fromkeys(idx.papers)}
 
     def paper_chunks(self, paper_id: str):
         return self.idx.paper_chunks(paper_id)

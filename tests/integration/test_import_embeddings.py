@@ -19,15 +19,21 @@ pytestmark = pytest.mark.integration
 runner = CliRunner()
 QUERIES = ["conditional random fields for sequence labeling", "bread fermentation", "label bias in Markov models"]
 # one paper long enough to be embedded as several windows (1,000-character windows by default)
-LONG = ("long", "Feature induction for conditional random fields",
-        " ".join(f"Sentence {n} says that induced features of linear-chain CRFs help NER." for n in range(60)), ["crf"])
+LONG = (
+    "long",
+    "Feature induction for conditional random fields",
+    " ".join(f"Sentence {n} says that induced features of linear-chain CRFs help NER." for n in range(60)),
+    ["crf"],
+)
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("import-corpus")
-    rows = [{"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
-            for p, t, a, r in [*PAPERS, LONG]]
+    rows = [
+        {"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
+        for p, t, a, r in [*PAPERS, LONG]
+    ]
     (folder / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return folder / "papers.jsonl"
 
@@ -45,7 +51,7 @@ def first(corpus, tmp_path_factory):
 @pytest.fixture(scope="module")
 def windows(first, tmp_path_factory):
     """The exported windows of `first` (through the CLI), with the real embedder's vectors."""
-    from tools.embed import get_embedder
+    from tools.models.embed import get_embedder
 
     out = tmp_path_factory.mktemp("export") / "windows.jsonl"
     r = runner.invoke(app, ["index", "export-windows", "--index", str(first), "--out", str(out)])
@@ -58,8 +64,12 @@ def windows(first, tmp_path_factory):
 
 
 def _save(path, ids, vectors, model=None):
-    np.savez(path, ids=np.array(ids, dtype=str), vectors=np.asarray(vectors, dtype=np.float32),
-             model=np.array(model or get_settings().embedder.model))
+    np.savez(
+        path,
+        ids=np.array(ids, dtype=str),
+        vectors=np.asarray(vectors, dtype=np.float32),
+        model=np.array(model or get_settings().embedder.model),
+    )
     return path
 
 
@@ -108,7 +118,9 @@ def test_imported_vectors_search_like_embedded_ones(corpus, first, windows, tmp_
     assert report["windows_imported"] == len(rows) and report["windows_embedded"] == 0
     assert report["vectors_ignored"] == 0 and report["totals"]["dense_windows"] == len(rows)
     assert _dense_ids(second) == _dense_ids(first)
-    r = runner.invoke(app, ["index", "build", str(corpus), "--index", str(tmp_path / "third"), "--embeddings", str(npz)])
+    r = runner.invoke(
+        app, ["index", "build", str(corpus), "--index", str(tmp_path / "third"), "--embeddings", str(npz)]
+    )
     assert r.exit_code == 0, r.output
     assert f"{len(rows)} windows imported from" in r.stdout and "0 embedded here" in r.stdout
 
@@ -176,11 +188,13 @@ def test_an_add_checks_the_index_dimension_and_the_cli_says_why(corpus, first, w
 
 
 def test_jsonl_vector_file_is_read_and_normalised(tmp_path):
-    from tools import vector_file
+    from tools.index import vector_file
 
     path = tmp_path / "v.jsonl"
-    path.write_text('{"model": "m", "dim": 2, "window_chars": 1000}\n'
-                    '{"id": "p#c0", "vector": [3, 4]}\n{"id": "p#c1@w0", "vector": [0, 2]}\n')
+    path.write_text(
+        '{"model": "m", "dim": 2, "window_chars": 1000}\n'
+        '{"id": "p#c0", "vector": [3, 4]}\n{"id": "p#c1@w0", "vector": [0, 2]}\n'
+    )
     vf = vector_file.load(path)
     assert (vf.model, vf.dim, vf.window_chars, vf.ids) == ("m", 2, 1000, ["p#c0", "p#c1@w0"])
     assert np.allclose(vf.vectors, [[0.6, 0.8], [0.0, 1.0]])

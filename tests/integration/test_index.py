@@ -16,7 +16,7 @@ import pytest
 from agent.settings import get_settings
 from tests.conftest import CITESEER
 from tools.index import BuildFailed, IndexProblem, build_index, index_info, open_index
-from tools.search import search
+from tools.retrieval.search import search
 
 from .conftest import CRF_ID
 
@@ -36,7 +36,7 @@ def test_build_reopen_and_counts(built_index):
         assert idx.dense.count() == m["counts"]["dense_windows"]
         assert {c.chunk_id for c in idx.chunks} == idx.dense.chunk_ids()
         # every paper has exactly one title_abstract chunk, and it comes first
-        for pid, rows in idx.chunks_of.items():
+        for rows in idx.chunks_of.values():
             kinds = [idx.chunks[r].kind for r in rows]
             assert kinds[0] == "title_abstract" and kinds.count("title_abstract") == 1
         assert m["counts"]["citation_edges"] == idx.graph.num_edges > 0
@@ -189,8 +189,9 @@ def test_a_built_in_corpus_cut_by_older_parsers_is_rebuilt(tmp_path):
 
     rows = [{"paper_id": p, "title": t, "abstract": a, "references": r} for p, t, a, r in PAPERS]
     (tmp_path / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    corpus = Corpus("regress", "test corpus", inputs=lambda s: [tmp_path / "papers.jsonl"],
-                    location=lambda s: tmp_path / "idx")
+    corpus = Corpus(
+        "regress", "test corpus", inputs=lambda s: [tmp_path / "papers.jsonl"], location=lambda s: tmp_path / "idx"
+    )
     settings = get_settings()
     root = corpus.ensure(settings)
     first = (root / "CURRENT").read_text().strip()
@@ -204,4 +205,7 @@ def test_a_built_in_corpus_cut_by_older_parsers_is_rebuilt(tmp_path):
     assert info["ingest_version"] == 1 and info["ingest_current"] is False
     corpus.ensure(settings)
     second = (root / "CURRENT").read_text().strip()
-    assert second != first and json.loads((root / second / "manifest.json").read_text())["ingest_version"] == INGEST_VERSION
+    assert (
+        second != first
+        and json.loads((root / second / "manifest.json").read_text())["ingest_version"] == INGEST_VERSION
+    )

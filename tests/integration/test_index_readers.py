@@ -15,9 +15,9 @@ import pytest
 
 from agent.settings import get_settings
 from tests.conftest import build_papers_index
-from tools.dense import DenseIndex, DenseStoreMissing
 from tools.index import IndexProblem, gc_index, open_index
-from tools.search import search
+from tools.retrieval.dense import DenseIndex, DenseStoreMissing
+from tools.retrieval.search import search
 
 pytestmark = pytest.mark.integration
 
@@ -35,8 +35,9 @@ build_index([Path(sys.argv[1])], Path(sys.argv[2]), get_settings())
 
 def _build_in_subprocess(extra: Path, root: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", BUILD, str(extra), str(root)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD, str(extra), str(root)], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -48,8 +49,16 @@ def _live(root: Path) -> str:
 def papers_index(tmp_path) -> Path:
     root = build_papers_index(tmp_path)
     extra = tmp_path / "extra.jsonl"
-    extra.write_text(json.dumps({"paper_id": "viterbi", "title": "Viterbi decoding of sequences",
-                                 "abstract": "Dynamic programming finds the best label sequence."}) + "\n")
+    extra.write_text(
+        json.dumps(
+            {
+                "paper_id": "viterbi",
+                "title": "Viterbi decoding of sequences",
+                "abstract": "Dynamic programming finds the best label sequence.",
+            }
+        )
+        + "\n"
+    )
     return root
 
 

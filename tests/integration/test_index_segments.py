@@ -7,8 +7,8 @@ a compaction leaves the previous version usable, and the next build clears what 
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -32,14 +32,18 @@ from tools.index import (
     open_index,
     upgrade_index,
 )
-from tools.text import tokenize
+from tools.retrieval.text import tokenize
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 FORMAT1 = REPO / "tests" / "data" / "index-format1"
-QUERIES = ["conditional random fields sequence labeling", "citation recommendation with graph",
-           "neural network learning", "information retrieval ranking of documents"]
+QUERIES = [
+    "conditional random fields sequence labeling",
+    "citation recommendation with graph",
+    "neural network learning",
+    "information retrieval ranking of documents",
+]
 
 
 # Equal answers need equal vectors for equal texts, whatever else a batch holds: the torch
@@ -96,12 +100,18 @@ def _answers(root: Path) -> dict:
     """What an index answers: its records, the three retrievers' rankings with scores, the graph."""
     idx = open_index(root, get_settings())
     try:
-        out = {"papers": list(idx.papers.values()), "chunks": list(idx.chunks),
-               "paper_emb": np.asarray(idx.paper_embeddings), "edges": idx.graph.num_edges, "queries": {}}
+        out = {
+            "papers": list(idx.papers.values()),
+            "chunks": list(idx.chunks),
+            "paper_emb": np.asarray(idx.paper_embeddings),
+            "edges": idx.graph.num_edges,
+            "queries": {},
+        }
         for q in QUERIES:
             t = tokenize(q)
             out["queries"][q] = {
-                "bm25": idx.chunk_bm25.top_k(t, 20), "paper_bm25": idx.paper_bm25.top_k(t, 10),
+                "bm25": idx.chunk_bm25.top_k(t, 20),
+                "paper_bm25": idx.paper_bm25.top_k(t, 10),
                 "dense": [(p.chunk_id, p.score) for p in idx.dense_chunks(q, 10)],
                 "scores": idx.chunk_bm25.scores(t),
             }
@@ -124,8 +134,11 @@ def _assert_same_answers(a: dict, b: dict) -> None:
 
 
 def _files(folder: Path) -> dict[str, tuple[int, int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_ino, p.stat().st_mtime_ns, p.stat().st_size)
-            for p in folder.rglob("*") if p.is_file()}
+    return {
+        str(p.relative_to(folder)): (p.stat().st_ino, p.stat().st_mtime_ns, p.stat().st_size)
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
 
 
 def test_an_add_writes_a_segment_and_answers_as_one_build(two_step, at_once):
@@ -249,13 +262,16 @@ def _kill_at(stage: str, job: str, root: Path, extra: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.slow  # five builds killed in a subprocess, each rebuilt
-@pytest.mark.parametrize(("job", "stage"), [
-    ("add", "_embed_windows"),  # the new segment half-written
-    ("add", "_finish_segment"),  # the new segment complete, no version names it
-    ("add", "_point_current"),  # the new version complete, not switched to
-    ("compact", "_finish_segment"),  # the merged segment complete
-    ("compact", "_point_current"),
-])
+@pytest.mark.parametrize(
+    ("job", "stage"),
+    [
+        ("add", "_embed_windows"),  # the new segment half-written
+        ("add", "_finish_segment"),  # the new segment complete, no version names it
+        ("add", "_point_current"),  # the new version complete, not switched to
+        ("compact", "_finish_segment"),  # the merged segment complete
+        ("compact", "_point_current"),
+    ],
+)
 def test_a_kill_at_any_stage_leaves_the_previous_version_usable(job, stage, two_step, tmp_path):
     root = tmp_path / "idx"
     shutil.copytree(two_step[0], root)
@@ -268,7 +284,11 @@ def test_a_kill_at_any_stage_leaves_the_previous_version_usable(job, stage, two_
     idx.close()
     _kill_at(stage, job, root, extra, tmp_path)
     after = index_info(root, get_settings())
-    assert (after["version"], after["counts"], after["segments"]) == (before["version"], before["counts"], before["segments"])
+    assert (after["version"], after["counts"], after["segments"]) == (
+        before["version"],
+        before["counts"],
+        before["segments"],
+    )
     idx = open_index(root, get_settings())
     try:
         assert (idx.chunk_bm25.top_k(q, 5), [p.chunk_id for p in idx.dense_chunks(QUERIES[0], 5)]) == want
@@ -289,10 +309,12 @@ def test_a_built_in_corpus_of_format_1_is_upgraded_not_rebuilt(tmp_path):
         tar.extractall(tmp_path, filter="data")
     root = tmp_path / "v1idx"
     v1 = json.loads((root / (root / "CURRENT").read_text().strip() / "manifest.json").read_text())
-    corpus = Corpus("old", "a corpus indexed by an earlier litloop", inputs=lambda s: [CITESEER],
-                    location=lambda s: root)
+    corpus = Corpus(
+        "old", "a corpus indexed by an earlier litloop", inputs=lambda s: [CITESEER], location=lambda s: root
+    )
     assert corpus.ensure(get_settings()) == root
     now = json.loads((root / (root / "CURRENT").read_text().strip() / "manifest.json").read_text())
     assert now["format_version"] == 2 and now["counts"] == v1["counts"]
-    assert now["created"] == v1["created"] and now["corpus_fingerprint"] == v1["corpus_fingerprint"], \
+    assert now["created"] == v1["created"] and now["corpus_fingerprint"] == v1["corpus_fingerprint"], (
         "upgraded in place, not rebuilt from its sources (which would take the whole CiteSeer file)"
+    )

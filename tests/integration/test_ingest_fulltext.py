@@ -161,7 +161,13 @@ def test_sections_start_on_the_right_page(pdfs, stem, section, page):
     [
         ("N18-3011", "Figure 1", 1, "Figure 1: Part of the literature graph.", None),
         ("N18-3011", "Table 1", 3, "Table 1: Results of the ScienceParse system.", "title | 85.5 | 85.5 | 85.5"),
-        ("N18-3011", "Table 2", 4, "Table 2: Document-level evaluation of three approaches", "Hybrid | 91.5 | 1990 | 92.1 | 3126"),
+        (
+            "N18-3011",
+            "Table 2",
+            4,
+            "Table 2: Document-level evaluation of three approaches",
+            "Hybrid | 91.5 | 1990 | 92.1 | 3126",
+        ),
         ("N18-3011", "Table 4", 6, "Table 4: The Bag of Concepts F1 score", "Neural | 84.6 | 85.8"),
         ("2020.acl-main.207", "Figure 1", 2, "Figure 1: Overview of SPECTER.", None),
         (
@@ -176,8 +182,20 @@ def test_sections_start_on_the_right_page(pdfs, stem, section, page):
         ("2020.acl-main.207", "Table 3", 8, "Table 3: Comparison with task-specific fine-tuning.", None),
         ("2020.acl-main.447", "Table 1", 2, "Table 1: A comparison of S2ORC with other publicly-available", None),
         ("2020.acl-main.447", "Figure 2", 5, "Figure 2: Distribution of papers by Microsoft Academic field", None),
-        ("2020.acl-main.447", "Table 8", 13, "Table 8: PDFs filtered out before GROBID processing", "Over 50 pages | 2.27M"),
-        ("2023.eacl-main.121", "Table 3", 5, "Table 3: Average standard deviation of faithfulness scores", "SQuALITY | 18.5 | 6.8"),
+        (
+            "2020.acl-main.447",
+            "Table 8",
+            13,
+            "Table 8: PDFs filtered out before GROBID processing",
+            "Over 50 pages | 2.27M",
+        ),
+        (
+            "2023.eacl-main.121",
+            "Table 3",
+            5,
+            "Table 3: Average standard deviation of faithfulness scores",
+            "SQuALITY | 18.5 | 6.8",
+        ),
         ("2023.eacl-main.121", "Figure 3", 5, "Figure 3: 95% confidence intervals of estimated model", None),
     ],
 )
@@ -188,7 +206,7 @@ def test_captions_tables_and_figures(pdfs, stem, label, page, caption_start, row
     if row is not None:  # rows are pipe-table lines: "| title | 85.5 | 85.5 | 85.5 |"
         cells = [c.strip() for c in row.split("|")]
         rows = [split_cells(line) for line in block.text.splitlines()[1:]]
-        assert cells in rows or any(r[:len(cells)] == cells for r in rows), block.text
+        assert cells in rows or any(r[: len(cells)] == cells for r in rows), block.text
 
 
 def test_table_and_figure_bodies_leave_the_running_text(pdfs):
@@ -224,7 +242,7 @@ def test_a_paragraph_across_a_page_break_is_one_block_from_its_first_page(pdfs):
     doc = pdfs["2020.acl-main.207"]
     block = next(b for b in doc.blocks if b.text.startswith("In this paper, we introduce a new method"))
     assert (block.page, block.page_end) == (1, 2) and "outperform the state-of-the-art on a variety" in block.text
-    assert block.text[block.page_end_at:].lstrip().startswith(("of-the-art", "state-of-the-art"))
+    assert block.text[block.page_end_at :].lstrip().startswith(("of-the-art", "state-of-the-art"))
     chunk = next(c for c in chunk_document(doc) if c.text.startswith("In this paper, we introduce"))
     assert chunk.locator.page == 1 and chunk.locator.page_end == 2 and chunk.locator.paragraph == 3
     assert chunk.locator.describe().startswith("pp. 1–2")
@@ -256,7 +274,8 @@ def test_equations_are_their_own_blocks(pdfs):
     loss = next(b for b in equations if "L = max" in b.text)
     assert loss.page == 3 and loss.text.splitlines() == [
         "We then train the model using the following triplet margin loss function:",
-        "L = max d PQ, P+ − d PQ, P− + m , 0 (2)"]
+        "L = max d PQ, P+ − d PQ, P− + m , 0 (2)",
+    ]
 
 
 def test_an_equation_is_one_block_with_its_lead_in(pdfs):
@@ -315,8 +334,13 @@ def test_bibliography_sizes(pdfs):
 def test_trusted_metadata_wins():
     doc = parse_pdf(
         DEMO_PDFS / "N18-3011.pdf",
-        metadata={"paper_id": "lit-graph", "title": "The Literature Graph", "authors": ["W. Ammar"],
-                  "venue": "NAACL-HLT", "year": "2018"},
+        metadata={
+            "paper_id": "lit-graph",
+            "title": "The Literature Graph",
+            "authors": ["W. Ammar"],
+            "venue": "NAACL-HLT",
+            "year": "2018",
+        },
     )
     paper = doc.paper
     assert (paper.paper_id, paper.title, paper.authors) == ("lit-graph", "The Literature Graph", ("W. Ammar",))
@@ -421,15 +445,17 @@ def _toy_paper() -> bytes:
         text(72, 356, 10, "F1", "Carl Coder. 2020. Grids and rules: a survey. In ACL."),
     ]
     stream = "\n".join(ops).encode("latin-1")
-    return _pdf_bytes([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-    ])
+    return _pdf_bytes(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        ]
+    )
 
 
 def test_one_column_paper_with_a_ruled_table(tmp_path):
@@ -441,7 +467,9 @@ def test_one_column_paper_with_a_ruled_table(tmp_path):
     assert paper.abstract.startswith("We study toy tables in a synthetic document.")
     assert (paper.venue, paper.year) == (None, None)  # "In ACL." in a reference is not a venue
     assert [(b.kind, b.section, b.page) for b in doc.blocks] == [
-        ("text", "1 Introduction", 1), ("table", "2 Results", 1), ("text", "2 Results", 1),
+        ("text", "1 Introduction", 1),
+        ("table", "2 Results", 1),
+        ("text", "2 Results", 1),
     ]
     assert doc.blocks[0].text.endswith("to the right margin of the page, without hyphens.")
     # pdfplumber's find_tables reads the grid: the two-line cell stays one cell
@@ -453,7 +481,8 @@ def test_one_column_paper_with_a_ruled_table(tmp_path):
         "| Beta | 0.88 | 0.90 |",
     ]
     assert [(e.title, e.year) for e in paper.bibliography] == [
-        ("A study of toy tables", 2019), ("Grids and rules: a survey", 2020),
+        ("A study of toy tables", 2019),
+        ("Grids and rules: a survey", 2020),
     ]
 
 
@@ -476,7 +505,12 @@ def test_s2orc_2020_release_with_pdf_parse(fulltext):
     assert all(b.page is None for b in doc.blocks)
     assert [b.kind for b in doc.blocks].count("text") == 71
     sections = {b.section for b in doc.blocks}
-    assert {"1 Introduction", "2.1 Node Types", "4.2 Entity Extraction Models", "6 Conclusion and Future Work"} <= sections
+    assert {
+        "1 Introduction",
+        "2.1 Node Types",
+        "4.2 Entity Extraction Models",
+        "6 Conclusion and Future Work",
+    } <= sections
     assert doc.blocks[0].text.startswith("The goal of this work is to facilitate algorithmic discovery")
     assert len(paper.bibliography) == 27
     first = paper.bibliography[0]
@@ -612,14 +646,17 @@ def test_pdfs_parsed_in_worker_processes_equal_the_serial_parse(tmp_path):
 def _review_copy() -> bytes:
     """Three one-column pages of a review copy: a running head and foot on every page and line
     numbers down the left margin, around ordinary paragraphs."""
+
     def text(x: float, y: float, size: int, font: str, s: str) -> str:
         return f"BT /{font} {size} Tf {x} {y} Td ({s}) Tj ET"
 
     sentence = "Line %d of page %d says something ordinary about toy papers and their parsing here."
     streams, number = [], 1
     for page in range(1, 4):
-        ops = [text(72, 760, 9, "F1", "Under review as a conference paper at TOYCONF 2026"),
-               text(290, 30, 9, "F1", f"Page {page} of 3")]
+        ops = [
+            text(72, 760, 9, "F1", "Under review as a conference paper at TOYCONF 2026"),
+            text(290, 30, 9, "F1", f"Page {page} of 3"),
+        ]
         if page == 1:
             ops += [text(72, 720, 16, "F2", "A Toy Review Copy"), text(72, 690, 12, "F2", "1 Introduction")]
         y = 670 if page == 1 else 720
@@ -628,15 +665,18 @@ def _review_copy() -> bytes:
             ops.append(text(72, y, 10, "F1", sentence % (k + 1, page)))
             y, number = y - 13, number + 1
         streams.append("\n".join(ops).encode("latin-1"))
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
-               b"<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>"]
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>"]
     for k in range(3):
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-                       b"/Resources << /Font << /F1 9 0 R /F2 10 0 R >> >> >>" % (6 + k))
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 9 0 R /F2 10 0 R >> >> >>" % (6 + k)
+        )
     for stream in streams:
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    objects += [b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>"]
+    objects += [
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+    ]
     return _pdf_bytes(objects)
 
 

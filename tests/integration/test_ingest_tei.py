@@ -142,14 +142,20 @@ def test_sections_formulas_tables_and_figures(coords):
     assert "3.1 Ablation" in sections  # a nested <div> is its own section
     assert None in sections  # a body-level footnote belongs to no section
     # <s> sentences written back to back are spaced apart; <hi> keeps its words
-    assert coords.blocks[0].text == ("Citation counts are a common signal (Garfield, 1955). "
-                                     "We study them on small corpora, as Fig. 1 shows.")
+    assert coords.blocks[0].text == (
+        "Citation counts are a common signal (Garfield, 1955). We study them on small corpora, as Fig. 1 shows."
+    )
     equation = next(b for b in coords.blocks if b.kind == "equation")
     assert (equation.text, equation.section) == ("c(p) = |{q : q cites p}| (1)", "2 Method")
     table = _object(coords, "Table 1")
     assert table.kind == "table" and table.table_id == "Table 1"
-    assert table.text.splitlines() == ["Table 1: Counts per corpus.", "| Corpus | Papers | Citations |",
-                                       "| A | 120 | 340 |", "| B | 80 | 95 |", "Counts exclude self-citations."]
+    assert table.text.splitlines() == [
+        "Table 1: Counts per corpus.",
+        "| Corpus | Papers | Citations |",
+        "| A | 120 | 340 |",
+        "| B | 80 | 95 |",
+        "Counts exclude self-citations.",
+    ]
     assert table.section == "2 Method"  # the first section that refers to it
     figure = _object(coords, "Figure 1")
     assert (figure.kind, figure.text) == ("figure", "Figure 1: Citations per paper in the example corpus.")
@@ -167,7 +173,11 @@ def test_header_and_bibliography(coords):
     entries = [(e.title, e.year, e.raw) for e in paper.bibliography]
     assert entries == [
         ("Citation indexes for science", 1955, "Eugene Garfield. 1955. Citation indexes for science. Science 122."),
-        ("Counting what counts", 2019, "Dana Writer. 2019. Counting what counts. Proceedings of the Workshop on Examples."),
+        (
+            "Counting what counts",
+            2019,
+            "Dana Writer. 2019. Counting what counts. Proceedings of the Workshop on Examples.",
+        ),
         ("A Book of Counts", None, "Eve Author. A Book of Counts."),  # 'in press' is no year
     ]  # the empty <biblStruct> is left out
 
@@ -185,17 +195,29 @@ def test_paper_id_argument_wins(tmp_path):
 
 HTML = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>502 Bad Gateway</title></head><body>x</body></html>"
 BAD = [
-    ("truncated", (TEI / "coords-example.tei.xml").read_text(encoding="utf-8")[:3000],
-     "not well-formed XML (unclosed token at column"),
+    (
+        "truncated",
+        (TEI / "coords-example.tei.xml").read_text(encoding="utf-8")[:3000],
+        "not well-formed XML (unclosed token at column",
+    ),
     ("html", HTML, "this is an HTML page, not GROBID TEI XML"),
-    ("jats", '<article xmlns="http://jats.nlm.nih.gov"><front/></article>',
-     'the root element is <article xmlns="http://jats.nlm.nih.gov">; expected <TEI> in the TEI namespace'),
+    (
+        "jats",
+        '<article xmlns="http://jats.nlm.nih.gov"><front/></article>',
+        'the root element is <article xmlns="http://jats.nlm.nih.gov">; expected <TEI> in the TEI namespace',
+    ),
     ("no-namespace", "<TEI><teiHeader/></TEI>", "the root element is <TEI>; expected <TEI> in the TEI namespace"),
     ("empty", "", "the file is empty"),
-    ("no-title-no-body", GOOD_TEI.format(title="", abstract="<abstract><p>An abstract.</p></abstract>", body=""),
-     "neither a title nor any body text"),
-    ("no-title-no-abstract", GOOD_TEI.format(title="", abstract="", body="<div><p>Text.</p></div>"),
-     "neither a title nor an abstract (its 1 body blocks are not indexed)"),
+    (
+        "no-title-no-body",
+        GOOD_TEI.format(title="", abstract="<abstract><p>An abstract.</p></abstract>", body=""),
+        "neither a title nor any body text",
+    ),
+    (
+        "no-title-no-abstract",
+        GOOD_TEI.format(title="", abstract="", body="<div><p>Text.</p></div>"),
+        "neither a title nor an abstract (its 1 body blocks are not indexed)",
+    ),
 ]
 
 
@@ -221,7 +243,7 @@ def test_cut_or_garbled_files_give_a_document_or_an_ingest_error(tmp_path):
     data = (TEI / "coords-example.tei.xml").read_bytes()
     path = tmp_path / "probe.tei.xml"
     probes = [data[:n] for n in range(0, len(data), len(data) // 60)]
-    probes += [data[:n] + b"\xff\xfe" + data[n + 2:] for n in range(0, len(data), len(data) // 20)]
+    probes += [data[:n] + b"\xff\xfe" + data[n + 2 :] for n in range(0, len(data), len(data) // 20)]
     for probe in probes:
         path.write_bytes(probe)
         try:

@@ -62,9 +62,7 @@ def _accepts(address: str) -> bool:
 
 @pytest.mark.slow  # starts the embedded chat model and generates on the CPU
 def test_local_server_answers_a_structured_call_and_stops(model_path, tmp_path, capfd):
-    settings = get_settings(
-        data_dir=tmp_path, llm={"local_model_path": str(model_path), "local_ctx": 2048}
-    )
+    settings = get_settings(data_dir=tmp_path, llm={"local_model_path": str(model_path), "local_ctx": 2048})
     try:
         model = build_chat_model("verify", settings)  # starts the shared server
         server = shared_server(settings)

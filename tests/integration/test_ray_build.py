@@ -24,15 +24,19 @@ pytestmark = pytest.mark.integration
 
 runner = CliRunner()
 PAPERS = 260  # CiteSeer records in the corpus, beside one PDF
-QUERIES = ["conditional random fields sequence labeling", "literature graph semantic scholar entity linking",
-           "citation recommendation", "agents planning reinforcement learning"]
+QUERIES = [
+    "conditional random fields sequence labeling",
+    "literature graph semantic scholar entity linking",
+    "citation recommendation",
+    "agents planning reinforcement learning",
+]
 
 
 @pytest.fixture(scope="module")
 def ray_up():
     """One local Ray instance (2 CPUs) for the module: `ray_loader` uses a Ray already running."""
     pytest.importorskip("ray.data", reason="Ray is not installed: pip install -e '.[ray]'")
-    from tools.ray_build import ray_session
+    from tools.index.ray_build import ray_session
 
     with ray_session(None, num_cpus=2) as ray:
         yield ray
@@ -60,7 +64,7 @@ def corpus(tmp_path_factory):
 
 
 def _build(inputs, root, on_ray: bool, rebuild: bool = False):
-    from tools.ray_build import ray_loader
+    from tools.index.ray_build import ray_loader
 
     settings = get_settings()
     loader = ray_loader(settings) if on_ray else None
@@ -87,8 +91,9 @@ def _same_index(a_root, b_root):
         assert sorted(a.graph.graph.edges) == sorted(b.graph.graph.edges)
         assert np.allclose(a.paper_embeddings, b.paper_embeddings, atol=1e-5)
         for q in QUERIES:
-            assert [(p.chunk_id, p.score) for p in a.bm25_chunks(q, 10)] == \
-                   [(p.chunk_id, p.score) for p in b.bm25_chunks(q, 10)], q
+            assert [(p.chunk_id, p.score) for p in a.bm25_chunks(q, 10)] == [
+                (p.chunk_id, p.score) for p in b.bm25_chunks(q, 10)
+            ], q
             assert a.bm25_papers(q, 10) == b.bm25_papers(q, 10), q
             da, db = a.dense_chunks(q, 10), b.dense_chunks(q, 10)
             assert [p.chunk_id for p in da] == [p.chunk_id for p in db], q
@@ -136,8 +141,19 @@ def test_cli_ray_flag(ray_up, corpus, tmp_path):
 
 
 def test_cli_ray_refuses_embeddings_file(corpus, tmp_path):
-    r = runner.invoke(app, ["index", "build", str(corpus[1]), "--index", str(tmp_path / "idx"), "--ray",
-                            "--embeddings", str(tmp_path / "v.npz")])
+    r = runner.invoke(
+        app,
+        [
+            "index",
+            "build",
+            str(corpus[1]),
+            "--index",
+            str(tmp_path / "idx"),
+            "--ray",
+            "--embeddings",
+            str(tmp_path / "v.npz"),
+        ],
+    )
     assert r.exit_code == 1
     assert "--embeddings and --ray" in r.output
     assert not (tmp_path / "idx").exists()
@@ -149,8 +165,9 @@ def test_cli_unreachable_cluster_fails_fast(corpus, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     t = time.monotonic()
-    r = runner.invoke(app, ["index", "build", str(corpus[1]), "--index", str(tmp_path / "idx"),
-                            "--ray-address", f"127.0.0.1:{port}"])
+    r = runner.invoke(
+        app, ["index", "build", str(corpus[1]), "--index", str(tmp_path / "idx"), "--ray-address", f"127.0.0.1:{port}"]
+    )
     assert r.exit_code == 1
     assert f"nothing answers at Ray address '127.0.0.1:{port}'" in r.output and "ray start --head" in r.output
     assert time.monotonic() - t < 30  # Ray alone would wait minutes for the head node

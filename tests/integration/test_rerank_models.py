@@ -17,8 +17,8 @@ import time
 import pytest
 
 from bench.gpu_check_rerank import build_tiny_causal_lm, build_tiny_cross_encoder
-from tools.embed import ModelNotAvailable
-from tools.rerank import (
+from tools.models.embed import ModelNotAvailable
+from tools.models.rerank import (
     CHATML_TEMPLATE,
     SYSTEM_PROMPT,
     CrossEncoderReranker,
@@ -34,8 +34,10 @@ pytestmark = pytest.mark.integration
 log = logging.getLogger(__name__)
 
 QUERY = "What does a CRF model?"
-CRF = ("Conditional random fields (CRFs) model the conditional probability of a label sequence "
-       "given an observation sequence, avoiding the label bias problem of MEMMs.")
+CRF = (
+    "Conditional random fields (CRFs) model the conditional probability of a label sequence "
+    "given an observation sequence, avoiding the label bias problem of MEMMs."
+)
 COOKING = "Whisk the eggs with the sugar, fold in the flour and bake the cake at 180 degrees for 40 minutes."
 
 
@@ -89,7 +91,7 @@ def test_cross_encoder_batching_does_not_change_scores(cross_encoder_dir):
     small = _ce(cross_encoder_dir, batch_size=7).score(QUERY, texts)
     assert len(big) == len(small) == 70
     assert max(abs(a - b) for a, b in zip(big, small)) < 1e-5
-    assert len(set(round(s, 6) for s in big)) > 1  # the head does look at the text
+    assert len({round(s, 6) for s in big}) > 1  # the head does look at the text
 
 
 def test_cross_encoder_is_deterministic_and_cuts_passages(cross_encoder_dir):
@@ -199,8 +201,13 @@ def local_server(request, tmp_path_factory):
 
 @pytest.mark.llm
 def test_llm_server_ranks_the_relevant_passage_first(local_server):
-    settings = RerankSettings(backend="llm", llm_runtime="server", server_url=local_server.base_url,
-                              api_key=local_server.api_key, timeout_s=300)
+    settings = RerankSettings(
+        backend="llm",
+        llm_runtime="server",
+        server_url=local_server.base_url,
+        api_key=local_server.api_key,
+        timeout_s=300,
+    )
     reranker = build_reranker(settings, device="cpu")
     assert reranker.name.startswith("llm:server:")
     started = time.perf_counter()

@@ -10,23 +10,31 @@ from typer.testing import CliRunner
 from agent.cli import app
 from agent.settings import get_settings
 from tools.index import build_index, open_index
-from tools.pipeline import run_retrieval
-from tools.relate import ranking_b
-from tools.retrieve import retrieve_subquery
+from tools.retrieval.pipeline import run_retrieval
+from tools.retrieval.relate import ranking_b
+from tools.retrieval.retrieve import retrieve_subquery
 
 from .conftest import CRF_ID
 
 pytestmark = pytest.mark.integration
 
 COOKING = [
-    ("seed", "Slow cooking tomato sauce for pasta", "We simmer tomato sauce for pasta with garlic, basil and olive oil."),
+    (
+        "seed",
+        "Slow cooking tomato sauce for pasta",
+        "We simmer tomato sauce for pasta with garlic, basil and olive oil.",
+    ),
     ("f1", "Fresh pasta dough by hand", "Kneading fresh pasta dough with eggs and flour for tagliatelle and sauce."),
     ("f2", "Tomato sauce variations", "Tomato sauce with garlic, onions, basil and olive oil for pasta dishes."),
     ("f3", "Olive oil in Mediterranean cooking", "Olive oil, garlic and basil in slow cooked sauces and pasta."),
     ("f4", "Baking bread at home", "Sourdough bread baking with flour, water, salt and a slow rise."),
 ]
 OTHER = [
-    ("target", "Lattice simulations of quantum chromodynamics", "Monte Carlo lattice gauge theory computes hadron masses."),
+    (
+        "target",
+        "Lattice simulations of quantum chromodynamics",
+        "Monte Carlo lattice gauge theory computes hadron masses.",
+    ),
     ("r1", "Numerical integration methods", "Quadrature rules and adaptive step sizes."),
     ("r2", "Random number generators", "Pseudo-random sequences for simulation."),
     ("r3", "Parallel computing clusters", "Message passing on distributed memory machines."),
@@ -38,7 +46,9 @@ REFS = {"seed": ["r1", "r2", "r3"], "target": ["r1", "r2", "r4"]}
 @pytest.fixture(scope="module")
 def coupling_index(tmp_path_factory):
     d = tmp_path_factory.mktemp("coupling")
-    rows = [{"paper_id": pid, "title": t, "abstract": a, "references": REFS.get(pid, [])} for pid, t, a in COOKING + OTHER]
+    rows = [
+        {"paper_id": pid, "title": t, "abstract": a, "references": REFS.get(pid, [])} for pid, t, a in COOKING + OTHER
+    ]
     (d / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     build_index([d / "papers.jsonl"], d / "idx", get_settings())
     idx = open_index(d / "idx", get_settings())
@@ -97,8 +107,10 @@ def test_llm_free_run_relate_adds_cited_papers(built_index):
 
 
 def test_retrieve_cli_json(built_index):
-    r = CliRunner().invoke(app, ["retrieve", "conditional random fields", "--index", str(built_index),
-                                 "--stage", "a", "--k", "5", "--json"])
+    r = CliRunner().invoke(
+        app,
+        ["retrieve", "conditional random fields", "--index", str(built_index), "--stage", "a", "--k", "5", "--json"],
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["stage"] == "a" and data["question"] == "conditional random fields"

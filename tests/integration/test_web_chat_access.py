@@ -38,8 +38,14 @@ def ui(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITLOOP_")}
     env.update(LITLOOP_DATA_DIR=str(tmp / "data"), HOME=str(tmp / "home"), LITLOOP_UI_TOKEN=TOKEN)
     log = (tmp / "ui.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "agent.cli", "ui", "--port", str(port)], cwd=REPO, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "ui", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -63,9 +69,13 @@ def ui(tmp_path_factory):
 def _handshake(port: int, host: str, origin: str) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         key = base64.b64encode(os.urandom(16)).decode()
-        s.sendall((f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nUpgrade: websocket\r\n"
-                   f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                   "Sec-WebSocket-Protocol: streamlit\r\n\r\n").encode())
+        s.sendall(
+            (
+                f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                "Sec-WebSocket-Protocol: streamlit\r\n\r\n"
+            ).encode()
+        )
         return s.recv(100).split(b"\r\n")[0]
 
 
@@ -76,8 +86,12 @@ def _session(port: int, query: str, origin: str | None = None) -> bytes:
     from websockets.sync.client import connect
 
     got = b""
-    with connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
-                 origin=origin or f"http://127.0.0.1:{port}", open_timeout=10) as ws:
+    with connect(
+        f"ws://127.0.0.1:{port}/_stcore/stream",
+        subprotocols=["streamlit"],
+        origin=origin or f"http://127.0.0.1:{port}",
+        open_timeout=10,
+    ) as ws:
         msg = BackMsg()
         msg.rerun_script.query_string = query
         msg.rerun_script.page_script_hash = ""

@@ -26,8 +26,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser]
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "img" / "web-chat.png"
 CHROMIUM = os.environ.get("LITLOOP_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 QUESTION = "Which sequence labelling models use conditional random fields, and what F1 do they reach?"
 
 
@@ -61,8 +68,10 @@ def printed_url(log: Path, port: int) -> str:
 @pytest.fixture(scope="module")
 def browser_prereqs():
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"chromium is absent ({CHROMIUM}); install Debian's `chromium` (apt-get install chromium) "
-                    "or point LITLOOP_CHROMIUM at a Chromium binary")
+        pytest.skip(
+            f"chromium is absent ({CHROMIUM}); install Debian's `chromium` (apt-get install chromium) "
+            "or point LITLOOP_CHROMIUM at a Chromium binary"
+        )
     pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed: pip install playwright")
 
 
@@ -78,14 +87,27 @@ def running_ui(browser_prereqs, small_index, tmp_path):
     with OpenAIStub(delays={"synthesize": 2.0}) as stub:
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
-        env.update({"LITLOOP_DATA_DIR": str(tmp_path / "data"), "LITLOOP_LLM__BASE_URL": stub.base_url,
-                    "LITLOOP_LLM__MODEL": "stub-model", "LITLOOP_LLM__MAX_RETRIES": "0",
-                    "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "HOME": str(tmp_path / "home")})
+        env.update(
+            {
+                "LITLOOP_DATA_DIR": str(tmp_path / "data"),
+                "LITLOOP_LLM__BASE_URL": stub.base_url,
+                "LITLOOP_LLM__MODEL": "stub-model",
+                "LITLOOP_LLM__MAX_RETRIES": "0",
+                "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+                "HOME": str(tmp_path / "home"),
+            }
+        )
         log = (tmp_path / "ui.log").open("w")
         script = Path(sys.executable).with_name("litloop")
         litloop = [str(script)] if script.exists() else [sys.executable, "-m", "agent.cli"]
-        proc = subprocess.Popen([*litloop, "ui", "--index", str(small_index), "--port", str(port)], cwd=REPO,
-                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [*litloop, "ui", "--index", str(small_index), "--port", str(port)],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             wait_healthy(url, proc)
@@ -122,8 +144,9 @@ def test_ask_in_the_browser_shows_cited_answer(running_ui):
             # the first question loads the embedder in the server: minutes on a small CPU at worst
             first = page.get_by_text("[1] Conditional random fields for sequence labeling", exact=False).first
             expect(first).to_be_visible(timeout=300_000)
-            expect(page.get_by_text("Conditional random fields reach 95.7 F1 on chunking [1]", exact=False)
-                   .first).to_be_visible()
+            expect(
+                page.get_by_text("Conditional random fields reach 95.7 F1 on chunking [1]", exact=False).first
+            ).to_be_visible()
             expect(page.get_by_text("[2] Bidirectional LSTM-CRF models", exact=False).first).to_be_visible()
             first.click()  # open the evidence
             expect(page.get_by_text("We present conditional random fields", exact=False).first).to_be_visible()

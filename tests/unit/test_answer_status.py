@@ -30,23 +30,33 @@ READ_OK, READ_FAILED = {"paper_id": "a", "relevant": True}, {"paper_id": "b", "r
 TIMEOUT = {"node": "read", "error": "TimeoutError: read timed out", "kind": "call"}
 
 
-@pytest.mark.parametrize(("readings", "errors", "status"), [
-    ([READ_OK], [], "ok"),
-    ([], [], "ok"),  # nothing was found to read: "no evidence" is a finding
-    ([READ_OK, READ_FAILED], [TIMEOUT], "partial"),
-    ([READ_FAILED, READ_FAILED], [TIMEOUT, TIMEOUT], "failed"),  # none judged: "no evidence" would be a guess
-    ([READ_OK], [{"node": "verify", "error": "x", "kind": "invalid_json"}], "partial"),
-])
+@pytest.mark.parametrize(
+    ("readings", "errors", "status"),
+    [
+        ([READ_OK], [], "ok"),
+        ([], [], "ok"),  # nothing was found to read: "no evidence" is a finding
+        ([READ_OK, READ_FAILED], [TIMEOUT], "partial"),
+        ([READ_FAILED, READ_FAILED], [TIMEOUT, TIMEOUT], "failed"),  # none judged: "no evidence" would be a guess
+        ([READ_OK], [{"node": "verify", "error": "x", "kind": "invalid_json"}], "partial"),
+    ],
+)
 def test_answer_status(readings, errors, status):
     assert answer_status(readings, errors) == status
 
 
 def test_failure_reason_names_the_endpoint_failure_before_the_calls_not_sent():
-    errors = [{"node": "decompose", "error": "OpenAIConnectionError: Connection error.", "kind": "call"},
-              {"node": "read", "error": "not sent: ...", "kind": "not_sent"}]
-    assert failure_reason([READ_FAILED], errors) == \
-        "every paper read failed (1 of 1); decompose: OpenAIConnectionError: Connection error."
-    assert failure_reason([READ_FAILED], [TIMEOUT]) == "every paper read failed (1 of 1); read: TimeoutError: read timed out"
+    errors = [
+        {"node": "decompose", "error": "OpenAIConnectionError: Connection error.", "kind": "call"},
+        {"node": "read", "error": "not sent: ...", "kind": "not_sent"},
+    ]
+    assert (
+        failure_reason([READ_FAILED], errors)
+        == "every paper read failed (1 of 1); decompose: OpenAIConnectionError: Connection error."
+    )
+    assert (
+        failure_reason([READ_FAILED], [TIMEOUT])
+        == "every paper read failed (1 of 1); read: TimeoutError: read timed out"
+    )
 
 
 def test_a_failed_answer_is_empty_and_says_why():
@@ -64,16 +74,25 @@ def test_error_lines_group_by_step_and_message():
 
 def test_status_lines():
     assert status_line("ok", {}, []) is None
-    assert status_line("failed", {"failure": "every paper read failed (2 of 2)"}, []) == \
-        "No answer: every paper read failed (2 of 2)"
+    assert (
+        status_line("failed", {"failure": "every paper read failed (2 of 2)"}, [])
+        == "No answer: every paper read failed (2 of 2)"
+    )
     assert status_line("partial", {}, [TIMEOUT]).startswith("Partial answer: 1 LLM call of the run failed")
 
 
 def test_timeline_marks_a_failed_answer():
     t = Timeline()
     stage = t.add({"node": "synthesize", "answer": failed_answer("the run stopped in decompose: 401")})
-    assert stage.title == "No answer: the run failed" and stage.failed and stage.lines == ["the run stopped in decompose: 401"]
-    assert t.add({"node": "synthesize", "answer": {"status": "partial", "citations": [1]}}).title == "Answer written (partial)"
+    assert (
+        stage.title == "No answer: the run failed"
+        and stage.failed
+        and stage.lines == ["the run stopped in decompose: 401"]
+    )
+    assert (
+        t.add({"node": "synthesize", "answer": {"status": "partial", "citations": [1]}}).title
+        == "Answer written (partial)"
+    )
 
 
 def test_describe_error_adds_the_root_cause_once():
@@ -83,7 +102,10 @@ def test_describe_error_adds_the_root_cause_once():
         except OSError as inner:
             raise RuntimeError("Connection error.") from inner
     except RuntimeError as exc:
-        assert describe_error(exc) == "RuntimeError: Connection error. (ConnectionRefusedError: [Errno 111] Connection refused)"
+        assert (
+            describe_error(exc)
+            == "RuntimeError: Connection error. (ConnectionRefusedError: [Errno 111] Connection refused)"
+        )
     assert describe_error(ValueError("plain")) == "ValueError: plain"
 
 
@@ -116,6 +138,7 @@ def test_without_a_watch_every_call_is_sent():
 def test_a_bug_of_ours_is_not_taken_for_a_bad_reply():
     """AttributeError / JSONDecodeError count as the endpoint's bad reply only when raised inside
     the client libraries; the same errors from anywhere else propagate."""
+
     def bug(_messages):
         raise AttributeError("'str' object has no attribute 'choices'")
 

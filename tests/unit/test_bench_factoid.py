@@ -22,9 +22,14 @@ from tools.base import Locator
 
 pytestmark = pytest.mark.unit
 
-ITEM = {"id": "s2orc-x", "question": "How many PDFs were selected for processing in S2ORC?",
-        "answer_contains": ["30.5M", "30.5 million", "30,500,000"], "paper_id": "P1", "page": 3,
-        "evidence": "and 30.5M PDFs are selected for processing based on these filtering criteria."}
+ITEM = {
+    "id": "s2orc-x",
+    "question": "How many PDFs were selected for processing in S2ORC?",
+    "answer_contains": ["30.5M", "30.5 million", "30,500,000"],
+    "paper_id": "P1",
+    "page": 3,
+    "evidence": "and 30.5M PDFs are selected for processing based on these filtering criteria.",
+}
 
 
 def cite(paper_id: str, page: int | None) -> dict:
@@ -85,16 +90,58 @@ def test_other_paper_on_the_gold_page():
 
 def test_missing_text_and_citations():
     s = score_answer(ITEM, {})
-    assert s == {"correct": False, "matched": None, "paper_cited": False, "page_cited": False,
-                 "cited_pages": [], "cited_papers": []}
+    assert s == {
+        "correct": False,
+        "matched": None,
+        "paper_cited": False,
+        "page_cited": False,
+        "cited_pages": [],
+        "cited_papers": [],
+    }
 
 
 def test_summarise_shares_and_seconds():
     rows = [
-        {"paper_id": "P1", "correct": True, "paper_cited": True, "page_cited": True, "seconds": 10.0, "llm_calls": 2, "status": "ok", "preset": "x"},
-        {"paper_id": "P1", "correct": True, "paper_cited": True, "page_cited": False, "seconds": 20.0, "llm_calls": 4, "status": "ok", "preset": "x"},
-        {"paper_id": "P2", "correct": False, "paper_cited": True, "page_cited": True, "seconds": 30.0, "llm_calls": 3, "status": "partial", "preset": "x"},
-        {"paper_id": "P2", "correct": False, "paper_cited": False, "page_cited": False, "seconds": 100.0, "llm_calls": 3, "status": "ok", "preset": "x"},
+        {
+            "paper_id": "P1",
+            "correct": True,
+            "paper_cited": True,
+            "page_cited": True,
+            "seconds": 10.0,
+            "llm_calls": 2,
+            "status": "ok",
+            "preset": "x",
+        },
+        {
+            "paper_id": "P1",
+            "correct": True,
+            "paper_cited": True,
+            "page_cited": False,
+            "seconds": 20.0,
+            "llm_calls": 4,
+            "status": "ok",
+            "preset": "x",
+        },
+        {
+            "paper_id": "P2",
+            "correct": False,
+            "paper_cited": True,
+            "page_cited": True,
+            "seconds": 30.0,
+            "llm_calls": 3,
+            "status": "partial",
+            "preset": "x",
+        },
+        {
+            "paper_id": "P2",
+            "correct": False,
+            "paper_cited": False,
+            "page_cited": False,
+            "seconds": 100.0,
+            "llm_calls": 3,
+            "status": "ok",
+            "preset": "x",
+        },
     ]
     s = summarise(rows)
     assert s["questions"] == 4 and s["preset"] == "x"
@@ -137,11 +184,20 @@ def test_dataset_fields_count_and_ids():
 def fake_index():
     def chunk(pid, page, text):
         return SimpleNamespace(paper_id=pid, text=text, locator=Locator(page=page))
+
     return SimpleNamespace(
         papers={"P1": object(), "P2": object()},
-        chunks=[chunk("P1", 2, "Intro."), chunk("P1", 3, "There are around 31.3M PDFs, and 30.5M PDFs\n are selected for "
-                                                 "processing based on these filtering criteria. More."),
-                chunk("P2", 3, "and 30.5M PDFs are selected for processing based on these filtering criteria.")])
+        chunks=[
+            chunk("P1", 2, "Intro."),
+            chunk(
+                "P1",
+                3,
+                "There are around 31.3M PDFs, and 30.5M PDFs\n are selected for "
+                "processing based on these filtering criteria. More.",
+            ),
+            chunk("P2", 3, "and 30.5M PDFs are selected for processing based on these filtering criteria."),
+        ],
+    )
 
 
 def test_check_dataset_passes_a_good_item():
@@ -156,7 +212,8 @@ def test_check_dataset_flags_bad_items():
         dict(ITEM, id="answer-not-in-evidence", answer_contains=["31.3M"]),
         {k: v for k, v in ITEM.items() if k != "page"} | {"id": "no-page"},
         dict(ITEM, id="str-page", page="3"),
-        dict(ITEM), dict(ITEM),
+        dict(ITEM),
+        dict(ITEM),
     ]
     problems = check_dataset(fake_index(), bad)
     text = "\n".join(problems)

@@ -99,25 +99,51 @@ def test_section_agreement_as_sets_with_the_unmatched_names():
 
 
 def test_grobid_side_skips_empty_and_sectionless_entries():
-    body = [{"text": "Intro text.", "section": "Introduction", "sec_num": "1"},
-            {"text": "  ", "section": "Introduction", "sec_num": "1"},
-            {"text": "1 https://example.org a footnote", "section": "", "sec_num": None},
-            {"text": "More.", "section": "Document Representation", "sec_num": None}]
+    body = [
+        {"text": "Intro text.", "section": "Introduction", "sec_num": "1"},
+        {"text": "  ", "section": "Introduction", "sec_num": "1"},
+        {"text": "1 https://example.org a footnote", "section": "", "sec_num": None},
+        {"text": "More.", "section": "Document Representation", "sec_num": None},
+    ]
     assert grobid_paragraphs(body) == ["Intro text.", "More."]
     assert grobid_sections(body) == ["1 Introduction", "Document Representation"]
 
 
-@pytest.mark.parametrize("text", ["Done.", 'He said "yes."', "(see Table 2.)", "as follows:",
-                                  "Really?” ", "Stop!\n", "the set [1, 2.]",
-                                  "future research.1", "reproducibility. 11", "(Smith, 2019).12",
-                                  "of the paper:5", "were formatted.†"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Done.",
+        'He said "yes."',
+        "(see Table 2.)",
+        "as follows:",
+        "Really?” ",
+        "Stop!\n",
+        "the set [1, 2.]",
+        "future research.1",
+        "reproducibility. 11",
+        "(Smith, 2019).12",
+        "of the paper:5",
+        "were formatted.†",
+    ],
+)
 def test_sentence_ends(text):
     assert ends_sentence(text)
 
 
-@pytest.mark.parametrize("text", ["the model is", "pretraining cor-", "", "   ", "i.e.,",
-                                  "Hochreiter and Schmidhuber, 1997)", "discussed in §2.1",
-                                  "we use v3.4", "costs 12"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the model is",
+        "pretraining cor-",
+        "",
+        "   ",
+        "i.e.,",
+        "Hochreiter and Schmidhuber, 1997)",
+        "discussed in §2.1",
+        "we use v3.4",
+        "costs 12",
+    ],
+)
 def test_mid_sentence_ends(text):
     assert not ends_sentence(text)
 
@@ -140,9 +166,16 @@ def footnote(text):
 def test_cut_stats_rates_counts_and_shortest_examples():
     long_end = "x" * 130 + " ends here."
     long_cut = "y" * 130 + " and then the"
-    chunks = [chunk("title_abstract", "Title"), chunk("text", long_end), chunk("text", long_cut),
-              chunk("text", "Short but whole."), chunk("text", "short and cut"),
-              chunk("equation", "a = b"), chunk("equation", "z" * 45), footnote("1 https://x.org")]
+    chunks = [
+        chunk("title_abstract", "Title"),
+        chunk("text", long_end),
+        chunk("text", long_cut),
+        chunk("text", "Short but whole."),
+        chunk("text", "short and cut"),
+        chunk("equation", "a = b"),
+        chunk("equation", "z" * 45),
+        footnote("1 https://x.org"),
+    ]
     s = cut_stats(chunks)
     assert s["text_chunks"] == 4  # the footnote and non-text chunks are left out
     assert s["fragment_rate"] == pytest.approx(2 / 4) and s["mid_sentence_rate"] == pytest.approx(2 / 4)
@@ -166,10 +199,14 @@ def test_table_scores_found_page_and_rows():
         {"paper": "p", "label": "Table 4", "page": 6, "header_rows": 1, "body_rows": 1, "columns": 2},
         {"paper": "other", "label": "Table 1", "page": 1, "header_rows": 1, "body_rows": 1, "columns": 2},
     ]
-    chunks = {"p": [chunk("table", "Table 1: c\nh | h\n1 | 2\n3 | 4", page=3, table_id="Table 1"),
-                    chunk("table", "Table 2: c\nh | h\n1 | 2\n3 | 4", page=5, table_id="Table 2"),
-                    chunk("table", "Table 3: a box of prose", page=5, table_id="Table 3"),
-                    chunk("text", "Table 4 is mentioned here.", page=6)]}
+    chunks = {
+        "p": [
+            chunk("table", "Table 1: c\nh | h\n1 | 2\n3 | 4", page=3, table_id="Table 1"),
+            chunk("table", "Table 2: c\nh | h\n1 | 2\n3 | 4", page=5, table_id="Table 2"),
+            chunk("table", "Table 3: a box of prose", page=5, table_id="Table 3"),
+            chunk("text", "Table 4 is mentioned here.", page=6),
+        ]
+    }
     r = table_scores(expected, chunks)
     assert (r["total"], r["found"], r["page_right"]) == (4, 3, 2)
     assert (r["rows_right"], r["rows_total"]) == (1, 3)
@@ -209,9 +246,14 @@ def test_merge_tolerant_alignment_matches_a_paragraph_the_other_side_merged():
 def test_body_only_leaves_out_acknowledgements_and_lettered_appendices():
     from tools.base import Block, Document, Paper
 
-    doc = Document(Paper(paper_id="p", title="t"), (
-        Block("text", "Body text.", section="2 Method"), Block("text", "Thanks.", section="Acknowledgements"),
-        Block("text", "Details.", section="A Appendix A - Baselines"), Block("text", "A note.", section="2 Method",
-                                                                              footnote="3")))
+    doc = Document(
+        Paper(paper_id="p", title="t"),
+        (
+            Block("text", "Body text.", section="2 Method"),
+            Block("text", "Thanks.", section="Acknowledgements"),
+            Block("text", "Details.", section="A Appendix A - Baselines"),
+            Block("text", "A note.", section="2 Method", footnote="3"),
+        ),
+    )
     assert our_paragraphs(doc) == ["Body text.", "Thanks.", "Details."]
     assert our_paragraphs(doc, body_only=True) == ["Body text."]

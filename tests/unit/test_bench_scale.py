@@ -67,8 +67,10 @@ def test_chunker_makes_about_m_chunks(vocab, tmp_path):
     assert len(docs) == 8
     counts = [len(chunk_document(d)) for d in docs]
     assert all(6 <= c <= 8 for c in counts), counts
-    assert all(len(d.paper.bibliography) == len(r) for d, r in
-               zip(docs, [x["bib_entries"] for x in synthetic_corpus(8, 7, seed=1, vocab=vocab)], strict=True))
+    assert all(
+        len(d.paper.bibliography) == len(r)
+        for d, r in zip(docs, [x["bib_entries"] for x in synthetic_corpus(8, 7, seed=1, vocab=vocab)], strict=True)
+    )
 
 
 def test_references_point_back_to_corpus_papers(vocab):
@@ -89,8 +91,11 @@ def test_in_degree_is_heavy_tailed():
 
 
 def test_in_degrees_counts_links():
-    recs = [{"paper_id": "a", "bib_entries": {}}, {"paper_id": "b", "bib_entries": {"B0": {"link": "a"}}},
-            {"paper_id": "c", "bib_entries": {"B0": {"link": "a"}, "B1": {"link": "b"}}}]
+    recs = [
+        {"paper_id": "a", "bib_entries": {}},
+        {"paper_id": "b", "bib_entries": {"B0": {"link": "a"}}},
+        {"paper_id": "c", "bib_entries": {"B0": {"link": "a"}, "B1": {"link": "b"}}},
+    ]
     assert in_degrees(recs) == [2, 1, 0]
 
 

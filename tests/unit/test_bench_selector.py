@@ -15,7 +15,9 @@ def _s(text: str) -> dict:
 
 def test_a_gold_row_matches_through_whitespace_and_case():
     assert matches(["| Title | 0.91 |"], "|  title |   0.91 |")
-    assert matches(["We train with a triplet margin loss over citation triples."], "we train with a triplet margin loss")
+    assert matches(
+        ["We train with a triplet margin loss over citation triples."], "we train with a triplet margin loss"
+    )
     assert not matches(["| Title | 0.91 |"], "| Venue | 0.71 |")
     assert not matches(["| Title | 0.91 |"], "Title")  # too short to stand for the gold sentence
 

@@ -1,4 +1,4 @@
-"""BM25 over segments (tools/bm25_segments.py) against the reference implementation,
+"""BM25 over segments (tools/retrieval/bm25_segments.py) against the reference implementation,
 rank_bm25.BM25Okapi (STYLE habit 11): however the documents are cut into segments, saved and
 memory-mapped, merged back by a compaction, the scores are rank_bm25's and the rankings are its
 scores sorted by the documented rule (score descending, then row; only documents that hold a
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import CITESEER
-from tools import bm25_segments
-from tools.bm25_segments import Postings, SegmentedBM25, Stats
-from tools.text import tokenize
+from tools.retrieval import bm25_segments
+from tools.retrieval.bm25_segments import Postings, SegmentedBM25, Stats
+from tools.retrieval.text import tokenize
 
 rank_bm25 = pytest.importorskip("rank_bm25")
 
@@ -87,7 +87,7 @@ def segmented(parts, tmp_path=None) -> SegmentedBM25:
 def test_any_cut_of_the_hand_corpus_equals_rank_bm25(cuts, tmp_path):
     parts, at = [], 0
     for n in cuts:
-        parts.append(HAND[at:at + n])
+        parts.append(HAND[at : at + n])
         at += n
     ours = segmented(parts, tmp_path)
     theirs = rank_bm25.BM25Okapi(HAND, k1=K1, b=B, epsilon=EPS)
@@ -167,7 +167,7 @@ def test_long_queries_with_repeated_terms_score_as_rank_bm25(citeseer_docs, tmp_
     docs, _ = citeseer_docs
     ours = segmented([docs[:1200], docs[1200:]], tmp_path)
     theirs = rank_bm25.BM25Okapi(docs)
-    for seed in docs[:: 97][:12]:
+    for seed in docs[::97][:12]:
         assert len(set(seed)) < len(seed)  # the case under test: repeats
         assert_same(ours.scores(seed), theirs.get_scores(seed))
         assert_same_ranking(ours.top_k(seed, 30), reference_top_k(theirs, docs, seed, 30))

@@ -62,9 +62,17 @@ def test_browse_url_carries_the_token():
     assert access.browse_url("0.0.0.0", 8501, "t") == "http://127.0.0.1:8501/?token=t"
 
 
-CONFIGURED = Configured(base_url="https://api.example.com/v1", model="m", azure=False,
-                        env={access.BASE_URL: "https://api.example.com/v1", access.MODEL: "m",
-                             access.API_KEY: "sk-configured", access.AZURE: None})
+CONFIGURED = Configured(
+    base_url="https://api.example.com/v1",
+    model="m",
+    azure=False,
+    env={
+        access.BASE_URL: "https://api.example.com/v1",
+        access.MODEL: "m",
+        access.API_KEY: "sk-configured",
+        access.AZURE: None,
+    },
+)
 
 
 def test_the_configured_endpoint_keeps_its_key():
@@ -77,16 +85,29 @@ def test_a_typed_endpoint_gets_only_its_typed_key_or_the_placeholder():
     env = access.endpoint_environment("http://attacker.example/v1", "m", "", CONFIGURED)
     assert env[access.BASE_URL] == "http://attacker.example/v1"
     assert env[access.API_KEY] == access.NO_KEY  # set, so OPENAI_API_KEY is not the fallback either
-    assert access.endpoint_environment("http://localhost:11434/v1", "m", " sk-mine ", CONFIGURED)[access.API_KEY] == "sk-mine"
+    assert (
+        access.endpoint_environment("http://localhost:11434/v1", "m", " sk-mine ", CONFIGURED)[access.API_KEY]
+        == "sk-mine"
+    )
     # with no endpoint configured at all, any typed one is typed
-    none = Configured(None, None, False, {access.BASE_URL: None, access.MODEL: None,
-                                          access.API_KEY: "sk-env", access.AZURE: None})
+    none = Configured(
+        None, None, False, {access.BASE_URL: None, access.MODEL: None, access.API_KEY: "sk-env", access.AZURE: None}
+    )
     assert access.endpoint_environment("http://x.example/v1", "m", "", none)[access.API_KEY] == access.NO_KEY
 
 
 def test_a_typed_endpoint_switches_a_configured_azure_off():
-    azure = Configured(None, "dep", True, {access.BASE_URL: None, access.MODEL: "dep",
-                                           access.API_KEY: "azure-key", access.AZURE: "https://r.openai.azure.com"})
+    azure = Configured(
+        None,
+        "dep",
+        True,
+        {
+            access.BASE_URL: None,
+            access.MODEL: "dep",
+            access.API_KEY: "azure-key",
+            access.AZURE: "https://r.openai.azure.com",
+        },
+    )
     env = access.endpoint_environment("http://x.example/v1", "m", "", azure)
     assert env[access.AZURE] == "" and env[access.API_KEY] == access.NO_KEY
     back = access.endpoint_environment("", "dep", "", azure)
@@ -130,7 +151,7 @@ def test_ui_prints_the_url_with_a_new_token_passed_in_the_environment(monkeypatc
     assert f"http://127.0.0.1:8600/?token={token}" in r.output
     assert token not in " ".join(started["cmd"])  # never on a command line (`ps` shows those)
     assert "warning" not in r.output
-    r2, again = _ui(monkeypatch)
+    _, again = _ui(monkeypatch)
     assert again["env"][access.TOKEN_ENV] != token  # new at every start
 
     monkeypatch.setenv(access.TOKEN_ENV, "short")

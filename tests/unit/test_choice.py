@@ -22,9 +22,13 @@ OPTIONS = {"A": "yes", "B": "no", "C": "maybe"}
 
 
 def test_label_tokens_add_up_and_a_missing_label_gets_the_floor():
-    top = [{"token": "A", "logprob": math.log(0.5)}, {"token": " A", "logprob": math.log(0.1)},
-           {"token": "B.", "logprob": math.log(0.2)}, {"token": "Yes", "logprob": math.log(0.05)},
-           {"token": "The", "logprob": math.log(0.01)}]
+    top = [
+        {"token": "A", "logprob": math.log(0.5)},
+        {"token": " A", "logprob": math.log(0.1)},
+        {"token": "B.", "logprob": math.log(0.2)},
+        {"token": "Yes", "logprob": math.log(0.05)},
+        {"token": "The", "logprob": math.log(0.01)},
+    ]
     lp = label_logprobs(top, ["A", "B", "C"], OPTIONS)
     assert math.isclose(math.exp(lp["A"]), 0.65) and math.isclose(math.exp(lp["B"]), 0.2)
     assert math.isclose(lp["C"], math.log(0.01) - 2.0)  # 2 nats below the lowest listed
@@ -55,8 +59,12 @@ def test_the_abstention_option_is_found_by_its_text():
 
 def test_logprobs_are_read_from_the_reply_metadata():
     class Reply:
-        response_metadata = {"logprobs": {"content": [{"token": "B", "logprob": -0.1,
-                                                       "top_logprobs": [{"token": "B", "logprob": -0.1}]}]}}
+        response_metadata = {
+            "logprobs": {
+                "content": [{"token": "B", "logprob": -0.1, "top_logprobs": [{"token": "B", "logprob": -0.1}]}]
+            }
+        }
+
     assert top_logprobs_of(Reply()) == [{"token": "B", "logprob": -0.1}]
     assert top_logprobs_of(object()) is None
 

@@ -59,7 +59,10 @@ def test_paragraphs_never_merge_across_page_or_section():
     body = chunk_document(_doc(blocks))[1:]
     assert [c.text for c in body] == ["Short one.\nShort two.", "Short three.", "Short four."]
     assert [(c.locator.page, c.locator.section, c.locator.paragraph) for c in body] == [
-        (1, "1 Intro", 1), (2, "1 Intro", 3), (2, "2 Method", 1)]
+        (1, "1 Intro", 1),
+        (2, "1 Intro", 3),
+        (2, "2 Method", 1),
+    ]
 
 
 def test_long_paragraphs_are_not_packed():
@@ -102,7 +105,7 @@ def test_chunk_ids_are_stable_and_unique():
 
 
 def test_text_windows_cover_the_chunk_and_stay_short():
-    from tools.embed import text_windows
+    from tools.models.embed import text_windows
 
     assert text_windows("short text", 1000) == ["short text"]
     one = "word " * 240  # 1,200 chars: within a quarter of the window, stays whole
@@ -140,9 +143,11 @@ def test_footnotes_are_packed_apart_from_the_running_text():
         Block("text", "A footnote on the next page.", page=2, section="1 Intro", footnote="3"),
     ]
     body = chunk_document(_doc(blocks))[1:]
-    assert [c.text for c in body] == ["A short paragraph.\nAnother short paragraph.",
-                                      "https://example.org/code\nEqual contribution.",
-                                      "A footnote on the next page."]
+    assert [c.text for c in body] == [
+        "A short paragraph.\nAnother short paragraph.",
+        "https://example.org/code\nEqual contribution.",
+        "A footnote on the next page.",
+    ]
     assert body[0].locator.paragraph == 1 and body[0].locator.footnote is None
     assert body[1].locator.footnote == "2, ∗" and body[1].locator.paragraph is None
     assert (body[2].locator.page, body[2].locator.footnote) == (2, "3")
@@ -158,8 +163,9 @@ def test_a_span_of_a_chunk_across_a_page_break_has_its_own_page():
     assert loc.at(80, 130) == Locator(page=3, section="2 Method", paragraph=1, page_end=4)  # both pages
     assert Locator(page=5).at(0, 10) == Locator(page=5)
     first = "First page sentence here. " * 5
-    block = Block("text", first + "Second page sentence.", page=3, section="2 Method", page_end=4,
-                  page_end_at=len(first))
+    block = Block(
+        "text", first + "Second page sentence.", page=3, section="2 Method", page_end=4, page_end_at=len(first)
+    )
     (chunk,) = chunk_document(_doc([block]))[1:]
     assert chunk.locator.page_end_at == len(first)
     at = chunk.text.index("Second page")

@@ -30,8 +30,7 @@ def leaves(*pids: str) -> list[Paper]:
 def abc() -> CitationGraph:
     """A cites {x,y,z}, B cites {x,y,w}, C cites {x,q}."""
     return CitationGraph.from_papers(
-        [paper("A", "x", "y", "z"), paper("B", "x", "y", "w"), paper("C", "x", "q")]
-        + leaves("x", "y", "z", "w", "q")
+        [paper("A", "x", "y", "z"), paper("B", "x", "y", "w"), paper("C", "x", "q")] + leaves("x", "y", "z", "w", "q")
     )
 
 
@@ -59,9 +58,7 @@ def test_node_attributes() -> None:
 
 
 def test_unknown_references_dropped_and_counted_self_citation_ignored() -> None:
-    g = CitationGraph.from_papers(
-        [paper("A", "x", "nope", "nope", "A", "gone"), paper("x")]
-    )
+    g = CitationGraph.from_papers([paper("A", "x", "nope", "nope", "A", "gone"), paper("x")])
     assert g.references("A") == {"x"}
     assert not g.graph.has_edge("A", "A")
     assert g.dropped_references == 2  # "nope" (twice in the list, one reference) and "gone"
@@ -139,8 +136,7 @@ def test_coupling_neighbours_hand_worked(abc: CitationGraph) -> None:
 def test_coupling_neighbours_ties_by_id_and_k() -> None:
     # s cites {r1,r2,r3}; m the same (1.0); inserted b before a, both 2/3.
     g = CitationGraph.from_papers(
-        [paper("s", "r1", "r2", "r3"), paper("m", "r1", "r2", "r3"),
-         paper("b", "r1", "r2"), paper("a", "r2", "r3")]
+        [paper("s", "r1", "r2", "r3"), paper("m", "r1", "r2", "r3"), paper("b", "r1", "r2"), paper("a", "r2", "r3")]
         + leaves("r1", "r2", "r3")
     )
     expected = [("m", 1.0), ("a", pytest.approx(2 / 3)), ("b", pytest.approx(2 / 3))]
@@ -165,16 +161,12 @@ def test_coupling_edge_count(abc: CitationGraph) -> None:
 
 
 @pytest.mark.parametrize("block_entries", [8_000_000, 1, 37])
-def test_coupling_edge_count_matches_all_pairs(
-    monkeypatch: pytest.MonkeyPatch, block_entries: int
-) -> None:
+def test_coupling_edge_count_matches_all_pairs(monkeypatch: pytest.MonkeyPatch, block_entries: int) -> None:
     # tiny budgets force one row per block and uneven blocks
     monkeypatch.setattr(citation_graph, "_PAIR_BLOCK_ENTRIES", block_entries)
     g = CitationGraph.from_papers(random_papers(50, seed=5))
     for m in (1, 2, 3):
-        brute = sum(
-            1 for a, b in itertools.combinations(g.paper_ids(), 2) if g.coupling(a, b, m) > 0
-        )
+        brute = sum(1 for a, b in itertools.combinations(g.paper_ids(), 2) if g.coupling(a, b, m) > 0)
         assert g.coupling_edge_count(min_shared=m) == brute
 
 
@@ -195,13 +187,9 @@ def test_cocitation_hand_worked(abc: CitationGraph) -> None:
     # citers: x {A,B,C}, y {A,B}, z {A}, w {B}, q {C}
     # x with y: 2 shared / union 3 = 2/3; x with z, w, q: 1 / 3 each, ordered by id.
     third = pytest.approx(1 / 3)
-    assert abc.cocitation_neighbours("x") == [
-        ("y", pytest.approx(2 / 3)), ("q", third), ("w", third), ("z", third)
-    ]
+    assert abc.cocitation_neighbours("x") == [("y", pytest.approx(2 / 3)), ("q", third), ("w", third), ("z", third)]
     # y with x: 2 / 3; y with w, z: 1 shared / union 2.
-    assert abc.cocitation_neighbours("y") == [
-        ("x", pytest.approx(2 / 3)), ("w", 0.5), ("z", 0.5)
-    ]
+    assert abc.cocitation_neighbours("y") == [("x", pytest.approx(2 / 3)), ("w", 0.5), ("z", 0.5)]
     assert abc.cocitation_neighbours("x", min_shared=2) == [("y", pytest.approx(2 / 3))]
     assert abc.cocitation_neighbours("x", k=1) == [("y", pytest.approx(2 / 3))]
     assert abc.cocitation_neighbours("A") == []  # nobody cites A
@@ -209,9 +197,7 @@ def test_cocitation_hand_worked(abc: CitationGraph) -> None:
 
 def test_direct_neighbours_references_then_citers_no_repeats() -> None:
     # s cites {c, b}; a and b cite s (b both ways).
-    g = CitationGraph.from_papers(
-        [paper("s", "c", "b"), paper("a", "s"), paper("b", "s"), paper("c")]
-    )
+    g = CitationGraph.from_papers([paper("s", "c", "b"), paper("a", "s"), paper("b", "s"), paper("c")])
     assert g.direct_neighbours("s") == ["b", "c", "a"]
     assert g.direct_neighbours("a") == ["s"]
     assert g.direct_neighbours("c") == ["s"]
@@ -232,8 +218,10 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert dict(loaded.graph.nodes(data=True)) == dict(g.graph.nodes(data=True))
     assert set(loaded.graph.edges) == set(g.graph.edges)
     assert loaded.attributes("attrs") == {"title": "Title attrs", "year": 1999, "venue": "SIGIR"}
-    assert loaded.dropped_references == g.dropped_references == 1 + sum(
-        len(g.unresolved(p)) for p in g.paper_ids() if p != "attrs"
+    assert (
+        loaded.dropped_references
+        == g.dropped_references
+        == 1 + sum(len(g.unresolved(p)) for p in g.paper_ids() if p != "attrs")
     )
     # what was unresolved before saving still resolves after loading
     assert loaded.add_papers(leaves("unknown-id")).references("attrs") == {"p001", "unknown-id"}
@@ -261,8 +249,7 @@ def test_broken_json_names_the_file(tmp_path: Path) -> None:
         "[]",
         '{"nodes": [], "edges": []}',
         '{"format": 2, "kind": "litloop-citation-graph", "nodes": [], "edges": []}',
-        '{"format": 1, "kind": "litloop-citation-graph", "nodes": [{"id": "a"}], '
-        '"edges": [["a", "b"]]}',
+        '{"format": 1, "kind": "litloop-citation-graph", "nodes": [{"id": "a"}], "edges": [["a", "b"]]}',
         '{"format": 1, "kind": "litloop-citation-graph", "nodes": {}, "edges": []}',
     ],
 )
@@ -280,8 +267,7 @@ def test_citeseer_graph() -> None:
     """The bundled CiteSeer corpus (tools/corpora/demo_data/citeseer.jsonl)."""
     records = [json.loads(line) for line in CITESEER.read_text().splitlines() if line.strip()]
     papers = [
-        Paper(paper_id=r["paper_id"], title=r["title"], references=tuple(r.get("references") or ()))
-        for r in records
+        Paper(paper_id=r["paper_id"], title=r["title"], references=tuple(r.get("references") or ())) for r in records
     ]
     ids = {r["paper_id"] for r in records}
     pairs = {

@@ -61,7 +61,9 @@ def test_every_listed_problem_exists():
 
 
 def test_finding_the_problems_imports_nothing():
-    code = ("import sys\nfrom agent.cli_common import user_problems\nuser_problems()\n"
-            "print(sorted(m for m in ('tools.index', 'tools.dense', 'agent.local_model') if m in sys.modules))")
+    code = (
+        "import sys\nfrom agent.cli_common import user_problems\nuser_problems()\n"
+        "print(sorted(m for m in ('tools.index', 'tools.retrieval.dense', 'agent.local_model') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

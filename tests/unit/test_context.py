@@ -25,10 +25,22 @@ def test_every_shipped_preset_is_valid(name):
 
 
 def test_set_values_are_typed_by_the_field():
-    got = context_settings(["max_rerank=5", "support_judge=false", "support_threshold=0.25", "choice_scoring=scored",
-                            "decompose_model=qwen"])
-    assert got == {"max_rerank": 5, "support_judge": False, "support_threshold": 0.25, "choice_scoring": "scored",
-                   "decompose_model": "qwen"}
+    got = context_settings(
+        [
+            "max_rerank=5",
+            "support_judge=false",
+            "support_threshold=0.25",
+            "choice_scoring=scored",
+            "decompose_model=qwen",
+        ]
+    )
+    assert got == {
+        "max_rerank": 5,
+        "support_judge": False,
+        "support_threshold": 0.25,
+        "choice_scoring": "scored",
+        "decompose_model": "qwen",
+    }
 
 
 def test_set_refuses_a_number_that_is_not_one():
@@ -47,14 +59,17 @@ def test_a_misspelt_choice_names_the_field_the_value_and_the_choices():
         Context(choice_scoring="calibratd")
 
 
-@pytest.mark.parametrize(("field", "value", "why"), [
-    ("read_papers", 0, "at least 1"),
-    ("support_threshold", 1.5, "at most 1.0"),
-    ("support_reanchor", -1, "at least 0"),
-    ("reranker", "bm25", "one of 'none', 'cross-encoder', 'llm'"),
-    ("read_concurrency", 2.5, "whole number"),
-    ("verify_with_llm", "perhaps", "true or false"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("read_papers", 0, "at least 1"),
+        ("support_threshold", 1.5, "at most 1.0"),
+        ("support_reanchor", -1, "at least 0"),
+        ("reranker", "bm25", "one of 'none', 'cross-encoder', 'llm'"),
+        ("read_concurrency", 2.5, "whole number"),
+        ("verify_with_llm", "perhaps", "true or false"),
+    ],
+)
 def test_types_choices_and_ranges_are_checked(field, value, why):
     with pytest.raises(ContextError, match=f"run setting: field '{field}': expected .*{why}"):
         make_context("paper", **{field: value})

@@ -1,4 +1,4 @@
-"""Where an index's dense vectors live (`tools/dense.py`): the LITLOOP_DENSE__URL setting, the
+"""Where an index's dense vectors live (`tools/retrieval/dense.py`): the LITLOOP_DENSE__URL setting, the
 collection names, which collections an index folder may drop. A real server:
 tests/integration/test_chroma_server.py."""
 
@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tools.dense import (
+from tools.index import _stamp, remove_superseded
+from tools.retrieval.dense import (
     STORE_FILE,
     DenseStoreProblem,
     collection_name,
@@ -17,7 +18,6 @@ from tools.dense import (
     owned,
     server_store,
 )
-from tools.index import _stamp, remove_superseded
 from tools.settings import DenseSettings, ToolSettings
 
 pytestmark = pytest.mark.unit
@@ -26,15 +26,18 @@ pytestmark = pytest.mark.unit
 CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,61}[a-zA-Z0-9]$")
 
 
-@pytest.mark.parametrize(("given", "canonical"), [
-    ("http://chroma.lab:9000", "http://chroma.lab:9000"),
-    ("http://chroma.lab:9000/", "http://chroma.lab:9000"),
-    ("http://chroma.lab", "http://chroma.lab:8000"),
-    ("https://chroma.lab", "https://chroma.lab:443"),
-    ("http://[::1]:8000", "http://[::1]:8000"),
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [
+        ("http://chroma.lab:9000", "http://chroma.lab:9000"),
+        ("http://chroma.lab:9000/", "http://chroma.lab:9000"),
+        ("http://chroma.lab", "http://chroma.lab:8000"),
+        ("https://chroma.lab", "https://chroma.lab:443"),
+        ("http://[::1]:8000", "http://[::1]:8000"),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_the_server_url_has_one_spelling(given, canonical):
     assert DenseSettings(url=given).url == canonical
 
@@ -53,8 +56,11 @@ def test_the_url_comes_from_the_environment(monkeypatch):
 
 def test_collection_names_are_valid_and_differ_by_folder_and_version(tmp_path):
     version = "v-" + _stamp()
-    names = {collection_name(tmp_path / "a", version), collection_name(tmp_path / "b", version),
-             collection_name(tmp_path / "a", version + "1")}
+    names = {
+        collection_name(tmp_path / "a", version),
+        collection_name(tmp_path / "b", version),
+        collection_name(tmp_path / "a", version + "1"),
+    }
     assert len(names) == 3
     assert all(CHROMA_NAME.match(n) and ".." not in n for n in names), names
     # the longest a version name gets: a 7-digit pid and a 6-digit clock fraction

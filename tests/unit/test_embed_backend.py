@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from tools import embed
-from tools.embed import ModelNotAvailable, get_embedder, resolve_backend
+from tools.models import embed
+from tools.models.embed import ModelNotAvailable, get_embedder, resolve_backend
 from tools.settings import BUNDLED_EMBEDDER, ToolSettings
 
 pytestmark = pytest.mark.unit
@@ -62,7 +62,7 @@ def test_missing_onnx_package_is_a_clear_error(monkeypatch, tmp_path, missing):
 
 
 def test_auto_falls_back_to_torch_when_the_onnx_path_cannot_load(monkeypatch, tmp_path, caplog):
-    import tools.embed_onnx
+    import tools.models.embed_onnx
 
     class FakeTorch:
         def __init__(self, name, device, batch_size):
@@ -73,8 +73,8 @@ def test_auto_falls_back_to_torch_when_the_onnx_path_cannot_load(monkeypatch, tm
 
     monkeypatch.setattr(embed, "_loaded", {})
     monkeypatch.setattr(embed, "Embedder", FakeTorch)
-    monkeypatch.setattr(tools.embed_onnx, "OnnxEmbedder", refuse)
-    with caplog.at_level("WARNING", logger="tools.embed"):
+    monkeypatch.setattr(tools.models.embed_onnx, "OnnxEmbedder", refuse)
+    with caplog.at_level("WARNING", logger="tools.models.embed"):
         assert get_embedder(BUNDLED_EMBEDDER, "cpu", 32, "auto", tmp_path).backend == "torch"
     assert "needs the onnx package; using the torch backend" in caplog.text
     with pytest.raises(ModelNotAvailable):  # asked for by name: no fallback
@@ -82,10 +82,11 @@ def test_auto_falls_back_to_torch_when_the_onnx_path_cannot_load(monkeypatch, tm
 
 
 def test_mean_pooling_ignores_padding_and_rows_are_unit_length():
-    from tools.embed_onnx import pool
+    from tools.models.embed_onnx import pool
 
-    states = np.array([[[1.0, 0.0], [3.0, 0.0], [100.0, 100.0]],
-                       [[0.0, 2.0], [0.0, 4.0], [0.0, 6.0]]], dtype=np.float32)
+    states = np.array(
+        [[[1.0, 0.0], [3.0, 0.0], [100.0, 100.0]], [[0.0, 2.0], [0.0, 4.0], [0.0, 6.0]]], dtype=np.float32
+    )
     mask = np.array([[1, 1, 0], [1, 1, 1]])
     out = pool(states, mask, "mean")
     np.testing.assert_allclose(out, [[1.0, 0.0], [0.0, 1.0]], atol=1e-6)  # the pad row is not averaged
@@ -94,7 +95,7 @@ def test_mean_pooling_ignores_padding_and_rows_are_unit_length():
 
 
 def test_cache_folder_follows_the_model_files(tmp_path):
-    from tools.embed_onnx import cache_dir
+    from tools.models.embed_onnx import cache_dir
 
     model = tmp_path / "model"
     model.mkdir()
@@ -107,8 +108,10 @@ def test_cache_folder_follows_the_model_files(tmp_path):
 
 
 def test_onnx_module_imports_no_heavy_package():
-    code = ("import sys, tools.embed_onnx, tools.embed; "
-            "print(','.join(m for m in ('torch', 'onnxruntime', 'onnx', 'sentence_transformers', 'optimum') "
-            "if m in sys.modules))")
+    code = (
+        "import sys, tools.models.embed_onnx, tools.models.embed; "
+        "print(','.join(m for m in ('torch', 'onnxruntime', 'onnx', 'sentence_transformers', 'optimum') "
+        "if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

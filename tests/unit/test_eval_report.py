@@ -36,8 +36,10 @@ def test_judgement_schema_holds_the_liverag_scales():
 
 
 def test_evidence_block_prefers_the_full_chunk_text():
-    cites = [{"chunk_id": "p1#c0", "paper_id": "p1", "kind": "table", "quote": "short"},
-             {"chunk_id": "p2#c3", "paper_id": "p2", "kind": "text", "quote": "quoted only"}]
+    cites = [
+        {"chunk_id": "p1#c0", "paper_id": "p1", "kind": "table", "quote": "short"},
+        {"chunk_id": "p2#c3", "paper_id": "p2", "kind": "text", "quote": "quoted only"},
+    ]
     block = evidence_block(cites, {"p1#c0": "the full   table text"}.get)
     assert "[1] p1#c0 (paper p1, table)\nthe full table text" in block
     assert "[2] p2#c3 (paper p2, text)\nquoted only" in block
@@ -47,8 +49,12 @@ def test_evidence_block_prefers_the_full_chunk_text():
 def test_judge_with_the_scripted_model():
     model = ScriptedChatModel(responses=[{"reason": "Right value, cited.", "correctness": 2, "faithfulness": 1}])
     with use_model_factory(lambda role, settings, name: model if role == "judge" else None):
-        verdict = judge_answer("What F1?", "95.7", "CRFs reach 95.7 F1 [1].",
-                               [{"chunk_id": "crf#c0", "paper_id": "crf", "kind": "text", "quote": "95.7 F1"}])
+        verdict = judge_answer(
+            "What F1?",
+            "95.7",
+            "CRFs reach 95.7 F1 [1].",
+            [{"chunk_id": "crf#c0", "paper_id": "crf", "kind": "text", "quote": "95.7 F1"}],
+        )
     assert verdict["ok"] and (verdict["correctness"], verdict["faithfulness"]) == (2, 1)
     assert verdict["llm_calls"] == 1 and verdict["input_tokens"] > 0
     call = model.calls[0]
@@ -62,30 +68,57 @@ def test_empty_answer_is_an_abstention_without_a_call():
 
 
 def test_summarize_verdicts():
-    s = summarize([{"ok": True, "correctness": 2, "faithfulness": 1, "llm_calls": 1},
-                   {"ok": True, "correctness": -1, "faithfulness": 0, "llm_calls": 1},
-                   {"ok": False, "correctness": None, "faithfulness": None, "llm_calls": 2}])
+    s = summarize(
+        [
+            {"ok": True, "correctness": 2, "faithfulness": 1, "llm_calls": 1},
+            {"ok": True, "correctness": -1, "faithfulness": 0, "llm_calls": 1},
+            {"ok": False, "correctness": None, "faithfulness": None, "llm_calls": 2},
+        ]
+    )
     assert s["correctness_mean"] == 0.5 and s["faithfulness_mean"] == 0.5
     assert s["failed"] == 1 and s["llm_calls"] == 4
     assert s["correctness_counts"] == {"-1": 1, "0": 0, "1": 0, "2": 1}
 
 
-GOLD = [{"query_id": "a", "task_family": "multi_paper", "gold_papers": [{"paper_id": "p1"}, {"paper_id": "p2"}]},
-        {"query_id": "b", "task_family": "hidden_source_single_paper", "gold_papers": [{"paper_id": "p3"}]}]
-SUB = [{"query_id": "a", "gold_papers": [{"paper_id": "p1"}], "answer": {}},
-       {"query_id": "b", "gold_papers": [{"paper_id": "p3"}], "answer": {}}]
-CANDS = [{"query_id": "a", "candidate_papers": [{"paper_id": "p9"}, {"paper_id": "p1"}, {"paper_id": "p2"}]},
-         {"query_id": "b", "candidate_papers": [{"paper_id": "p3"}]}]
+GOLD = [
+    {"query_id": "a", "task_family": "multi_paper", "gold_papers": [{"paper_id": "p1"}, {"paper_id": "p2"}]},
+    {"query_id": "b", "task_family": "hidden_source_single_paper", "gold_papers": [{"paper_id": "p3"}]},
+]
+SUB = [
+    {"query_id": "a", "gold_papers": [{"paper_id": "p1"}], "answer": {}},
+    {"query_id": "b", "gold_papers": [{"paper_id": "p3"}], "answer": {}},
+]
+CANDS = [
+    {"query_id": "a", "candidate_papers": [{"paper_id": "p9"}, {"paper_id": "p1"}, {"paper_id": "p2"}]},
+    {"query_id": "b", "candidate_papers": [{"paper_id": "p3"}]},
+]
 
 
 def fake_doc(name="A+B", label="A + B", kind="retrieval", seconds=0.5):
     scored = score_all(GOLD, SUB, CANDS)
-    run = {"name": name, "label": label, "kind": kind, "questions": 2, "answered": 2, "failed": 0,
-           "latency_p50_s": seconds, "latency_p95_s": seconds * 2, "llm_calls": 0.0, "llm_calls_per_question": 0.0,
-           "input_tokens": 0.0, "output_tokens": 0.0, "tokens_per_question": 0.0, "judge": None,
-           "finished": "2026-01-01T00:00:00+00:00"}
-    return {"metrics": scored["metrics"], "details": scored["details"], "run": run,
-            "settings": {"eval": {"benchmark": "/data/dev.jsonl", "index": "/idx"}}}
+    run = {
+        "name": name,
+        "label": label,
+        "kind": kind,
+        "questions": 2,
+        "answered": 2,
+        "failed": 0,
+        "latency_p50_s": seconds,
+        "latency_p95_s": seconds * 2,
+        "llm_calls": 0.0,
+        "llm_calls_per_question": 0.0,
+        "input_tokens": 0.0,
+        "output_tokens": 0.0,
+        "tokens_per_question": 0.0,
+        "judge": None,
+        "finished": "2026-01-01T00:00:00+00:00",
+    }
+    return {
+        "metrics": scored["metrics"],
+        "details": scored["details"],
+        "run": run,
+        "settings": {"eval": {"benchmark": "/data/dev.jsonl", "index": "/idx"}},
+    }
 
 
 def test_report_has_tables_and_a_png_plot(tmp_path):

@@ -17,16 +17,26 @@ def test_retrieval_submission_names_one_or_five_papers():
     single = Question("s", "q", "hidden_source_single_paper", ())
     multi = Question("m", "q", "multi_paper", ())
     ranking = [f"p{i}" for i in range(10)]
-    assert retrieval_submission(single, ranking) == {"query_id": "s", "gold_papers": [{"paper_id": "p0"}],
-                                                     "evidence": [], "answer": {}}
+    assert retrieval_submission(single, ranking) == {
+        "query_id": "s",
+        "gold_papers": [{"paper_id": "p0"}],
+        "evidence": [],
+        "answer": {},
+    }
     assert len(retrieval_submission(multi, ranking)["gold_papers"]) == 5
     assert no_llm_paper_count(None) == 5
 
 
 def test_not_applicable_recomputes_the_means():
-    metrics = {"paper_f1_macro": 0.5, "evidence_f1_macro": 1.0, "multiple_choice_accuracy": 0.0,
-               "table_row_f1_macro": None, "table_cell_accuracy_macro": None, "answer_score": 0.0,
-               "overall_score": 0.5}
+    metrics = {
+        "paper_f1_macro": 0.5,
+        "evidence_f1_macro": 1.0,
+        "multiple_choice_accuracy": 0.0,
+        "table_row_f1_macro": None,
+        "table_cell_accuracy_macro": None,
+        "answer_score": 0.0,
+        "overall_score": 0.5,
+    }
     not_applicable(metrics, ["evidence_f1_macro"])
     assert metrics["evidence_f1_macro"] is None and metrics["overall_score"] == pytest.approx(0.25)
     not_applicable(metrics, ["multiple_choice_accuracy"])

@@ -15,21 +15,38 @@ pytestmark = pytest.mark.unit
 runner = CliRunner()
 
 GOLD = [
-    {"query_id": "q1", "question": "Which option?", "task_family": "hidden_source_single_paper",
-     "answer_types": ["multiple_choice"], "gold_papers": [{"paper_id": "p1"}],
-     "evidence": [{"paper_id": "p1", "source_type": "table", "locator": {"page": 3, "table_id": "Table 2"}}],
-     "answer": {"multiple_choice": {"options": {"A": "x", "B": "y"}, "gold": "B"}}},
-    {"query_id": "q2", "question": "Which papers?", "task_family": "multi_paper", "answer_types": ["freeform"],
-     "gold_papers": [{"paper_id": "p2"}, {"paper_id": "p3"}],
-     "evidence": [{"paper_id": "p2", "source_type": "text_span", "locator": {"page": 1}}],
-     "answer": {"freeform": {"text": "p2 and p3"}}},
+    {
+        "query_id": "q1",
+        "question": "Which option?",
+        "task_family": "hidden_source_single_paper",
+        "answer_types": ["multiple_choice"],
+        "gold_papers": [{"paper_id": "p1"}],
+        "evidence": [{"paper_id": "p1", "source_type": "table", "locator": {"page": 3, "table_id": "Table 2"}}],
+        "answer": {"multiple_choice": {"options": {"A": "x", "B": "y"}, "gold": "B"}},
+    },
+    {
+        "query_id": "q2",
+        "question": "Which papers?",
+        "task_family": "multi_paper",
+        "answer_types": ["freeform"],
+        "gold_papers": [{"paper_id": "p2"}, {"paper_id": "p3"}],
+        "evidence": [{"paper_id": "p2", "source_type": "text_span", "locator": {"page": 1}}],
+        "answer": {"freeform": {"text": "p2 and p3"}},
+    },
 ]
 SUBMISSION = [
-    {"query_id": "q1", "gold_papers": [{"paper_id": "p1"}],
-     "evidence": [{"paper_id": "p1", "source_type": "table", "locator": {"page": 3, "table_id": "table 2"}}],
-     "answer": {"multiple_choice": {"gold": "B"}}},
-    {"query_id": "q2", "gold_papers": [{"paper_id": "p2"}, {"paper_id": "p9"}], "evidence": [],
-     "answer": {"freeform": {"text": "P2 and P3"}}},
+    {
+        "query_id": "q1",
+        "gold_papers": [{"paper_id": "p1"}],
+        "evidence": [{"paper_id": "p1", "source_type": "table", "locator": {"page": 3, "table_id": "table 2"}}],
+        "answer": {"multiple_choice": {"gold": "B"}},
+    },
+    {
+        "query_id": "q2",
+        "gold_papers": [{"paper_id": "p2"}, {"paper_id": "p9"}],
+        "evidence": [],
+        "answer": {"freeform": {"text": "P2 and P3"}},
+    },
 ]
 CANDIDATES = [
     {"query_id": "q1", "candidate_papers": [{"paper_id": "p5"}, {"paper_id": "p1"}]},
@@ -44,13 +61,18 @@ def write(path, records):
 
 @pytest.fixture
 def files(tmp_path):
-    return (write(tmp_path / "gold.jsonl", GOLD), write(tmp_path / "sub.jsonl", SUBMISSION),
-            write(tmp_path / "cand.jsonl", CANDIDATES))
+    return (
+        write(tmp_path / "gold.jsonl", GOLD),
+        write(tmp_path / "sub.jsonl", SUBMISSION),
+        write(tmp_path / "cand.jsonl", CANDIDATES),
+    )
 
 
 def test_score_json_contract_and_values(files):
     gold, sub, cand = files
-    r = runner.invoke(app, ["score", "--gold", str(gold), "--submission", str(sub), "--candidates", str(cand), "--json"])
+    r = runner.invoke(
+        app, ["score", "--gold", str(gold), "--submission", str(sub), "--candidates", str(cand), "--json"]
+    )
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert set(doc) == {"metrics", "details", "settings"}
@@ -80,12 +102,19 @@ def test_score_table_output(files):
 
 def test_errors_name_line_and_field(tmp_path, files):
     gold, _, _ = files
-    bad = write(tmp_path / "bad.jsonl", [
-        SUBMISSION[0],
-        {"query_id": "q2", "gold_papers": "p2", "answer": {}},
-        {"query_id": "q3", "gold_papers": [], "evidence": [{"paper_id": "p", "source_type": "table",
-                                                          "locator": {"page": "7"}}], "answer": {"multiple_choice": {"gold": "b"}}},
-    ])
+    bad = write(
+        tmp_path / "bad.jsonl",
+        [
+            SUBMISSION[0],
+            {"query_id": "q2", "gold_papers": "p2", "answer": {}},
+            {
+                "query_id": "q3",
+                "gold_papers": [],
+                "evidence": [{"paper_id": "p", "source_type": "table", "locator": {"page": "7"}}],
+                "answer": {"multiple_choice": {"gold": "b"}},
+            },
+        ],
+    )
     r = runner.invoke(app, ["score", "--gold", str(gold), "--submission", str(bad)])
     assert r.exit_code == 1
     assert "bad.jsonl line 2: field 'gold_papers': expected an array" in r.output
@@ -109,7 +138,11 @@ def test_bad_candidates_and_gold_name_line_and_field(tmp_path, files):
     gold, sub, _ = files
     cand = write(tmp_path / "cand.jsonl", [{"query_id": "q1", "candidate_papers": [{"paper_id": "p1", "rank": 0}]}])
     r = runner.invoke(app, ["score", "--gold", str(gold), "--submission", str(sub), "--candidates", str(cand)])
-    assert r.exit_code == 1 and "cand.jsonl line 1: field 'candidate_papers[0].rank': expected a rank (a whole number of at least 1)" in r.output
+    assert (
+        r.exit_code == 1
+        and "cand.jsonl line 1: field 'candidate_papers[0].rank': expected a rank (a whole number of at least 1)"
+        in r.output
+    )
     inputs = write(tmp_path / "inputs.jsonl", [{"query_id": "q1", "question": "Which?", "answer_types": ["freeform"]}])
     r = runner.invoke(app, ["score", "--gold", str(inputs), "--submission", str(sub)])
     assert r.exit_code == 1 and "inputs.jsonl line 1: field 'gold_papers' is missing" in r.output
@@ -117,17 +150,38 @@ def test_bad_candidates_and_gold_name_line_and_field(tmp_path, files):
 
 def test_strict_refuses_gold_style_locators(tmp_path, files):
     gold, _, _ = files
-    sub = write(tmp_path / "sub.jsonl", [{**SUBMISSION[0], "evidence": [
-        {"paper_id": "p1", "source_type": "table", "locator": {"page": 3, "table_id": "Table 2", "row": "x"}}]}])
+    sub = write(
+        tmp_path / "sub.jsonl",
+        [
+            {
+                **SUBMISSION[0],
+                "evidence": [
+                    {
+                        "paper_id": "p1",
+                        "source_type": "table",
+                        "locator": {"page": 3, "table_id": "Table 2", "row": "x"},
+                    }
+                ],
+            }
+        ],
+    )
     assert runner.invoke(app, ["score", "--gold", str(gold), "--submission", str(sub)]).exit_code == 0
     r = runner.invoke(app, ["score", "--gold", str(gold), "--submission", str(sub), "--strict"])
     assert r.exit_code == 1 and "field 'evidence[0].locator.row'" in r.output
 
 
 def test_retrieval_benchmark_gold_has_no_evidence_metrics(tmp_path):
-    gold = write(tmp_path / "citerec.jsonl", [
-        {"query_id": "cr_1", "question": "Which earlier papers should it cite?", "task_family": "multi_paper",
-         "gold_papers": [{"paper_id": "a"}, {"paper_id": "b"}]}])
+    gold = write(
+        tmp_path / "citerec.jsonl",
+        [
+            {
+                "query_id": "cr_1",
+                "question": "Which earlier papers should it cite?",
+                "task_family": "multi_paper",
+                "gold_papers": [{"paper_id": "a"}, {"paper_id": "b"}],
+            }
+        ],
+    )
     sub = write(tmp_path / "sub.jsonl", [{"query_id": "cr_1", "gold_papers": [{"paper_id": "a"}], "answer": {}}])
     r = runner.invoke(app, ["score", "--gold", str(gold), "--submission", str(sub), "--json"])
     assert r.exit_code == 0, r.output
@@ -141,12 +195,28 @@ def test_official_vector_through_the_cli(littraceqa):
     # needs the shared LitTraceQA files (CC BY-NC, never shipped): see
     # test_metrics.test_perturbed_submission_reproduces_official_vector for why
     lt = littraceqa
-    r = runner.invoke(app, ["score", "--gold", str(lt / "validation_a.jsonl"), "--submission",
-                            str(lt / "perturbed_submission_a.jsonl"), "--candidates",
-                            str(lt / "lit3r_candidates_validation_a.jsonl"), "--json"])
+    r = runner.invoke(
+        app,
+        [
+            "score",
+            "--gold",
+            str(lt / "validation_a.jsonl"),
+            "--submission",
+            str(lt / "perturbed_submission_a.jsonl"),
+            "--candidates",
+            str(lt / "lit3r_candidates_validation_a.jsonl"),
+            "--json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     m = json.loads(r.stdout)["metrics"]
     official = json.loads((lt / "perturbed_submission_a.official_metrics.json").read_text())["metrics"]
     for name, value in official.items():
         assert m[name] == pytest.approx(value, abs=5e-5), name
-    assert [round(m[f"candidate_recall@{k}"], 4) for k in (1, 5, 10, 20, 50)] == [0.7718, 0.8859, 0.9385, 0.9673, 0.9911]
+    assert [round(m[f"candidate_recall@{k}"], 4) for k in (1, 5, 10, 20, 50)] == [
+        0.7718,
+        0.8859,
+        0.9385,
+        0.9673,
+        0.9911,
+    ]

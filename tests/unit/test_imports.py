@@ -17,21 +17,26 @@ print(",".join(heavy))
 """
 
 
-@pytest.mark.parametrize("stmt", [
-    "import agent.cli",
-    "import agent.graph",  # what langgraph.json loads: the wiring alone, no model or index
-    "import tools.index, tools.search, tools.fusion, tools.ingest.chunker, tools.ingest.loader",
-    "import graph_store.citation_graph",
-])
+@pytest.mark.parametrize(
+    "stmt",
+    [
+        "import agent.cli",
+        "import agent.graph",  # what langgraph.json loads: the wiring alone, no model or index
+        "import tools.index, tools.retrieval.search, tools.retrieval.fusion, tools.ingest.chunker, tools.ingest.loader",
+        "import graph_store.citation_graph",
+    ],
+)
 def test_no_heavy_imports(stmt):
     res = subprocess.run([sys.executable, "-c", CHECK.format(stmt=stmt)], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""
 
 
 def test_cli_help_does_not_import_torch_or_chromadb():
-    code = ("import sys\nfrom agent.cli import app\nfrom typer.testing import CliRunner\n"
-            "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0, r.output\n"
-            "r = CliRunner().invoke(app, ['search', '--help'])\nassert r.exit_code == 0, r.output\n"
-            "print(','.join(m for m in ('torch', 'chromadb', 'sentence_transformers') if m in sys.modules))")
+    code = (
+        "import sys\nfrom agent.cli import app\nfrom typer.testing import CliRunner\n"
+        "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0, r.output\n"
+        "r = CliRunner().invoke(app, ['search', '--help'])\nassert r.exit_code == 0, r.output\n"
+        "print(','.join(m for m in ('torch', 'chromadb', 'sentence_transformers') if m in sys.modules))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""

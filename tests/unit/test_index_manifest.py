@@ -21,11 +21,15 @@ pytestmark = pytest.mark.unit
 
 # what litloop wrote before the manifest was a model (no embedder backend)
 OLD = {
-    "format_version": 2, "created": "2026-01-01T00:00:00+00:00", "updated": "2026-01-02T00:00:00+00:00",
+    "format_version": 2,
+    "created": "2026-01-01T00:00:00+00:00",
+    "updated": "2026-01-02T00:00:00+00:00",
     "embedder": {"name": "bundled:all-MiniLM-L6-v2", "dim": 384, "window_chars": 1000},
     "paper_embedder": {"name": "bundled:all-MiniLM-L6-v2", "dim": 384},
-    "tokenizer": "t1", "bm25": {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "chunk_bm25": {"n": 3}},
-    "corpus_fingerprint": "abc", "ingest_version": 3,
+    "tokenizer": "t1",
+    "bm25": {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "chunk_bm25": {"n": 3}},
+    "corpus_fingerprint": "abc",
+    "ingest_version": 3,
     "counts": {"papers": 2, "chunks": 3, "dense_windows": 3},
     "sources": ["a.jsonl"],
     "segments": [{"name": "s-1", "papers": 2, "chunks": 3, "windows": 3, "dense": {"kind": "embedded"}}],
@@ -34,8 +38,12 @@ OLD = {
 
 def test_an_old_manifest_loads_and_is_written_back_with_the_same_keys(tmp_path):
     m = Manifest.model_validate(OLD)
-    assert (m.embedder.name, m.embedder.dim, m.embedder.window_chars, m.embedder.backend) == \
-        ("bundled:all-MiniLM-L6-v2", 384, 1000, None)
+    assert (m.embedder.name, m.embedder.dim, m.embedder.window_chars, m.embedder.backend) == (
+        "bundled:all-MiniLM-L6-v2",
+        384,
+        1000,
+        None,
+    )
     assert m.segments[0].name == "s-1" and m.segments[0].dense == {"kind": "embedded"}
     assert m.counts["papers"] == 2 and m.ingest_version == 3
     assert m.to_dict() == OLD

@@ -1,5 +1,5 @@
 """Version leases, cleanup and `index gc` of an index folder (`tools/index/versions.py`), on
-hand-made version folders; and a reader's dense store that is not there (`tools/dense.py`).
+hand-made version folders; and a reader's dense store that is not there (`tools/retrieval/dense.py`).
 
 The whole race, with a real build in a subprocess and a real reader, is
 tests/integration/test_index_readers.py.
@@ -15,7 +15,6 @@ import pytest
 
 import tools.index.versions as index_mod
 from agent.settings import get_settings
-from tools.dense import DenseIndex, DenseStoreMissing
 from tools.index import (
     IndexProblem,
     VersionLease,
@@ -23,6 +22,7 @@ from tools.index import (
     lease_current_version,
     remove_superseded,
 )
+from tools.retrieval.dense import DenseIndex, DenseStoreMissing
 
 pytestmark = pytest.mark.unit
 

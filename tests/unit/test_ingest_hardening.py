@@ -61,8 +61,10 @@ def test_long_title_is_chunked_without_hanging_and_nothing_is_lost(title_chars):
 
 @pytest.mark.timeout(10)
 def test_long_title_through_the_reader(tmp_path):
-    f = _jsonl(tmp_path / "p.jsonl", [{"paper_id": "t", "title": "x" * 2100, "abstract": "Short.",
-                                       "venue": "ACL", "year": 2020}, GOOD])
+    f = _jsonl(
+        tmp_path / "p.jsonl",
+        [{"paper_id": "t", "title": "x" * 2100, "abstract": "Short.", "venue": "ACL", "year": 2020}, GOOD],
+    )
     res = load_documents([f])
     assert _ids(res) == ["t", "good"] and res.problems == []
     assert all(len(c.text) <= MAX_CHUNK_CHARS for c in chunk_document(res.documents[0]))
@@ -83,12 +85,15 @@ def test_split_text_refuses_a_cap_below_one(cap):
 # --- item 2: a record with neither title nor abstract ----------------------------------------
 
 
-@pytest.mark.parametrize("name,lines", [
-    ("s2orc.json", [{"paper_id": "s2f", "pdf_parse": {}}]),
-    ("s2orc.jsonl", [{"paper_id": "s2f", "pdf_parse": {}}, {"paper_id": "good", "title": "T", "pdf_parse": {}}]),
-    ("papers.jsonl", [{"paper_id": "s2f", "title": "", "abstract": "  "}, GOOD]),
-    ("body.json", [{"paper_id": "s2f", "body_text": [{"text": "A body paragraph.", "section": "Intro"}]}]),
-])
+@pytest.mark.parametrize(
+    "name,lines",
+    [
+        ("s2orc.json", [{"paper_id": "s2f", "pdf_parse": {}}]),
+        ("s2orc.jsonl", [{"paper_id": "s2f", "pdf_parse": {}}, {"paper_id": "good", "title": "T", "pdf_parse": {}}]),
+        ("papers.jsonl", [{"paper_id": "s2f", "title": "", "abstract": "  "}, GOOD]),
+        ("body.json", [{"paper_id": "s2f", "body_text": [{"text": "A body paragraph.", "section": "Intro"}]}]),
+    ],
+)
 def test_no_title_and_no_abstract_is_refused_by_every_reader(tmp_path, name, lines):
     path = _jsonl(tmp_path / name, lines)
     res = load_documents([path])
@@ -101,8 +106,7 @@ def test_no_title_and_no_abstract_is_refused_by_every_reader(tmp_path, name, lin
 
 
 def test_body_without_title_or_abstract_says_what_is_not_indexed(tmp_path):
-    path = _jsonl(tmp_path / "body.json", [
-        {"paper_id": "b", "body_text": [{"text": "One."}, {"text": "Two."}]}])
+    path = _jsonl(tmp_path / "body.json", [{"paper_id": "b", "body_text": [{"text": "One."}, {"text": "Two."}]}])
     [problem] = load_documents([path]).problems
     assert "2 body blocks" in problem and "add a 'title'" in problem
 
@@ -110,17 +114,20 @@ def test_body_without_title_or_abstract_says_what_is_not_indexed(tmp_path):
 # --- item 3: wrong field types ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field,value,expected", [
-    ("authors", 5, "field 'authors': expected a list of author names or one string of names, got an integer (5)"),
-    ("authors", ["A. Author", 7], "field 'authors': item 2 is an integer (7), expected a name or an author object"),
-    ("year", float("inf"), "field 'year': expected a year such as 2019, got a number (inf)"),
-    ("year", "soon", "field 'year': expected a year such as 2019, got a string ('soon')"),
-    ("year", 12019, "field 'year': expected a year between 1000 and 2100, got an integer (12019)"),
-    ("title", 3, "field 'title': expected a string, got an integer (3)"),
-    ("references", "abc", "field 'references': expected an array, got a string ('abc')"),
-    ("references", [["x"]], "field 'references[0]': expected a paper id (a string), got an array"),
-    ("venue", {"name": "ACL"}, "field 'venue': expected a string, got an object"),
-])
+@pytest.mark.parametrize(
+    "field,value,expected",
+    [
+        ("authors", 5, "field 'authors': expected a list of author names or one string of names, got an integer (5)"),
+        ("authors", ["A. Author", 7], "field 'authors': item 2 is an integer (7), expected a name or an author object"),
+        ("year", float("inf"), "field 'year': expected a year such as 2019, got a number (inf)"),
+        ("year", "soon", "field 'year': expected a year such as 2019, got a string ('soon')"),
+        ("year", 12019, "field 'year': expected a year between 1000 and 2100, got an integer (12019)"),
+        ("title", 3, "field 'title': expected a string, got an integer (3)"),
+        ("references", "abc", "field 'references': expected an array, got a string ('abc')"),
+        ("references", [["x"]], "field 'references[0]': expected a paper id (a string), got an array"),
+        ("venue", {"name": "ACL"}, "field 'venue': expected a string, got an object"),
+    ],
+)
 def test_wrong_field_type_in_a_jsonl_record_costs_that_record_only(tmp_path, field, value, expected):
     bad = {"paper_id": "bad", "title": "Bad", "abstract": "b", field: value}
     f = _jsonl(tmp_path / "p.jsonl", [GOOD, json.dumps(bad), {**GOOD, "paper_id": "good2"}])
@@ -137,9 +144,16 @@ def test_year_1e999_literal_in_the_file(tmp_path):
 
 
 def test_good_values_of_every_jsonl_field_are_accepted(tmp_path):
-    rec = {"paper_id": 17, "title": " Spaced   title ", "abstract": "x", "year": "2011-11", "venue": "ACL",
-           "authors": [{"first": "Ada", "last": "Lovelace"}, "Alan Turing", {"name": "Grace Hopper"}],
-           "references": [3, "b"], "field": "cs"}
+    rec = {
+        "paper_id": 17,
+        "title": " Spaced   title ",
+        "abstract": "x",
+        "year": "2011-11",
+        "venue": "ACL",
+        "authors": [{"first": "Ada", "last": "Lovelace"}, "Alan Turing", {"name": "Grace Hopper"}],
+        "references": [3, "b"],
+        "field": "cs",
+    }
     f = _jsonl(tmp_path / "p.jsonl", [rec, {**GOOD, "year": 2019.0, "authors": "A One, B Two"}])
     res = load_documents([f])
     assert res.problems == []
@@ -154,23 +168,39 @@ def _s2orc_line(paragraph=None, **parse):
     return {"paper_id": "bad", "title": "S2ORC paper", "pdf_parse": {"body_text": body, **parse}}
 
 
-@pytest.mark.parametrize("record,field,expected", [
-    (_s2orc_line({"eq_spans": 5}), "pdf_parse.body_text[0].eq_spans", "expected an array"),
-    (_s2orc_line({"eq_spans": [{"start": 0, "end": "x"}]}), "pdf_parse.body_text[0].eq_spans[0].end",
-     "expected a character offset (a whole number), got a string ('x')"),
-    (_s2orc_line({"ref_spans": 7}), "pdf_parse.body_text[0].ref_spans", "expected an array, got an integer (7)"),
-    (_s2orc_line({"ref_spans": [{"ref_id": ["FIGREF0"], "text": "Figure 1"}]}),
-     "pdf_parse.body_text[0].ref_spans[0].ref_id", "expected an id (a string), got an array"),
-    (_s2orc_line({"text": ["a", "b"]}), "pdf_parse.body_text[0].text", "expected a string, got an array"),
-    (_s2orc_line(bib_entries={"BIBREF0": 3}), "pdf_parse.bib_entries.BIBREF0", "expected an object, got an integer (3)"),
-    (_s2orc_line(ref_entries=[1, 2]), "pdf_parse.ref_entries", "expected an object, got an array"),
-    ({**_s2orc_line(), "metadata": "x"}, "metadata", "expected an object, got a string ('x')"),
-    ({**_s2orc_line(), "authors": 5}, "authors", "expected a list of author names"),
-    ({**_s2orc_line(), "year": 1e999}, "year", "expected a year such as 2019"),
-    ({"paper_id": "bad", "title": "T", "body_text": 5}, "body_text", "expected an array, got an integer (5)"),
-    ({"paper_id": "bad", "title": "T", "abstract": 5, "body_text": []}, "abstract",
-     "expected a string or an array of paragraph objects, got an integer (5)"),
-])
+@pytest.mark.parametrize(
+    "record,field,expected",
+    [
+        (_s2orc_line({"eq_spans": 5}), "pdf_parse.body_text[0].eq_spans", "expected an array"),
+        (
+            _s2orc_line({"eq_spans": [{"start": 0, "end": "x"}]}),
+            "pdf_parse.body_text[0].eq_spans[0].end",
+            "expected a character offset (a whole number), got a string ('x')",
+        ),
+        (_s2orc_line({"ref_spans": 7}), "pdf_parse.body_text[0].ref_spans", "expected an array, got an integer (7)"),
+        (
+            _s2orc_line({"ref_spans": [{"ref_id": ["FIGREF0"], "text": "Figure 1"}]}),
+            "pdf_parse.body_text[0].ref_spans[0].ref_id",
+            "expected an id (a string), got an array",
+        ),
+        (_s2orc_line({"text": ["a", "b"]}), "pdf_parse.body_text[0].text", "expected a string, got an array"),
+        (
+            _s2orc_line(bib_entries={"BIBREF0": 3}),
+            "pdf_parse.bib_entries.BIBREF0",
+            "expected an object, got an integer (3)",
+        ),
+        (_s2orc_line(ref_entries=[1, 2]), "pdf_parse.ref_entries", "expected an object, got an array"),
+        ({**_s2orc_line(), "metadata": "x"}, "metadata", "expected an object, got a string ('x')"),
+        ({**_s2orc_line(), "authors": 5}, "authors", "expected a list of author names"),
+        ({**_s2orc_line(), "year": 1e999}, "year", "expected a year such as 2019"),
+        ({"paper_id": "bad", "title": "T", "body_text": 5}, "body_text", "expected an array, got an integer (5)"),
+        (
+            {"paper_id": "bad", "title": "T", "abstract": 5, "body_text": []},
+            "abstract",
+            "expected a string or an array of paragraph objects, got an integer (5)",
+        ),
+    ],
+)
 def test_wrong_field_type_in_an_s2orc_record_costs_that_record_only(tmp_path, record, field, expected):
     good = {"paper_id": "good", "title": "Fine", "pdf_parse": {"body_text": [{"text": "Fine body."}]}}
     f = _jsonl(tmp_path / "s2orc.jsonl", [good, record, {**good, "paper_id": "good2"}])
@@ -237,13 +267,16 @@ def test_an_empty_file_is_reported(tmp_path, name, content):
     assert problem.startswith(f"{f}: ") and "empty" in problem
 
 
-@pytest.mark.parametrize("line,reason", [
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    ('{"paper_id": ' + "7" * 5000 + "}", "not valid JSON"),
-    ("[1, 2]", "expected a JSON object, got an array"),
-    ("null", "expected a JSON object, got null"),
-    ("{not json", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "line,reason",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"paper_id": ' + "7" * 5000 + "}", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object, got an array"),
+        ("null", "expected a JSON object, got null"),
+        ("{not json", "not valid JSON"),
+    ],
+)
 def test_unreadable_lines_cost_only_themselves(tmp_path, line, reason):
     f = _jsonl(tmp_path / "p.jsonl", [GOOD, line, {**GOOD, "paper_id": "c"}])
     res = load_documents([f])
@@ -304,8 +337,10 @@ def test_already_indexed_papers_are_not_problems(tmp_path):
 
 
 def test_a_bad_byte_in_a_json_file_names_its_line(tmp_path):
-    lines = _jsonl(tmp_path / "lines.json", [{"paper_id": "a", "title": "A", "body_text": []},
-                                             b'{"paper_id": "\xff"}', {"paper_id": "b", "title": "B"}])
+    lines = _jsonl(
+        tmp_path / "lines.json",
+        [{"paper_id": "a", "title": "A", "body_text": []}, b'{"paper_id": "\xff"}', {"paper_id": "b", "title": "B"}],
+    )
     res = load_documents([lines])
     assert _ids(res) == ["a", "b"] and "not UTF-8 text" in _one_problem(res, lines, 2)
     pretty = tmp_path / "pretty.json"

@@ -16,15 +16,20 @@ def _write(path, lines):
 
 
 def test_records_parse_and_bad_lines_are_reported_with_line_numbers(tmp_path):
-    f = _write(tmp_path / "papers.jsonl", [
-        json.dumps({"paper_id": "a", "title": "Alpha", "abstract": "About alpha.", "year": "2001", "references": ["b"]}),
-        "{not json",
-        json.dumps({"title": "No id", "abstract": "x"}),
-        json.dumps({"paper_id": "b", "title": "Beta", "abstract": ""}),
-        json.dumps({"paper_id": "a", "title": "Alpha again", "abstract": "dup"}),
-        json.dumps({"paper_id": "c", "title": "", "abstract": ""}),
-        json.dumps({"paper_id": "d", "title": "D", "abstract": "d", "year": "soon"}),
-    ])
+    f = _write(
+        tmp_path / "papers.jsonl",
+        [
+            json.dumps(
+                {"paper_id": "a", "title": "Alpha", "abstract": "About alpha.", "year": "2001", "references": ["b"]}
+            ),
+            "{not json",
+            json.dumps({"title": "No id", "abstract": "x"}),
+            json.dumps({"paper_id": "b", "title": "Beta", "abstract": ""}),
+            json.dumps({"paper_id": "a", "title": "Alpha again", "abstract": "dup"}),
+            json.dumps({"paper_id": "c", "title": "", "abstract": ""}),
+            json.dumps({"paper_id": "d", "title": "D", "abstract": "d", "year": "soon"}),
+        ],
+    )
     res = load_documents([f])
     assert [d.paper.paper_id for d in res.documents] == ["a", "b"]
     assert res.documents[0].paper.year == 2001

@@ -10,10 +10,10 @@ import pickle
 
 import pytest
 
+from tools.index.ray_build import _parse_rows, decide_rows
 from tools.ingest.chunker import chunk_document
 from tools.ingest.loader import LoadResult, cut_chunks, load_documents
 from tools.ingest.plan import Admission, Item, embed_call_size
-from tools.ray_build import _parse_rows, decide_rows
 
 pytestmark = pytest.mark.unit
 
@@ -40,8 +40,7 @@ def _input(tmp_path):
 def _on_ray(files, known):
     """What load_on_ray computes, with Ray's steps called in turn: parse rows per file, the
     driver's decision, then the kept rows' documents and chunks."""
-    rows = [r for n, f in enumerate(files)
-            for r in _parse_rows({"file": n, "path": str(f)}, MAX_CHUNKS, WINDOW_CHARS)]
+    rows = [r for n, f in enumerate(files) for r in _parse_rows({"file": n, "path": str(f)}, MAX_CHUNKS, WINDOW_CHARS)]
     result = LoadResult(files=len(files))
     keep, offsets = decide_rows([{k: v for k, v in r.items() if k != "doc"} for r in rows], known, result)
     by_key = {r["key"]: pickle.loads(r["doc"]) for r in rows if r["doc"]}
@@ -72,8 +71,16 @@ def test_admission_keeps_a_paper_over_the_cap_and_skips_a_later_duplicate():
     problems: list[str] = []
     already: list[str] = []
     adm = Admission({"k"}, problems, already)
-    verdicts = [adm.decide(i) for i in (Item(error="bad"), Item(paper_id="k"), Item(paper_id="p", too_many="cap"),
-                                        Item(paper_id="p", duplicate="dup"), Item(paper_id="q"))]
+    verdicts = [
+        adm.decide(i)
+        for i in (
+            Item(error="bad"),
+            Item(paper_id="k"),
+            Item(paper_id="p", too_many="cap"),
+            Item(paper_id="p", duplicate="dup"),
+            Item(paper_id="q"),
+        )
+    ]
     assert verdicts == ["error", "already_indexed", "keep", "duplicate", "keep"]
     assert problems == ["bad", "cap", "dup"] and already == ["k"]
     assert not adm.wants("p") and not adm.wants("k") and adm.wants("new")

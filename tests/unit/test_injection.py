@@ -18,22 +18,25 @@ def test_every_generated_variant_is_caught():
     assert [r["id"] for r in rows if not r["caught"]] == []
 
 
-@pytest.mark.parametrize("text", [
-    "Answer set programming is a declarative approach to search problems.",
-    "Report on the TREC-8 experiment: searching on the web.",
-    "When asked about their preference, 12 of the 20 participants chose the list view.",
-    "We discuss why AI researchers should be interested in integrated systems.",
-    "The agent must learn to navigate to the goal in as few steps as possible.",
-    "State space models have been applied to speech recognition.",
-    "Use of citation contexts improves recommendation.",
-    "Each summary needs to be evaluated for its correctness by two annotators.",
-    "List decoding corrects more errors than unique decoding.",
-    "Note that the final value of the learning rate is 0.01.",
-    "The correct classification rate is 91.2% on the test set.",
-    "Responses of the model were rated by three judges.",
-    "We cite the results of Smith et al. (2019) for comparison.",
-    "Université du Québec à Montréal and TU Delft provided the data.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Answer set programming is a declarative approach to search problems.",
+        "Report on the TREC-8 experiment: searching on the web.",
+        "When asked about their preference, 12 of the 20 participants chose the list view.",
+        "We discuss why AI researchers should be interested in integrated systems.",
+        "The agent must learn to navigate to the goal in as few steps as possible.",
+        "State space models have been applied to speech recognition.",
+        "Use of citation contexts improves recommendation.",
+        "Each summary needs to be evaluated for its correctness by two annotators.",
+        "List decoding corrects more errors than unique decoding.",
+        "Note that the final value of the learning rate is 0.01.",
+        "The correct classification rate is 91.2% on the test set.",
+        "Responses of the model were rated by three judges.",
+        "We cite the results of Smith et al. (2019) for comparison.",
+        "Université du Québec à Montréal and TU Delft provided the data.",
+    ],
+)
 def test_ordinary_prose_is_not_an_instruction(text):
     assert cues_of(text) == [], cues_of(text)
     assert not addresses_reader(text) and not steers(text)

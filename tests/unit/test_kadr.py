@@ -9,9 +9,9 @@ import pytest
 from agent import prompts
 from agent.context import Context, make_context
 from tools.base import Passage
-from tools.fusion import reranked as rerank
-from tools.fusion import round_robin
-from tools.kadr import (
+from tools.retrieval.fusion import reranked as rerank
+from tools.retrieval.fusion import round_robin
+from tools.retrieval.kadr import (
     answer_chunks,
     candidates,
     diverse_rerank,
@@ -25,6 +25,7 @@ N_KNOW, N_ANS = 5, 10  # SEE: DESIGN.md section 6 (the paper's values)
 
 def interleave(*rankings):
     return round_robin(rankings)
+
 
 pytestmark = pytest.mark.unit
 
@@ -88,9 +89,23 @@ def test_rerank_orders_by_score_within_budget():
 
 
 def test_two_statements_give_two_rerankings_and_n_rank_unique_items():
-    docs = [{"chunk_id": f"d{i}", "text": t} for i, t in enumerate([
-        "alpha titles count", "beta titles count", "alpha beta", "alpha wins", "beta wins",
-        "unrelated", "alpha", "beta", "gamma", "delta"])]
+    docs = [
+        {"chunk_id": f"d{i}", "text": t}
+        for i, t in enumerate(
+            [
+                "alpha titles count",
+                "beta titles count",
+                "alpha beta",
+                "alpha wins",
+                "beta wins",
+                "unrelated",
+                "alpha",
+                "beta",
+                "gamma",
+                "delta",
+            ]
+        )
+    ]
     r = OverlapReranker()
     statements = ["how many titles alpha won", "how many titles beta won"]
     lists, final = diverse_rerank(r, "who won more", statements, docs, 6, lambda d: d["text"], lambda d: d["chunk_id"])

@@ -50,8 +50,9 @@ def test_failure_rule_a_failed_question_is_not_done_until_a_retry_succeeds(tmp_p
 
 def test_keep_only_and_sort(tmp_path):
     path = tmp_path / "sub.jsonl"
-    path.write_text("".join(json.dumps({"query_id": q, "n": n}) + "\n"
-                            for n, q in enumerate(["q1", "q3", "q1", "q2", "zz"])))
+    path.write_text(
+        "".join(json.dumps({"query_id": q, "n": n}) + "\n" for n, q in enumerate(["q1", "q3", "q1", "q2", "zz"]))
+    )
     ledger = Ledger(path)
     ledger.keep_only({"q1", "q2", "q3", "zz"})
     assert [(r["query_id"], r["n"]) for r in ledger.records()] == [("q1", 0), ("q3", 1), ("q2", 3), ("zz", 4)]

@@ -84,15 +84,17 @@ def perfect_submission(gold_records: list[dict[str, Any]]) -> list[dict[str, Any
             answer["multiple_choice"] = {"gold": record["answer"]["multiple_choice"]["gold"]}
         if "table" in record["answer"]:
             answer["table"] = {"rows": record["answer"]["table"]["rows"]}
-        out.append({
-            "query_id": record["query_id"],
-            "gold_papers": [{"paper_id": p["paper_id"]} for p in record["gold_papers"]],
-            "evidence": [
-                {"paper_id": e["paper_id"], "source_type": e["source_type"], "locator": e["locator"]}
-                for e in record["evidence"]
-            ],
-            "answer": answer,
-        })
+        out.append(
+            {
+                "query_id": record["query_id"],
+                "gold_papers": [{"paper_id": p["paper_id"]} for p in record["gold_papers"]],
+                "evidence": [
+                    {"paper_id": e["paper_id"], "source_type": e["source_type"], "locator": e["locator"]}
+                    for e in record["evidence"]
+                ],
+                "answer": answer,
+            }
+        )
     return out
 
 
@@ -352,11 +354,17 @@ def test_key_only_table_cell_accuracy_is_its_row_f1_and_adds_no_micro_cells() ->
     assert result["metrics"]["table_row_f1_macro"] == pytest.approx((6 / 7 + 2 / 5) / 2)
     assert result["metrics"]["table_cell_accuracy_macro"] == pytest.approx((6 / 7 + 1 / 4) / 2)
     assert result["metrics"]["table_cell_accuracy_micro"] == pytest.approx(1 / 4)
-    assert (result["details"]["counts"]["table_cell_correct"], result["details"]["counts"]["table_cell_total"]) == (1, 4)
+    assert (result["details"]["counts"]["table_cell_correct"], result["details"]["counts"]["table_cell_total"]) == (
+        1,
+        4,
+    )
 
 
 def test_table_micro_pools_cells_across_tables() -> None:
-    golds = [gold("q1", answer={"table": table(FID_SCHEMA, FID_GOLD)}), gold("q2", answer={"table": table(FID_SCHEMA, FID_GOLD[:1])})]
+    golds = [
+        gold("q1", answer={"table": table(FID_SCHEMA, FID_GOLD)}),
+        gold("q2", answer={"table": table(FID_SCHEMA, FID_GOLD[:1])}),
+    ]
     subs = [sub("q1", answer={"table": {"rows": FID_GOLD}}), sub("q2", answer={"table": {"rows": []}})]
     assert m.table_cell_accuracy_macro(golds, subs) == pytest.approx(0.5)
     assert m.table_cell_accuracy_micro(golds, subs) == pytest.approx(4 / 5)
@@ -365,7 +373,9 @@ def test_table_micro_pools_cells_across_tables() -> None:
 def test_table_multi_column_key() -> None:
     schema = [("Method", "string", True), ("Base Model", "string", True)]
     gold_rows = [{"Method": "A", "Base Model": "X"}, {"Method": "B", "Base Model": "Y"}]
-    golds, subs = _table_case(gold_rows, [{"Method": "A", "Base Model": "X"}, {"Method": "B", "Base Model": "Z"}], schema)
+    golds, subs = _table_case(
+        gold_rows, [{"Method": "A", "Base Model": "X"}, {"Method": "B", "Base Model": "Z"}], schema
+    )
     assert m.table_row_f1_macro(golds, subs) == pytest.approx(0.5)
 
 
@@ -376,7 +386,9 @@ def test_table_without_marked_key_uses_whole_row() -> None:
 
 
 def test_table_cells_read_from_first_row_with_the_key() -> None:
-    golds, subs = _table_case([{"Method": "TCM", "FID": 2.05}], [{"Method": "TCM", "FID": 9}, {"Method": "TCM", "FID": 2.05}])
+    golds, subs = _table_case(
+        [{"Method": "TCM", "FID": 2.05}], [{"Method": "TCM", "FID": 9}, {"Method": "TCM", "FID": 2.05}]
+    )
     assert m.table_cell_accuracy_macro(golds, subs) == 0.0
 
 
@@ -459,7 +471,9 @@ def test_overall_score_is_mean_of_paper_evidence_and_answer() -> None:
 
 def test_answer_score_uses_only_applicable_answer_metrics() -> None:
     golds = [_mc_gold("q1", "A")]
-    subs = [sub("q1", evidence=[ev("p1", "figure", 3, figure_id="Figure 1")], answer={"multiple_choice": {"gold": "B"}})]
+    subs = [
+        sub("q1", evidence=[ev("p1", "figure", 3, figure_id="Figure 1")], answer={"multiple_choice": {"gold": "B"}})
+    ]
     assert m.answer_score(golds, subs) == 0.0
     assert m.overall_score(golds, subs) == pytest.approx((1 + 1 + 0) / 3)
 
@@ -526,9 +540,14 @@ def _error(records: list[Any], **kwargs: Any) -> str:
 
 
 def test_validation_names_line_and_nested_field() -> None:
-    bad = sub("q3", evidence=[ev("p1", "figure", 2), {"paper_id": "p1", "source_type": "table", "locator": {"page": "7"}}])
+    bad = sub(
+        "q3", evidence=[ev("p1", "figure", 2), {"paper_id": "p1", "source_type": "table", "locator": {"page": "7"}}]
+    )
     message = _error([sub("q1"), sub("q2"), bad])
-    assert message == "sub.jsonl line 3: field 'evidence[1].locator.page': expected a page number (a whole number), got a string ('7')"
+    assert (
+        message
+        == "sub.jsonl line 3: field 'evidence[1].locator.page': expected a page number (a whole number), got a string ('7')"
+    )
 
 
 @pytest.mark.parametrize(
@@ -538,19 +557,46 @@ def test_validation_names_line_and_nested_field() -> None:
         ({"query_id": "q1", "gold_papers": []}, "line 1: field 'answer' is missing"),
         ({**sub(), "query_id": ""}, "field 'query_id' is empty"),
         ({**sub(), "query_id": 7}, "field 'query_id': expected a string, got an integer (7)"),
-        ({**sub(), "evidences": []}, "field 'evidences' is not a known field (allowed: query_id, gold_papers, evidence, answer)"),
+        (
+            {**sub(), "evidences": []},
+            "field 'evidences' is not a known field (allowed: query_id, gold_papers, evidence, answer)",
+        ),
         ({**sub(), "gold_papers": [{"id": "p1"}]}, "field 'gold_papers[0].paper_id' is missing"),
         ({**sub(), "gold_papers": "p1"}, "field 'gold_papers': expected an array, got a string ('p1')"),
-        ({**sub(), "evidence": [ev("p1", "chart", 2)]}, "field 'evidence[0].source_type': expected one of 'table', 'figure', 'text_span'"),
-        ({**sub(), "evidence": [ev("p1", "figure", 0)]}, "field 'evidence[0].locator.page': expected a page number of at least 1, got an integer (0)"),
-        ({**sub(), "evidence": [ev("p1", "figure", True)]}, "field 'evidence[0].locator.page': expected a page number (a whole number), got a boolean (True)"),
-        ({**sub(), "evidence": [{"paper_id": "p1", "source_type": "figure"}]}, "field 'evidence[0].locator' is missing"),
-        ({**sub(), "answer": {"multiple_choice": {"gold": "AB"}}}, "field 'answer.multiple_choice.gold': expected one capital letter A-Z"),
+        (
+            {**sub(), "evidence": [ev("p1", "chart", 2)]},
+            "field 'evidence[0].source_type': expected one of 'table', 'figure', 'text_span'",
+        ),
+        (
+            {**sub(), "evidence": [ev("p1", "figure", 0)]},
+            "field 'evidence[0].locator.page': expected a page number of at least 1, got an integer (0)",
+        ),
+        (
+            {**sub(), "evidence": [ev("p1", "figure", True)]},
+            "field 'evidence[0].locator.page': expected a page number (a whole number), got a boolean (True)",
+        ),
+        (
+            {**sub(), "evidence": [{"paper_id": "p1", "source_type": "figure"}]},
+            "field 'evidence[0].locator' is missing",
+        ),
+        (
+            {**sub(), "answer": {"multiple_choice": {"gold": "AB"}}},
+            "field 'answer.multiple_choice.gold': expected one capital letter A-Z",
+        ),
         ({**sub(), "answer": {"multiple_choice": {"gold": "a"}}}, "field 'answer.multiple_choice.gold'"),
-        ({**sub(), "answer": {"tabel": {"rows": []}}}, "field 'answer.tabel' is not a known field (allowed: freeform, multiple_choice, table)"),
+        (
+            {**sub(), "answer": {"tabel": {"rows": []}}},
+            "field 'answer.tabel' is not a known field (allowed: freeform, multiple_choice, table)",
+        ),
         ({**sub(), "answer": {"table": {"row": []}}}, "field 'answer.table.rows' is missing"),
-        ({**sub(), "answer": {"table": {"rows": [["x"]]}}}, "field 'answer.table.rows[0]': expected an object, got an array"),
-        ({**sub(), "answer": {"freeform": {"text": 3}}}, "field 'answer.freeform.text': expected a string, got an integer (3)"),
+        (
+            {**sub(), "answer": {"table": {"rows": [["x"]]}}},
+            "field 'answer.table.rows[0]': expected an object, got an array",
+        ),
+        (
+            {**sub(), "answer": {"freeform": {"text": 3}}},
+            "field 'answer.freeform.text': expected a string, got an integer (3)",
+        ),
         ([sub()], "line 1: expected a JSON object, got an array"),
     ],
 )
@@ -590,8 +636,13 @@ def test_validate_candidates_messages() -> None:
     with pytest.raises(ValueError, match=r"c\.jsonl line 2: field 'candidate_papers' is missing"):
         validate_candidates([_cands("q1", ["a"]), {"query_id": "q2"}], "c.jsonl")
     with pytest.raises(ValueError, match=r"rank for every paper or for none"):
-        validate_candidates([{"query_id": "q1", "candidate_papers": [{"paper_id": "a", "rank": 1}, {"paper_id": "b"}]}], "c.jsonl")
-    with pytest.raises(ValueError, match=r"'candidate_papers\[0\]\.rank': expected a rank \(a whole number of at least 1\), got an integer \(0\)"):
+        validate_candidates(
+            [{"query_id": "q1", "candidate_papers": [{"paper_id": "a", "rank": 1}, {"paper_id": "b"}]}], "c.jsonl"
+        )
+    with pytest.raises(
+        ValueError,
+        match=r"'candidate_papers\[0\]\.rank': expected a rank \(a whole number of at least 1\), got an integer \(0\)",
+    ):
         validate_candidates([{"query_id": "q1", "candidate_papers": [{"paper_id": "a", "rank": 0}]}], "c.jsonl")
 
 
@@ -609,15 +660,22 @@ def test_score_files_end_to_end(tmp_path: Path) -> None:
     assert result["metrics"]["candidate_recall@1"] == pytest.approx(0.5)
     assert result["metrics"]["candidate_recall@5"] == 1.0
     bad = write_jsonl(tmp_path / "bad.jsonl", [sub("q1"), "", {**sub("q2"), "evidence": [ev("p", "figure", -1)]}])
-    with pytest.raises(ValueError, match=r"bad\.jsonl line 3: field 'evidence\[0\]\.locator\.page': expected a page number of at least 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"bad\.jsonl line 3: field 'evidence\[0\]\.locator\.page': expected a page number of at least 1",
+    ):
         score_files(gold_path, bad)
 
 
 def test_format_table_lists_metrics_families_and_na() -> None:
-    text = format_table(m.score_all([gold("q1"), gold("q2", family="multi_paper")], [sub("q1")], [_cands("q1", ["p1"])]))
+    text = format_table(
+        m.score_all([gold("q1"), gold("q2", family="multi_paper")], [sub("q1")], [_cands("q1", ["p1"])])
+    )
     lines = text.splitlines()
     assert lines[0].split() == ["metric", "all", "hidden_source_single_paper", "multi_paper"]
-    assert any(line.startswith("paper_recall_macro") and line.split()[1:] == ["0.5000", "1.0000", "0.0000"] for line in lines)
+    assert any(
+        line.startswith("paper_recall_macro") and line.split()[1:] == ["0.5000", "1.0000", "0.0000"] for line in lines
+    )
     assert any(line.startswith("multiple_choice_accuracy") and "n/a" in line for line in lines)
     assert any(line.startswith("candidate_recall@50") for line in lines)
     assert "missing predictions: 1" in text
@@ -659,7 +717,7 @@ def test_sample_placeholder_submission_scores_zero(littraceqa: Path, validation_
     and its 27 records for questions outside validation A are extra, not errors."""
     assert not any(r["answer"].get("multiple_choice", {}).get("gold") == "A" for r in validation_a)
     result = score_files(littraceqa / "validation_a.jsonl", littraceqa / "sample_submission.jsonl", strict=True)
-    assert result["metrics"] == {name: 0.0 for name in m.METRIC_NAMES}
+    assert result["metrics"] == dict.fromkeys(m.METRIC_NAMES, 0.0)
     counts = result["details"]["counts"]
     assert (counts["total"], counts["missing_prediction_count"], counts["extra_prediction_count"]) == (28, 0, 27)
     assert (counts["table_cell_correct"], counts["table_cell_total"]) == (0, 11)
@@ -684,12 +742,19 @@ def test_perturbed_submission_reproduces_official_vector(littraceqa: Path) -> No
 
 def test_perturbed_submission_breaks_the_strict_schema(littraceqa: Path) -> None:
     # the official evaluator scored it anyway: this is why validation is lenient by default
-    with pytest.raises(ValueError, match=r"perturbed_submission_a\.jsonl line 1: field 'evidence\[0\]\.locator\.row' is not a known field"):
+    with pytest.raises(
+        ValueError,
+        match=r"perturbed_submission_a\.jsonl line 1: field 'evidence\[0\]\.locator\.row' is not a known field",
+    ):
         score_files(littraceqa / "validation_a.jsonl", littraceqa / "perturbed_submission_a.jsonl", strict=True)
 
 
 def test_lit3r_candidate_recall(littraceqa: Path, validation_a: list[dict[str, Any]]) -> None:
-    result = score_files(littraceqa / "validation_a.jsonl", littraceqa / "sample_submission.jsonl", littraceqa / "lit3r_candidates_validation_a.jsonl")
+    result = score_files(
+        littraceqa / "validation_a.jsonl",
+        littraceqa / "sample_submission.jsonl",
+        littraceqa / "lit3r_candidates_validation_a.jsonl",
+    )
     expected = {1: 0.7718, 5: 0.8859, 10: 0.9385, 20: 0.9673, 50: 0.9911}
     for k, value in expected.items():
         assert round(result["metrics"][f"candidate_recall@{k}"], 4) == value

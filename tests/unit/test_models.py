@@ -112,7 +112,7 @@ def test_code_fenced_json_is_accepted():
 
 def test_custom_repair_prompt_gets_the_error_and_the_schema():
     model = ScriptedChatModel(responses=["nope", {"relevant": True}])
-    structured_call(model, Verdict, SYSTEM, USER, repair_prompt="FIX {error} | SCHEMA {schema} {\"x\": 1}")
+    structured_call(model, Verdict, SYSTEM, USER, repair_prompt='FIX {error} | SCHEMA {schema} {"x": 1}')
     repair = model.calls[1].user
     assert repair.startswith("FIX invalid JSON") and '"chunk_ids"' in repair and '{"x": 1}' in repair
     assert "{error}" in DEFAULT_REPAIR_PROMPT
@@ -166,13 +166,15 @@ def test_json_mode_puts_the_schema_in_the_system_prompt():
 
 
 def test_scripted_model_routes_by_marker_and_predicate():
-    model = ScriptedChatModel(responses={
-        "You decompose": [{"relevant": True}],
-        (lambda text: "Penn" in text): [{"relevant": False}],
-    })
+    model = ScriptedChatModel(
+        responses={
+            "You decompose": [{"relevant": True}],
+            (lambda text: "Penn" in text): [{"relevant": False}],
+        }
+    )
     assert structured_call(model, Verdict, "You decompose questions.", "q").value.relevant is True
     assert structured_call(model, Verdict, SYSTEM, USER).value.relevant is False
-    assert [c.key for c in model.calls][0] == "You decompose"
+    assert model.calls[0].key == "You decompose"
     with pytest.raises(ScriptExhausted):
         structured_call(model, Verdict, "You decompose questions.", "q")
 
@@ -213,10 +215,16 @@ def test_per_role_model_precedence(monkeypatch):
 
 def test_openai_compatible_endpoint(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    settings = get_settings(llm={
-        "base_url": "http://localhost:8000/v1", "model": "qwen", "verify_model": "qwen-big",
-        "max_retries": 5, "timeout_s": 30, "structured_output": "function_calling",
-    })
+    settings = get_settings(
+        llm={
+            "base_url": "http://localhost:8000/v1",
+            "model": "qwen",
+            "verify_model": "qwen-big",
+            "max_retries": 5,
+            "timeout_s": 30,
+            "structured_output": "function_calling",
+        }
+    )
     assert backend_of(settings.llm) == "openai"
     model = build_chat_model("verify", settings)
     assert type(model).__name__ == "ChatOpenAI"
@@ -237,11 +245,16 @@ def test_endpoint_without_model_name_is_a_clear_error():
 
 
 def test_azure_wins_and_roles_name_deployments():
-    settings = get_settings(llm={
-        "azure_endpoint": "https://example.openai.azure.com", "azure_deployment": "gpt4o-dep",
-        "api_version": "2024-10-21", "api_key": "k", "base_url": "http://ignored/v1",
-        "synthesize_model": "o-dep",
-    })
+    settings = get_settings(
+        llm={
+            "azure_endpoint": "https://example.openai.azure.com",
+            "azure_deployment": "gpt4o-dep",
+            "api_version": "2024-10-21",
+            "api_key": "k",
+            "base_url": "http://ignored/v1",
+            "synthesize_model": "o-dep",
+        }
+    )
     assert backend_of(settings.llm) == "azure"
     model = build_chat_model("decompose", settings)
     assert type(model).__name__ == "AzureChatOpenAI"
@@ -251,9 +264,11 @@ def test_azure_wins_and_roles_name_deployments():
 
 
 def test_models_module_keeps_imports_light():
-    code = ("import sys, agent.models\n"
-            "print(','.join(m for m in ('langchain_openai', 'openai', 'xllamacpp', 'torch') "
-            "if m in sys.modules))")
+    code = (
+        "import sys, agent.models\n"
+        "print(','.join(m for m in ('langchain_openai', 'openai', 'xllamacpp', 'torch') "
+        "if m in sys.modules))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""
 
@@ -311,14 +326,16 @@ def test_assembly_checks_size_and_sha256(tmp_path):
     parts = _fake_parts(tmp_path / "site")
     whole = b"".join(p.read_bytes() for p in parts)
     dest = tmp_path / "models" / "m.gguf"
-    out = assemble_model(parts, dest, expected_size=len(whole),
-                         expected_sha256=hashlib.sha256(whole).hexdigest(), progress=False)
+    out = assemble_model(
+        parts, dest, expected_size=len(whole), expected_sha256=hashlib.sha256(whole).hexdigest(), progress=False
+    )
     assert out == dest and dest.read_bytes() == whole
     assert sorted(p.name for p in dest.parent.iterdir()) == ["m.gguf"]  # no temp file left
     # once assembled, it is reused as is
     mtime = dest.stat().st_mtime_ns
-    assemble_model(parts, dest, expected_size=len(whole),
-                   expected_sha256=hashlib.sha256(whole).hexdigest(), progress=False)
+    assemble_model(
+        parts, dest, expected_size=len(whole), expected_sha256=hashlib.sha256(whole).hexdigest(), progress=False
+    )
     assert dest.stat().st_mtime_ns == mtime
 
 
@@ -330,8 +347,9 @@ def test_corrupted_part_fails_and_leaves_no_file(tmp_path):
     parts[1].write_bytes(bytes(data))
     dest = tmp_path / "models" / "m.gguf"
     with pytest.raises(LocalModelError, match="sha256") as info:
-        assemble_model(parts, dest, expected_size=len(good),
-                       expected_sha256=hashlib.sha256(good).hexdigest(), progress=False)
+        assemble_model(
+            parts, dest, expected_size=len(good), expected_sha256=hashlib.sha256(good).hexdigest(), progress=False
+        )
     assert "--force-reinstall" in str(info.value)
     assert not dest.exists() and list(dest.parent.iterdir()) == []  # the temp file is gone too
 
@@ -342,6 +360,8 @@ def test_wrong_total_size_fails_before_writing(tmp_path):
     with pytest.raises(LocalModelError, match="add up to"):
         assemble_model(parts, dest, expected_size=10, expected_sha256="0" * 64, progress=False)
     assert not dest.exists()
+
+
 def test_lean_schema_for_the_embedded_model():
     from agent.models import lean_schema
     from agent.schemas import reading_model, synthesis_model
@@ -351,7 +371,10 @@ def test_lean_schema_for_the_embedded_model():
     # claim texts are capped inside the nested definition; ids stay an enum of the shown ones
     claim = lean["$defs"]["Claim"]["properties"]
     assert claim["text"]["maxLength"] == 200 and claim["sentences"]["items"]["enum"] == ["S1", "S2"]
-    assert lean["properties"]["claims"]["maxItems"] == 3 and lean["required"] == full["required"] == ["claims", "choice"]
+    assert lean["properties"]["claims"]["maxItems"] == 3 and lean["required"] == full["required"] == [
+        "claims",
+        "choice",
+    ]
     assert "maxLength" not in full["$defs"]["Claim"]["properties"]["text"]  # the caller's schema is not changed
     reading = reading_model(["S1"], 2)
     assert "finding" not in lean_schema(reading.model_json_schema(), 200)["properties"]

@@ -31,8 +31,13 @@ def chunk(pid: str, n: int, kind: str = "text") -> Chunk:
 
 def test_paper_chunks_are_in_chunk_order_and_empty_for_a_paper_without_any():
     # the chunks of two papers interleaved in the rows: each paper's keep their order
-    rows = [chunk("a", 0, "title_abstract"), chunk("b", 0, "title_abstract"), chunk("a", 1), chunk("b", 1),
-            chunk("a", 2, "table")]
+    rows = [
+        chunk("a", 0, "title_abstract"),
+        chunk("b", 0, "title_abstract"),
+        chunk("a", 1),
+        chunk("b", 1),
+        chunk("a", 2, "table"),
+    ]
     t = table(["a", "b", "bare"], rows)
     assert [c.chunk_id for c in t.paper_chunks("a")] == ["a#c0", "a#c1", "a#c2"]
     assert [c.kind for c in t.paper_chunks("a")] == ["title_abstract", "text", "table"]
@@ -55,7 +60,7 @@ def test_ids_like_finds_the_paper_of_a_chunk_id():
 
 
 def test_ids_like_matches_a_bare_id_against_namespaced_ones():
-    # over several corpora (tools.multi.MultiIndex) ids are CORPUS:ID
+    # over several corpora (tools.index.multi.MultiIndex) ids are CORPUS:ID
     ids = ["nlp:crf", "med:CRF", "med:crf2", "nlp:hmm"]
     t = table(ids, [chunk(p, 0) for p in ids])
     assert t.ids_like("crf") == ["nlp:crf", "med:CRF", "med:crf2"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.pipeline import RetrievalRun
+from tools.retrieval.pipeline import RetrievalRun
 from tools.settings import ToolSettings
 
 pytestmark = pytest.mark.unit
@@ -16,9 +16,17 @@ def _hit(pid: str, chunk: str, score: float) -> dict:
 
 def _run() -> RetrievalRun:
     pool = {"p1#0": _hit("p1", "p1#0", 0.9), "p1#1": _hit("p1", "p1#1", 0.4), "p2#0": _hit("p2", "p2#0", 0.7)}
-    return RetrievalRun(question="q", subqueries=["q"], pool=pool, a=["p1", "p2"], seeds=["p1"],
-                        b=["p3", "p2"], b_why={"p3": ["coupling p1"]}, fused=["p2", "p1", "p3"],
-                        subquery_results=[])
+    return RetrievalRun(
+        question="q",
+        subqueries=["q"],
+        pool=pool,
+        a=["p1", "p2"],
+        seeds=["p1"],
+        b=["p3", "p2"],
+        b_why={"p3": ["coupling p1"]},
+        fused=["p2", "p1", "p3"],
+        subquery_results=[],
+    )
 
 
 def test_each_stage_has_its_ranking():

@@ -1,4 +1,4 @@
-"""tools/ray_build.py without a Ray instance: Ray stays an optional import, the error without it
+"""tools/index/ray_build.py without a Ray instance: Ray stays an optional import, the error without it
 names the extra, CPU actors fit the nodes, a dead cluster address fails at once."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from tools.ray_build import RayProblem, _check_reachable, cpu_actors, import_ray
+from tools.index.ray_build import RayProblem, _check_reachable, cpu_actors, import_ray
 
 pytestmark = pytest.mark.unit
 
 
 def test_ray_is_not_imported_with_the_module():
-    code = "import sys, tools.ray_build, agent.cli; assert 'ray' not in sys.modules, 'ray imported'"
+    code = "import sys, tools.index.ray_build, agent.cli; assert 'ray' not in sys.modules, 'ray imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -26,13 +26,16 @@ def test_without_ray_the_error_names_the_extra(monkeypatch):
         import_ray()
 
 
-@pytest.mark.parametrize(("nodes", "expected"), [
-    ([2], (2, 1)),          # this machine: one actor of both cores
-    ([16, 16], (4, 8)),     # up to 4 threads an actor, as many as fit
-    ([2, 16], (2, 9)),      # sized to the smallest node, or its share never starts
-    ([0, 8], (4, 2)),       # a node without CPUs (a GPU-only or head node) holds none
-    ([], (1, 1)),
-])
+@pytest.mark.parametrize(
+    ("nodes", "expected"),
+    [
+        ([2], (2, 1)),  # this machine: one actor of both cores
+        ([16, 16], (4, 8)),  # up to 4 threads an actor, as many as fit
+        ([2, 16], (2, 9)),  # sized to the smallest node, or its share never starts
+        ([0, 8], (4, 2)),  # a node without CPUs (a GPU-only or head node) holds none
+        ([], (1, 1)),
+    ],
+)
 def test_cpu_actors_fit_every_node(nodes, expected):
     assert cpu_actors(nodes) == expected
 

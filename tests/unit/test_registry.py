@@ -122,8 +122,9 @@ def test_namespacing_round_trip():
 def test_slice_inputs(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
-    (src / "recs.jsonl").write_text("".join(json.dumps({"paper_id": str(i), "title": "t", "abstract": "a"}) + "\n"
-                                            for i in range(5)))
+    (src / "recs.jsonl").write_text(
+        "".join(json.dumps({"paper_id": str(i), "title": "t", "abstract": "a"}) + "\n" for i in range(5))
+    )
     folder = src / "pdfs"
     folder.mkdir()
     (folder / "big.pdf").write_bytes(b"x" * 100)
@@ -145,7 +146,7 @@ def test_corpus_info_of_an_unbuilt_corpus():
 
 
 def test_fuse_rankings_is_rrf_over_corpora():
-    from tools.multi import fuse_rankings
+    from tools.index.multi import fuse_rankings
 
     fused = fuse_rankings([["a1", "a2", "a3"], ["b1"]], k=10, rrf_k=60)
     assert [i for i, _ in fused] == ["a1", "b1", "a2", "a3"]  # equal rank: corpus named first

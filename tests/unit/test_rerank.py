@@ -17,8 +17,8 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from tools.embed import ModelNotAvailable
-from tools.rerank import (
+from tools.models.embed import ModelNotAvailable
+from tools.models.rerank import (
     CHATML_TEMPLATE,
     NoReranker,
     PromptTemplate,
@@ -74,10 +74,18 @@ def test_cross_encoder_without_model_names_the_setting():
         RerankSettings(backend="cross-encoder")
 
 
-@pytest.mark.parametrize("bad", [
-    {"backend": "bm25"}, {"batch_size": 0}, {"max_chunks": 0}, {"max_chars": 0},
-    {"llm_runtime": "vllm"}, {"timeout_s": 0}, {"instruction": ""},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"backend": "bm25"},
+        {"batch_size": 0},
+        {"max_chunks": 0},
+        {"max_chars": 0},
+        {"llm_runtime": "vllm"},
+        {"timeout_s": 0},
+        {"instruction": ""},
+    ],
+)
 def test_settings_reject_invalid_values(bad):
     with pytest.raises(ValidationError):
         RerankSettings(**bad)
@@ -107,21 +115,30 @@ def test_settings_read_from_the_environment_when_mounted(monkeypatch):
 # --- device, precision and runtime policies -------------------------------------------------
 
 
-@pytest.mark.parametrize("device, dtype", [
-    ("cuda", "float16"), ("cuda:1", "float16"), ("cpu", "float32"), ("mps", "float32"),
-])
+@pytest.mark.parametrize(
+    "device, dtype",
+    [
+        ("cuda", "float16"),
+        ("cuda:1", "float16"),
+        ("cpu", "float32"),
+        ("mps", "float32"),
+    ],
+)
 def test_precision_policy(device, dtype):
     assert precision_for(device) == dtype
 
 
-@pytest.mark.parametrize("runtime, device, url, model, expected", [
-    ("auto", "cuda", "http://s/v1", "dir", "transformers"),
-    ("auto", "cpu", "http://s/v1", "dir", "server"),
-    ("auto", "cpu", None, "dir", "transformers"),
-    ("auto", "cuda", "http://s/v1", None, "server"),
-    ("server", "cuda", "http://s/v1", "dir", "server"),
-    ("transformers", "cpu", "http://s/v1", "dir", "transformers"),
-])
+@pytest.mark.parametrize(
+    "runtime, device, url, model, expected",
+    [
+        ("auto", "cuda", "http://s/v1", "dir", "transformers"),
+        ("auto", "cpu", "http://s/v1", "dir", "server"),
+        ("auto", "cpu", None, "dir", "transformers"),
+        ("auto", "cuda", "http://s/v1", None, "server"),
+        ("server", "cuda", "http://s/v1", "dir", "server"),
+        ("transformers", "cpu", "http://s/v1", "dir", "transformers"),
+    ],
+)
 def test_llm_runtime_policy(runtime, device, url, model, expected):
     assert choose_llm_runtime(runtime, device, url, model) == expected
 
@@ -136,8 +153,7 @@ def test_llm_without_model_or_server_names_the_settings():
 
 def test_yes_probability_hand_worked():
     # P(yes)/(P(yes)+P(no)) = e^-0.5 / (e^-0.5 + e^-1) = 1/(1+e^-0.5)
-    assert yes_probability([("yes", -0.5), ("no", -1.0), ("The", -2.0)]) == pytest.approx(
-        1 / (1 + math.exp(-0.5)))
+    assert yes_probability([("yes", -0.5), ("no", -1.0), ("The", -2.0)]) == pytest.approx(1 / (1 + math.exp(-0.5)))
 
 
 def test_yes_probability_adds_spellings():
@@ -171,8 +187,24 @@ def test_template_without_system_turn_puts_system_in_user_turn():
 
 
 def test_completion_top_logprobs_both_formats():
-    llama = {"choices": [{"logprobs": {"content": [{"token": "yes", "logprob": -0.8, "top_logprobs": [
-        {"id": 1, "token": "yes", "logprob": -0.8}, {"id": 2, "token": "no", "logprob": -0.9}]}]}}]}
+    llama = {
+        "choices": [
+            {
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": "yes",
+                            "logprob": -0.8,
+                            "top_logprobs": [
+                                {"id": 1, "token": "yes", "logprob": -0.8},
+                                {"id": 2, "token": "no", "logprob": -0.9},
+                            ],
+                        }
+                    ]
+                }
+            }
+        ]
+    }
     openai = {"choices": [{"logprobs": {"tokens": ["yes"], "top_logprobs": [{"yes": -0.8, " no": -0.9}]}}]}
     assert completion_top_logprobs(llama) == [("yes", -0.8), ("no", -0.9)]
     assert completion_top_logprobs(openai) == [("yes", -0.8), (" no", -0.9)]
@@ -187,19 +219,26 @@ def _llama_cpp(top: dict[str, float], seen: list[dict]) -> httpx.MockTransport:
         body = json.loads(request.content)
         seen.append({"path": request.url.path, "auth": request.headers.get("authorization"), **body})
         if request.url.path == "/apply-template":
-            return httpx.Response(200, json={"prompt": "<|im_start|>system\n@@LITLOOP_SYSTEM@@<|im_end|>\n"
-                                             "<|im_start|>user\n@@LITLOOP_USER@@<|im_end|>\n<|im_start|>assistant\n"})
+            return httpx.Response(
+                200,
+                json={
+                    "prompt": "<|im_start|>system\n@@LITLOOP_SYSTEM@@<|im_end|>\n"
+                    "<|im_start|>user\n@@LITLOOP_USER@@<|im_end|>\n<|im_start|>assistant\n"
+                },
+            )
         entries = [{"id": i, "token": t, "logprob": lp} for i, (t, lp) in enumerate(top.items())]
-        return httpx.Response(200, json={"choices": [{"text": "x", "logprobs": {
-            "content": [{**entries[0], "top_logprobs": entries}]}}]})
+        return httpx.Response(
+            200, json={"choices": [{"text": "x", "logprobs": {"content": [{**entries[0], "top_logprobs": entries}]}}]}
+        )
 
     return httpx.MockTransport(handler)
 
 
 def test_server_scores_one_completion_per_passage():
     seen: list[dict] = []
-    settings = RerankSettings(backend="llm", llm_runtime="server", server_url="http://h:1/v1/",
-                              api_key="k", max_chars=10)
+    settings = RerankSettings(
+        backend="llm", llm_runtime="server", server_url="http://h:1/v1/", api_key="k", max_chars=10
+    )
     reranker = ServerYesNoReranker(settings, transport=_llama_cpp({"yes": -0.5, "no": -1.0}, seen))
     scores = reranker.score("q", ["a passage longer than ten characters", "b"])
     assert scores == pytest.approx([1 / (1 + math.exp(-0.5))] * 2)
@@ -212,7 +251,7 @@ def test_server_scores_one_completion_per_passage():
 def test_server_neither_answer_scores_half_with_a_warning(caplog):
     settings = RerankSettings(backend="llm", llm_runtime="server", server_url="http://h:1")
     reranker = ServerYesNoReranker(settings, transport=_llama_cpp({"The": -0.1, "A": -2.0}, []))
-    with caplog.at_level(logging.WARNING, logger="tools.rerank.llm"):
+    with caplog.at_level(logging.WARNING, logger="tools.models.rerank.llm"):
         assert reranker.score("q", ["p"]) == [0.5]
     assert "neither 'yes' nor 'no'" in caplog.text
 
@@ -240,8 +279,9 @@ def test_server_unreachable_names_url_and_setting():
 
 
 def test_server_error_status_is_reported():
-    transport = httpx.MockTransport(lambda r: httpx.Response(
-        404 if r.url.path == "/apply-template" else 401, text="invalid api key"))
+    transport = httpx.MockTransport(
+        lambda r: httpx.Response(404 if r.url.path == "/apply-template" else 401, text="invalid api key")
+    )
     settings = RerankSettings(backend="llm", llm_runtime="server", server_url="http://h:1")
     with pytest.raises(RuntimeError, match="401.*invalid api key"):
         ServerYesNoReranker(settings, transport=transport).score("q", ["p"])
@@ -252,7 +292,7 @@ def test_server_error_status_is_reported():
 
 def test_import_and_none_backend_do_not_load_torch():
     code = (
-        "import sys\nimport tools.rerank as r\n"
+        "import sys\nimport tools.models.rerank as r\n"
         "r.build_reranker(r.RerankSettings()).score('q', ['a', 'b'])\n"
         "r.build_reranker(r.RerankSettings(backend='llm', llm_runtime='server', server_url='http://h:1'))\n"
         "print(','.join(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))"

@@ -8,7 +8,9 @@ from tools.ingest.resolve import TitleResolver, resolve_references
 pytestmark = pytest.mark.unit
 
 CORPUS = [
-    Paper("crf", "Conditional Random Fields: Probabilistic Models for Segmenting and Labeling Sequence Data", year=2001),
+    Paper(
+        "crf", "Conditional Random Fields: Probabilistic Models for Segmenting and Labeling Sequence Data", year=2001
+    ),
     Paper("hmm", "A Tutorial on Hidden Markov Models", year=1989),
     Paper("dup1", "Learning to Rank", year=2005),
     Paper("dup2", "Learning to Rank", year=2009),
@@ -17,7 +19,9 @@ CORPUS = [
 
 def test_exact_normalised_title_match():
     r = TitleResolver(CORPUS)
-    entry = BibEntry(title="Conditional random fields: probabilistic models for segmenting and labeling sequence data.", year=2001)
+    entry = BibEntry(
+        title="Conditional random fields: probabilistic models for segmenting and labeling sequence data.", year=2001
+    )
     assert r.resolve(entry) == "crf"
 
 
@@ -36,8 +40,10 @@ def test_ambiguous_titles_resolve_only_with_year():
 
 def test_title_found_inside_raw_entry_when_parsed_title_is_wrong():
     r = TitleResolver(CORPUS)
-    raw = ("John Lafferty, Andrew McCallum, and Fernando Pereira. 2001. Conditional random fields: "
-           "Probabilistic models for segmenting and labeling sequence data. In ICML.")
+    raw = (
+        "John Lafferty, Andrew McCallum, and Fernando Pereira. 2001. Conditional random fields: "
+        "Probabilistic models for segmenting and labeling sequence data. In ICML."
+    )
     assert r.resolve(BibEntry(title="In ICML", year=2001, raw=raw)) == "crf"
 
 
@@ -48,14 +54,21 @@ def test_link_wins_and_self_citation_ignored():
 
 
 def test_unknown_reference_stays_unresolved():
-    assert TitleResolver(CORPUS).resolve(BibEntry(title="Deep residual learning for image recognition", year=2016)) is None
+    assert (
+        TitleResolver(CORPUS).resolve(BibEntry(title="Deep residual learning for image recognition", year=2016)) is None
+    )
 
 
 def test_resolve_references_adds_ids_without_duplicates():
-    citing = Paper("new", "A new paper", references=("hmm",), bibliography=(
-        BibEntry(title="A tutorial on hidden Markov models", year=1989),
-        BibEntry(title="Conditional Random Fields: Probabilistic Models for Segmenting and Labeling Sequence Data"),
-    ))
+    citing = Paper(
+        "new",
+        "A new paper",
+        references=("hmm",),
+        bibliography=(
+            BibEntry(title="A tutorial on hidden Markov models", year=1989),
+            BibEntry(title="Conditional Random Fields: Probabilistic Models for Segmenting and Labeling Sequence Data"),
+        ),
+    )
     papers, n = resolve_references(CORPUS + [citing])
     assert papers[-1].references == ("hmm", "crf")
     assert n == 1

@@ -46,8 +46,9 @@ def test_a_byte_that_is_not_utf8_costs_its_line_only(tmp_path):
     assert [r["query_id"] for _, r in iter_jsonl(path, skip_bad=True)] == ["a", "b"]
     with pytest.raises(JsonlError) as info:
         list(iter_jsonl(path))
-    assert str(info.value) == (f"{path} line 2: not UTF-8 text (byte 0xff at byte 15 of the line); "
-                               "re-save the file as UTF-8")
+    assert str(info.value) == (
+        f"{path} line 2: not UTF-8 text (byte 0xff at byte 15 of the line); re-save the file as UTF-8"
+    )
 
 
 def test_a_bom_is_accepted_and_lines_end_at_newlines_only(tmp_path):

@@ -15,17 +15,20 @@ from tests import conftest
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize(("family", "address", "loopback"), [
-    (socket.AF_INET, ("127.0.0.1", 80), True),
-    (socket.AF_INET, ("127.8.9.10", 80), True),
-    (socket.AF_INET6, ("::1", 80, 0, 0), True),
-    (socket.AF_INET6, ("::ffff:127.0.0.1", 80, 0, 0), True),
-    (socket.AF_INET, ("localhost", 80), True),
-    (socket.AF_INET, ("192.0.2.1", 80), False),
-    (socket.AF_INET6, ("2001:db8::1", 80, 0, 0), False),
-    (socket.AF_INET, ("example.com", 443), False),  # a name is not looked up: it leaves the machine
-    (socket.AF_UNIX, "/tmp/some.sock", True),
-])
+@pytest.mark.parametrize(
+    ("family", "address", "loopback"),
+    [
+        (socket.AF_INET, ("127.0.0.1", 80), True),
+        (socket.AF_INET, ("127.8.9.10", 80), True),
+        (socket.AF_INET6, ("::1", 80, 0, 0), True),
+        (socket.AF_INET6, ("::ffff:127.0.0.1", 80, 0, 0), True),
+        (socket.AF_INET, ("localhost", 80), True),
+        (socket.AF_INET, ("192.0.2.1", 80), False),
+        (socket.AF_INET6, ("2001:db8::1", 80, 0, 0), False),
+        (socket.AF_INET, ("example.com", 443), False),  # a name is not looked up: it leaves the machine
+        (socket.AF_UNIX, "/tmp/some.sock", True),
+    ],
+)
 def test_is_loopback(family, address, loopback):
     assert conftest.is_loopback(family, address) is loopback
 
@@ -52,7 +55,8 @@ def test_loopback_connects(connections):
 def test_a_remote_connection_fails_the_test_that_tried_it(tmp_path):
     """In a child pytest with this conftest as its plugin: tried in the test, in a thread and in
     a session fixture, each fails its test (a library that swallowed the refusal included)."""
-    (tmp_path / "test_child.py").write_text(textwrap.dedent('''
+    (tmp_path / "test_child.py").write_text(
+        textwrap.dedent("""
         import socket, threading
         import pytest
 
@@ -79,10 +83,27 @@ def test_a_remote_connection_fails_the_test_that_tried_it(tmp_path):
         def test_loopback_only():
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
-    '''))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "-p", "no:cacheprovider",
-                        "--rootdir", str(tmp_path), str(tmp_path / "test_child.py")],
-                       capture_output=True, text=True, timeout=60, cwd=conftest.REPO)
+    """)
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "tests.conftest",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_child.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=conftest.REPO,
+    )
     out = r.stdout
     assert r.returncode == 1, out
     assert "4 passed, 3 errors" in out, out  # each test ran; three fail at teardown, the loopback one not

@@ -8,7 +8,7 @@ import typing
 import pytest
 
 from agent.state import State, add_usage, union
-from tools.fusion import merge_pool
+from tools.retrieval.fusion import merge_pool
 
 pytestmark = pytest.mark.unit
 
@@ -16,8 +16,14 @@ pytestmark = pytest.mark.unit
 def test_each_accumulating_field_has_its_named_reducer():
     hints = typing.get_type_hints(State, include_extras=True)
     reducers = {name: h.__metadata__[0] for name, h in hints.items() if hasattr(h, "__metadata__")}
-    assert reducers == {"round": operator.add, "subqueries": operator.add, "pool": merge_pool,
-                        "evidence_papers": union, "errors": operator.add, "usage": add_usage}
+    assert reducers == {
+        "round": operator.add,
+        "subqueries": operator.add,
+        "pool": merge_pool,
+        "evidence_papers": union,
+        "errors": operator.add,
+        "usage": add_usage,
+    }
 
 
 def test_add_usage_sums_per_key_and_does_not_mutate():

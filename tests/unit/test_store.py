@@ -1,4 +1,4 @@
-"""Paper and chunk records in SQLite (tools/store.py): written once, read by row and id through
+"""Paper and chunk records in SQLite (tools/index/store.py): written once, read by row and id through
 the views the retrieval code indexes, as lists and dicts would answer."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tools.base import Chunk, Locator, Paper
-from tools.store import (
+from tools.index.store import (
     ChunkRanges,
     ChunkRows,
     ChunkTable,
@@ -23,8 +23,16 @@ pytestmark = pytest.mark.unit
 
 
 def _chunks(pid: str, n: int) -> list[Chunk]:
-    return [Chunk(f"{pid}#c{i}", pid, "title_abstract" if i == 0 else "text", f"text {i} of {pid} ünïcode",
-                  Locator(page=i + 1, section="Intro" if i else None)) for i in range(n)]
+    return [
+        Chunk(
+            f"{pid}#c{i}",
+            pid,
+            "title_abstract" if i == 0 else "text",
+            f"text {i} of {pid} ünïcode",
+            Locator(page=i + 1, section="Intro" if i else None),
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture
@@ -55,8 +63,11 @@ def test_chunks_read_back_by_row_and_id_across_segments(two_segments):
 
 
 def test_papers_read_back_by_id_and_row_with_their_chunk_ranges(tmp_path):
-    papers = [Paper("a", "Title A", "Abstract", authors=("X",), year=2020, references=("b",)),
-              Paper("b", "Title B"), Paper("empty", "No chunks")]
+    papers = [
+        Paper("a", "Title A", "Abstract", authors=("X",), year=2020, references=("b",)),
+        Paper("b", "Title B"),
+        Paper("empty", "No chunks"),
+    ]
     write_papers(tmp_path / "p.sqlite", [(papers[0], 0, 3), (papers[1], 3, 2), (papers[2], 5, 0)])
     f = RecordFile(tmp_path / "p.sqlite")
     try:

@@ -17,9 +17,11 @@ TOP = [{"token": "B", "logprob": -0.1}, {"token": "A", "logprob": -2.5}]
 
 
 def with_logprobs(token: str = "B") -> AIMessage:
-    return AIMessage(content=token, usage_metadata={"input_tokens": 7, "output_tokens": 1, "total_tokens": 8},
-                     response_metadata={"logprobs": {"content": [{"token": token, "logprob": -0.1,
-                                                                  "top_logprobs": TOP}]}})
+    return AIMessage(
+        content=token,
+        usage_metadata={"input_tokens": 7, "output_tokens": 1, "total_tokens": 8},
+        response_metadata={"logprobs": {"content": [{"token": token, "logprob": -0.1, "top_logprobs": TOP}]}},
+    )
 
 
 class Failing:

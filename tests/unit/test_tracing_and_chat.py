@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC
 
 import pytest
 
@@ -22,8 +23,14 @@ pytestmark = pytest.mark.unit
 
 
 def chunk(i, paper="p1", score=1.0):
-    return {"chunk_id": f"{paper}#c{i}", "paper_id": paper, "kind": "text", "text": "word " * 300, "score": score,
-            "locator": {"page": 2}}
+    return {
+        "chunk_id": f"{paper}#c{i}",
+        "paper_id": paper,
+        "kind": "text",
+        "text": "word " * 300,
+        "score": score,
+        "locator": {"page": 2},
+    }
 
 
 # ----------------------------------------------------------------------------- summarising
@@ -33,8 +40,12 @@ def test_chunk_lists_and_pool_are_summarised():
     s = Summariser(max_chars=100)
     chunks = [chunk(i, paper=f"p{i % 3}", score=i) for i in range(50)]
     out = s({"chunks": chunks, "pool": {c["chunk_id"]: c for c in chunks}, "few": chunks[:2]})
-    assert out["chunks"] == {"_summary": "chunks", "count": 50, "papers": 3,
-                             "chunk_ids": [c["chunk_id"] for c in chunks[:10]]}
+    assert out["chunks"] == {
+        "_summary": "chunks",
+        "count": 50,
+        "papers": 3,
+        "chunk_ids": [c["chunk_id"] for c in chunks[:10]],
+    }
     assert out["pool"]["_summary"] == "pool" and out["pool"]["count"] == 50 and out["pool"]["papers"] == 3
     assert out["pool"]["top"][0]["chunk_id"] == "p1#c49"  # best score first
     assert len(out["few"]) == 2 and out["few"][0]["text"].endswith("[cut: 1499 chars]")
@@ -51,17 +62,24 @@ def test_strings_are_cut_and_long_lists_shortened():
 
 def test_redaction_by_pattern_value_and_key_name():
     s = Summariser(max_chars=0, patterns=DEFAULT_REDACT_PATTERNS, secrets=["plain-secret-value"])
-    text = ("key sk-proj-abcdefghijklmnopqrstuv1234 and lsv2_pt_0123456789abcdef0123 and Bearer abc.def-ghijk "
-            "and api_key=hunter22 and plain-secret-value and hf_abcdefghijklmnopqrstuvwx")
+    text = (
+        "key sk-proj-abcdefghijklmnopqrstuv1234 and lsv2_pt_0123456789abcdef0123 and Bearer abc.def-ghijk "
+        "and api_key=hunter22 and plain-secret-value and hf_abcdefghijklmnopqrstuvwx"
+    )
     red = s(text)
     for leak in ("sk-proj-abcdef", "lsv2_pt_0123", "abc.def-ghijk", "hunter22", "plain-secret-value", "hf_abcdefgh"):
         assert leak not in red
     assert red.startswith("key " + REDACTED)
     assert s({"api_key": "short", "Authorization": "x-y-z", "keep": "conditional random fields"}) == {
-        "api_key": REDACTED, "Authorization": REDACTED, "keep": "conditional random fields"}
+        "api_key": REDACTED,
+        "Authorization": REDACTED,
+        "keep": "conditional random fields",
+    }
     # paper text with ordinary words is left alone
-    assert s("The secret of CRFs is the global normaliser; tokens per second: 115") == \
-        "The secret of CRFs is the global normaliser; tokens per second: 115"
+    assert (
+        s("The secret of CRFs is the global normaliser; tokens per second: 115")
+        == "The secret of CRFs is the global normaliser; tokens per second: 115"
+    )
 
 
 def test_bad_redact_pattern_is_ignored_not_fatal():
@@ -118,14 +136,20 @@ def test_trace_step_outside_a_run_is_harmless():
 
 
 def test_cost_estimate_uses_prices_and_snapshot_names(tmp_path):
-    from datetime import datetime, timezone
+    from datetime import datetime
     from uuid import uuid4
 
     from langchain_core.tracers.schemas import Run
 
     tracer = RunTreeTracer(tmp_path, TracingSettings())
-    run = Run(id=uuid4(), name="ChatOpenAI", run_type="llm", start_time=datetime.now(timezone.utc), inputs={},
-              extra={"metadata": {"ls_model_name": "gpt-4o-mini-2024-07-18"}})
+    run = Run(
+        id=uuid4(),
+        name="ChatOpenAI",
+        run_type="llm",
+        start_time=datetime.now(UTC),
+        inputs={},
+        extra={"metadata": {"ls_model_name": "gpt-4o-mini-2024-07-18"}},
+    )
     assert tracer._cost(run, {"input_tokens": 1_000_000, "output_tokens": 1_000_000}) == pytest.approx(0.75)
     run.extra = {"metadata": {"ls_model_name": "my-own-model"}}
     assert tracer._cost(run, {"input_tokens": 10, "output_tokens": 10}) is None
@@ -137,14 +161,31 @@ def test_cost_estimate_uses_prices_and_snapshot_names(tmp_path):
 
 
 def rec(id_, parent, order, name, run_type="chain", **extra):
-    return {"id": id_, "trace_id": "t", "parent_run_id": parent, "dotted_order": order, "name": name,
-            "run_type": run_type, "start_time": "2025-01-01T00:00:00+00:00", "end_time": "2025-01-01T00:00:01+00:00",
-            "inputs": {"question": "q?"}, "outputs": {}, "error": None, "tags": [], "metadata": {}, **extra}
+    return {
+        "id": id_,
+        "trace_id": "t",
+        "parent_run_id": parent,
+        "dotted_order": order,
+        "name": name,
+        "run_type": run_type,
+        "start_time": "2025-01-01T00:00:00+00:00",
+        "end_time": "2025-01-01T00:00:01+00:00",
+        "inputs": {"question": "q?"},
+        "outputs": {},
+        "error": None,
+        "tags": [],
+        "metadata": {},
+        **extra,
+    }
 
 
 def test_tree_rows_hide_plumbing_and_reparent():
-    records = [rec("a", None, "1", "litloop"), rec("b", "a", "1.1", "verify"),
-               rec("c", "b", "1.1.1", "RunnableSequence"), rec("d", "c", "1.1.1.1", "ChatOpenAI", "llm")]
+    records = [
+        rec("a", None, "1", "litloop"),
+        rec("b", "a", "1.1", "verify"),
+        rec("c", "b", "1.1.1", "RunnableSequence"),
+        rec("d", "c", "1.1.1.1", "ChatOpenAI", "llm"),
+    ]
     assert [(d, r["name"]) for d, r in tree_rows(records)] == [(0, "litloop"), (1, "verify"), (2, "ChatOpenAI")]
     assert [d for d, _ in tree_rows(records, everything=True)] == [0, 1, 2, 3]
 
@@ -156,8 +197,14 @@ def test_summary_statuses():
     assert summary_of([root, {**node, "metadata": {"node_errors": [{"node": "read"}]}}], "a")["status"] == "partial"
     assert summary_of([{**root, "error": "boom"}, node], "a")["status"] == "error"
     assert summary_of([node], "a")["status"] == "incomplete"
-    llm = rec("c", "b", "1.1.1", "ChatOpenAI", "llm", metadata={"token_usage": {"input_tokens": 3, "output_tokens": 2,
-                                                                                 "total_tokens": 5}})
+    llm = rec(
+        "c",
+        "b",
+        "1.1.1",
+        "ChatOpenAI",
+        "llm",
+        metadata={"token_usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}},
+    )
     stopped = summary_of([node, llm], "a")  # the root never ended: question and tokens from what did
     assert stopped["question"] == "q?" and stopped["total_tokens"] == 5 and stopped["llm_calls"] == 1
     assert summary_of([root], "a")["total_tokens"] == 7 and summary_of([root], "a")["duration_s"] == 1.0
@@ -185,8 +232,15 @@ def test_find_trace_by_start_end_and_last(tmp_path):
 
 
 def turn(n, question, text, citations=(), error=None):
-    return Turn(thread_id="t", n=n, question=question, asked=question, graph_thread=f"t:{n}", error=error,
-                answer={"text": text, "citations": list(citations)} if text else {})
+    return Turn(
+        thread_id="t",
+        n=n,
+        question=question,
+        asked=question,
+        graph_thread=f"t:{n}",
+        error=error,
+        answer={"text": text, "citations": list(citations)} if text else {},
+    )
 
 
 def test_first_question_is_asked_as_typed():
@@ -194,11 +248,17 @@ def test_first_question_is_asked_as_typed():
 
 
 def test_follow_up_carries_the_last_answered_turns():
-    cites = [{"paper_id": "crf", "title": "Conditional random fields"}, {"paper_id": "crf", "title": "Conditional random fields"},
-             {"paper_id": "lstm", "title": "BiLSTM-CRF"}]
-    history = [turn(1, "oldest question", "old answer [1]."), turn(2, "failed one", None, error="boom"),
-               turn(3, "Which taggers beat HMMs?", "CRFs [1] and BiLSTM-CRFs [2, 3] do.", cites),
-               turn(4, "And on NER?", "BiLSTM-CRF reaches 90.9 F1 [1].", cites[2:])]
+    cites = [
+        {"paper_id": "crf", "title": "Conditional random fields"},
+        {"paper_id": "crf", "title": "Conditional random fields"},
+        {"paper_id": "lstm", "title": "BiLSTM-CRF"},
+    ]
+    history = [
+        turn(1, "oldest question", "old answer [1]."),
+        turn(2, "failed one", None, error="boom"),
+        turn(3, "Which taggers beat HMMs?", "CRFs [1] and BiLSTM-CRFs [2, 3] do.", cites),
+        turn(4, "And on NER?", "BiLSTM-CRF reaches 90.9 F1 [1].", cites[2:]),
+    ]
     asked = contextualise("and which of them use a CRF?", history)
     head, context = asked.split("\n\n", 1)
     assert head == "and which of them use a CRF?"
@@ -230,10 +290,19 @@ def test_timeline_folds_events_into_stages():
     t.add({"node": "read_paper", "papers_read": 9, "relevant": ["p1", "p2"]})
     t.add({"node": "synthesize", "answer": {"citations": [{}, {}]}})
     titles = [s.title for s in t.stages]
-    assert titles == ["Round 1/3: not yet sufficient, missing: the HMM baseline", "Round 2/3: searching…",
-                      "Read 9 papers, 2 relevant", "Answer written"]
-    assert t.stages[0].lines == ["Subqueries: a; b", "Papers found: 12", "Evidence pool: 40 chunks",
-                                 "Verdict: not yet sufficient (evidence papers: p1)", "Missing: the HMM baseline"]
+    assert titles == [
+        "Round 1/3: not yet sufficient, missing: the HMM baseline",
+        "Round 2/3: searching…",
+        "Read 9 papers, 2 relevant",
+        "Answer written",
+    ]
+    assert t.stages[0].lines == [
+        "Subqueries: a; b",
+        "Papers found: 12",
+        "Evidence pool: 40 chunks",
+        "Verdict: not yet sufficient (evidence papers: p1)",
+        "Missing: the HMM baseline",
+    ]
     assert all(s.done for s in t.stages)
     assert t.stages[3].lines == ["2 citations"]
 
@@ -247,11 +316,19 @@ def test_timeline_says_when_no_llm_gave_the_verdict():
 
 
 def test_citation_label_and_totals():
-    c = {"n": 2, "title": "CRFs", "paper_id": "crf", "venue": "ACL", "year": 2005,
-         "locator": {"page": 3, "section": "Results", "table_id": "Table 2"}}
+    c = {
+        "n": 2,
+        "title": "CRFs",
+        "paper_id": "crf",
+        "venue": "ACL",
+        "year": 2005,
+        "locator": {"page": 3, "section": "Results", "table_id": "Table 2"},
+    }
     assert citation_label(c) == "[2] CRFs — ACL 2005 · p. 3, § Results, Table 2"
-    line = totals_line({"rounds": 2, "llm_calls": 9, "input_tokens": 1234, "output_tokens": 56, "seconds": 3.04,
-                        "preset": "local"}, "01a2-aaaa-bbbbccccdddd")
+    line = totals_line(
+        {"rounds": 2, "llm_calls": 9, "input_tokens": 1234, "output_tokens": 56, "seconds": 3.04, "preset": "local"},
+        "01a2-aaaa-bbbbccccdddd",
+    )
     assert line == "2 rounds · 9 LLM calls · 1,234 + 56 tokens · 3.0 s · preset local · trace bbbbccccdddd"
 
 
@@ -261,8 +338,17 @@ def test_citation_label_and_totals():
 def test_chat_store_threads_and_turns(tmp_path):
     store = ChatStore(tmp_path / "chats.sqlite")
     a = store.new_thread()
-    store.add_turn(Turn(thread_id=a, n=1, question="What F1 do CRFs reach?", asked="x", graph_thread=f"{a}:1",
-                        events=[{"node": "search", "papers_found": 3}], totals={"rounds": 1}))
+    store.add_turn(
+        Turn(
+            thread_id=a,
+            n=1,
+            question="What F1 do CRFs reach?",
+            asked="x",
+            graph_thread=f"{a}:1",
+            events=[{"node": "search", "papers_found": 3}],
+            totals={"rounds": 1},
+        )
+    )
     b = store.new_thread()
     store.add_turn(Turn(thread_id=b, n=1, question="q" * 100, asked="x", graph_thread=f"{b}:1", error="boom"))
     threads = store.threads()
@@ -291,10 +377,12 @@ def test_ui_command_is_loopback_without_usage_stats():
 
 
 def test_help_does_not_import_streamlit_torch_or_chromadb():
-    code = ("import sys\nfrom agent.cli import app\nfrom typer.testing import CliRunner\n"
-            "for args in (['--help'], ['ui', '--help'], ['chat', '--help'], ['trace', 'list', '--help']):\n"
-            "    r = CliRunner().invoke(app, args)\n    assert r.exit_code == 0, r.output\n"
-            "print(','.join(m for m in ('torch', 'chromadb', 'streamlit', 'langgraph.checkpoint.sqlite') if m in sys.modules))")
+    code = (
+        "import sys\nfrom agent.cli import app\nfrom typer.testing import CliRunner\n"
+        "for args in (['--help'], ['ui', '--help'], ['chat', '--help'], ['trace', 'list', '--help']):\n"
+        "    r = CliRunner().invoke(app, args)\n    assert r.exit_code == 0, r.output\n"
+        "print(','.join(m for m in ('torch', 'chromadb', 'streamlit', 'langgraph.checkpoint.sqlite') if m in sys.modules))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""
 
@@ -342,8 +430,10 @@ def test_terminating_litloop_ui_stops_its_server(tmp_path):
 
     pid_file = tmp_path / "child.pid"
     server = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
-    wrapper = ("import sys; from agent.cli_chat import serve_until_stopped; "
-               f"sys.exit(serve_until_stopped([sys.executable, '-c', {server!r}], dict(__import__('os').environ)))")
+    wrapper = (
+        "import sys; from agent.cli_chat import serve_until_stopped; "
+        f"sys.exit(serve_until_stopped([sys.executable, '-c', {server!r}], dict(__import__('os').environ)))"
+    )
     parent = subprocess.Popen([sys.executable, "-c", wrapper])
     deadline = time.time() + 60
     while not pid_file.exists() or not pid_file.read_text():
@@ -368,9 +458,13 @@ def test_highlighted_chunk_escapes_paper_text_and_marks_the_quote():
 
     text = "Intro <b>bold</b>. CRFs reach 95.7 F1. Tail & end."
     start = text.index("CRFs")
-    c = {"chunk_text": text, "quote": "CRFs reach 95.7 F1.",
-         "sentences": [{"start": start, "end": start + len("CRFs reach 95.7 F1."), "text": "CRFs reach 95.7 F1."}]}
+    c = {
+        "chunk_text": text,
+        "quote": "CRFs reach 95.7 F1.",
+        "sentences": [{"start": start, "end": start + len("CRFs reach 95.7 F1."), "text": "CRFs reach 95.7 F1."}],
+    }
     assert highlighted_chunk(c) == "Intro &lt;b&gt;bold&lt;/b&gt;. <mark>CRFs reach 95.7 F1.</mark> Tail &amp; end."
     assert highlighted_chunk({"quote": "<q>"}) == "&lt;q&gt;"  # no chunk text: the escaped quote
-    assert dropped_lines({"rejected_claims": [{"text": "X is 9.", "reason": "the number '9' is not in the cited sentences"}]}) == [
-        "\u201cX is 9.\u201d (the number '9' is not in the cited sentences)"]
+    assert dropped_lines(
+        {"rejected_claims": [{"text": "X is 9.", "reason": "the number '9' is not in the cited sentences"}]}
+    ) == ["\u201cX is 9.\u201d (the number '9' is not in the cited sentences)"]

@@ -1,5 +1,5 @@
 """The on-disk index: papers, chunks, two BM25 indexes, dense chunks in Chroma (embedded in a
-segment folder, or a collection on a Chroma server: tools/dense.py), paper embeddings and the
+segment folder, or a collection on a Chroma server: tools/retrieval/dense.py), paper embeddings and the
 citation graph, under one manifest per version.
 
 Layout of an index directory DIR (format 2):
@@ -17,7 +17,7 @@ Layout of an index directory DIR (format 2):
     DIR/segments/s-<stamp>/ one segment: the papers one build or add brought, never changed after
         segment.json        its record (name, counts, where its vectors are), as the manifest lists it
         chunks.sqlite       its chunks with locators, rows following the previous segments'
-        chunk_bm25.*.npy    its chunks' term frequencies (tools/bm25_segments.py), memory-mapped
+        chunk_bm25.*.npy    its chunks' term frequencies (tools/retrieval/bm25_segments.py), memory-mapped
         paper_bm25.*.npy    its papers' term frequencies
         paper_emb.npy       its papers' embeddings
         chroma/             persistent Chroma collection of its chunk windows (embedded store), or
@@ -27,7 +27,7 @@ Layout of an index directory DIR (format 2):
     DIR/.removing-<name>/   a superseded version being deleted
 
 Opening an index reads the manifest and connects to the record files: papers and chunks are
-read by row or id when a query needs them (tools/store.py), BM25 arrays are memory-mapped, and
+read by row or id when a query needs them (tools/index/store.py), BM25 arrays are memory-mapped, and
 each segment's Chroma opens on the first dense query. So an index opens in the same fraction of
 a second at any size.
 
@@ -62,7 +62,6 @@ model, read and written), `versions` (CURRENT, leases, the build lock, clean-up,
 share), `build`, `compact`, `upgrade`, `info`.
 """
 
-
 from tools.index.build import BuildFailed, BuildReport, build_index
 from tools.index.compact import CompactReport, compact_index
 from tools.index.info import index_info
@@ -95,9 +94,34 @@ from tools.index.versions import (
 from tools.index.view import Index, IndexView, RecordView, open_index
 
 __all__ = [
-    "BM25_B", "BM25_EPSILON", "BM25_K1", "FORMAT_VERSION", "SEGMENTS", "BuildFailed", "BuildReport",
-    "CompactReport", "EmbedderRecord", "Index", "IndexFormatOld", "IndexProblem", "IndexView", "Manifest",
-    "RecordView", "SegmentRecord", "VersionLease", "_stamp", "build_index", "check_manifest", "compact_index",
-    "current_version", "dir_size", "gc_index", "index_info", "lease_current_version", "open_index",
-    "read_manifest", "remove_superseded", "upgrade_index",
+    "BM25_B",
+    "BM25_EPSILON",
+    "BM25_K1",
+    "FORMAT_VERSION",
+    "SEGMENTS",
+    "BuildFailed",
+    "BuildReport",
+    "CompactReport",
+    "EmbedderRecord",
+    "Index",
+    "IndexFormatOld",
+    "IndexProblem",
+    "IndexView",
+    "Manifest",
+    "RecordView",
+    "SegmentRecord",
+    "VersionLease",
+    "_stamp",
+    "build_index",
+    "check_manifest",
+    "compact_index",
+    "current_version",
+    "dir_size",
+    "gc_index",
+    "index_info",
+    "lease_current_version",
+    "open_index",
+    "read_manifest",
+    "remove_superseded",
+    "upgrade_index",
 ]

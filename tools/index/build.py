@@ -38,8 +38,8 @@ from tools.index.versions import (
 )
 from tools.index.view import IndexView, open_index
 from tools.ingest import INGEST_VERSION
+from tools.retrieval.text import TOKENIZER_VERSION, tokenize
 from tools.settings import ToolSettings
-from tools.text import TOKENIZER_VERSION, tokenize
 
 
 @dataclass
@@ -96,12 +96,12 @@ def build_index(
     `already_indexed`, not as problems, so `strict` (fail on any problem, writing nothing) holds
     for rerunning the same input.
 
-    `embeddings` names a file of window vectors computed elsewhere (tools/vector_file.py): the
+    `embeddings` names a file of window vectors computed elsewhere (tools/index/vector_file.py): the
     windows it has are imported, the rest embedded; a file that does not fit this build fails it
     before anything is written.
 
     `loader(inputs, known_ids)` replaces the local parse (tools.ingest.loader.load_documents) with
-    another engine's (tools/ray_build.py): it returns the same `LoadResult` and, optionally, a
+    another engine's (tools/index/ray_build.py): it returns the same `LoadResult` and, optionally, a
     `VectorFile` of the windows it embedded, which the build imports as it would `embeddings`.
     """
     from tools.ingest.loader import load_documents
@@ -121,14 +121,20 @@ def build_index(
             imported = computed if computed is not None else imported
         else:
             with _progress(progress, "reading", unit="file") as bar:
-                loaded = load_documents(inputs, known, on_file=lambda _: bar.update(1),
-                                        max_chunks=settings.ingest.max_chunks_per_paper,
-                                        workers=settings.ingest.workers)
+                loaded = load_documents(
+                    inputs,
+                    known,
+                    on_file=lambda _: bar.update(1),
+                    max_chunks=settings.ingest.max_chunks_per_paper,
+                    workers=settings.ingest.workers,
+                )
         report.problems = loaded.problems
         report.already_indexed = len(loaded.already_indexed)
         report.seconds["parse"] = time.perf_counter() - t0
         if strict and loaded.problems:
-            raise BuildFailed(f"{len(loaded.problems)} input problem(s) and --strict given; nothing written", loaded.problems)
+            raise BuildFailed(
+                f"{len(loaded.problems)} input problem(s) and --strict given; nothing written", loaded.problems
+            )
         if not loaded.documents and old is not None:
             report.totals = old.manifest.counts
             old.close()
@@ -136,8 +142,9 @@ def build_index(
         if not loaded.documents:
             raise BuildFailed("no papers could be read from the input; nothing written", loaded.problems)
         try:
-            _stage_version(root, settings, lambda stage: _write_version(
-                stage, old, loaded, settings, report, progress, imported))
+            _stage_version(
+                root, settings, lambda stage: _write_version(stage, old, loaded, settings, report, progress, imported)
+            )
         finally:
             if old is not None:
                 old.close()
@@ -145,15 +152,22 @@ def build_index(
     return report
 
 
-def _write_version(stage: Path, old: IndexView | None, loaded, settings: ToolSettings, report: BuildReport,
-                   progress: bool, imported=None) -> None:
+def _write_version(
+    stage: Path,
+    old: IndexView | None,
+    loaded,
+    settings: ToolSettings,
+    report: BuildReport,
+    progress: bool,
+    imported=None,
+) -> None:
     """A build's version: one new segment with the new papers' chunks, vectors and postings,
     after the live version's segments (none for a rebuild); all papers, re-resolved; the
     corpus-wide BM25 statistics; the citation graph."""
     from graph_store.citation_graph import CitationGraph
-    from tools.bm25_segments import Stats
+    from tools.index.store import write_papers
     from tools.ingest.resolve import resolve_references
-    from tools.store import write_papers
+    from tools.retrieval.bm25_segments import Stats
 
     docs = loaded.documents
     old_papers = list(old.papers.values()) if old else []
@@ -166,7 +180,8 @@ def _write_version(stage: Path, old: IndexView | None, loaded, settings: ToolSet
     report.seconds["chunk"] = time.perf_counter() - t
 
     segment, chunk_postings, paper_postings, dim, paper_dim = _write_new_segment(
-        stage.parent, old, new_chunks, new_papers, settings, report, progress, imported)
+        stage.parent, old, new_chunks, new_papers, settings, report, progress, imported
+    )
 
     t = time.perf_counter()
     n_old = len(old.chunks) if old else 0
@@ -198,37 +213,49 @@ def _write_version(stage: Path, old: IndexView | None, loaded, settings: ToolSet
         "chunks_by_kind": {k: by_kind.get(k, 0) for k in CHUNK_KINDS},
         "citation_edges": graph.num_edges,
         "coupling_pairs": graph.coupling_edge_count(min_shared=2),
-        "dense_windows": ((old.manifest.counts["dense_windows"] if old else 0)
-                          + report.windows_embedded + report.windows_imported),
+        "dense_windows": (
+            (old.manifest.counts["dense_windows"] if old else 0) + report.windows_embedded + report.windows_imported
+        ),
     }
     report.totals = counts
     now = _now()
     e = settings.embedder
-    write_manifest(stage, Manifest(
-        format_version=FORMAT_VERSION,
-        created=old.manifest.created if old else now,
-        updated=now,
-        embedder=EmbedderRecord(name=e.model, dim=dim, window_chars=e.window_chars, backend=e.backend),
-        paper_embedder=EmbedderRecord(name=e.paper_model or e.model, dim=paper_dim),
-        tokenizer=TOKENIZER_VERSION,
-        bm25=bm25_meta,
-        corpus_fingerprint=_fingerprint(new_chunks, old.manifest.corpus_fingerprint if old else ""),
-        # the oldest ingestion that cut papers kept here (an add keeps the old papers' chunks)
-        ingest_version=min(old.manifest.ingest_version, INGEST_VERSION) if old else INGEST_VERSION,
-        counts=counts,
-        sources=sorted({p.source for p in papers if p.source}),
-        segments=(list(old.manifest.segments) if old else []) + [segment],
-    ))
+    write_manifest(
+        stage,
+        Manifest(
+            format_version=FORMAT_VERSION,
+            created=old.manifest.created if old else now,
+            updated=now,
+            embedder=EmbedderRecord(name=e.model, dim=dim, window_chars=e.window_chars, backend=e.backend),
+            paper_embedder=EmbedderRecord(name=e.paper_model or e.model, dim=paper_dim),
+            tokenizer=TOKENIZER_VERSION,
+            bm25=bm25_meta,
+            corpus_fingerprint=_fingerprint(new_chunks, old.manifest.corpus_fingerprint if old else ""),
+            # the oldest ingestion that cut papers kept here (an add keeps the old papers' chunks)
+            ingest_version=min(old.manifest.ingest_version, INGEST_VERSION) if old else INGEST_VERSION,
+            counts=counts,
+            sources=sorted({p.source for p in papers if p.source}),
+            segments=(list(old.manifest.segments) if old else []) + [segment],
+        ),
+    )
 
 
-def _write_new_segment(root: Path, old: IndexView | None, chunks: list[Chunk], papers: list[Paper],
-                       settings: ToolSettings, report: BuildReport, progress: bool, imported=None):
+def _write_new_segment(
+    root: Path,
+    old: IndexView | None,
+    chunks: list[Chunk],
+    papers: list[Paper],
+    settings: ToolSettings,
+    report: BuildReport,
+    progress: bool,
+    imported=None,
+):
     """The build's segment: its chunks' and papers' postings, its windows embedded (or imported)
     into its dense store, its papers' vectors. Returns the record, the two postings and the
     dimensions of the window and paper vectors."""
-    from tools.bm25_segments import Postings
-    from tools.dense import windows_for
     from tools.ingest.plan import settings_embedder
+    from tools.retrieval.bm25_segments import Postings
+    from tools.retrieval.dense import windows_for
 
     t = time.perf_counter()
     chunk_postings = Postings.build(tokenize(c.text) for c in chunks)
@@ -245,9 +272,16 @@ def _write_new_segment(root: Path, old: IndexView | None, chunks: list[Chunk], p
         return len(windows)
 
     last = old.manifest.segments[-1] if old else None
-    record = write_segment(root, store_for=lambda name: _dense_store(root, name, last, settings), chunks=chunks,
-                           postings=(chunk_postings, paper_postings), fill=fill,
-                           paper_vectors=lambda: done["paper_vecs"], papers=len(papers), seconds=report.seconds)
+    record = write_segment(
+        root,
+        store_for=lambda name: _dense_store(root, name, last, settings),
+        chunks=chunks,
+        postings=(chunk_postings, paper_postings),
+        fill=fill,
+        paper_vectors=lambda: done["paper_vecs"],
+        papers=len(papers),
+        seconds=report.seconds,
+    )
     return record, chunk_postings, paper_postings, emb.dim, int(done["paper_vecs"].shape[1])
 
 
@@ -264,7 +298,7 @@ def _old_ranges(old: IndexView) -> dict[str, tuple[int, int]]:
 def _load_imported(path: Path, settings: ToolSettings):
     """The --embeddings file, read and checked against this build's embedder (before the build
     lock: a file that does not fit fails the build before it touches the index)."""
-    from tools import vector_file
+    from tools.index import vector_file
     from tools.ingest.plan import settings_embedder
 
     e = settings.embedder
@@ -278,7 +312,7 @@ def _load_imported(path: Path, settings: ToolSettings):
 
 def _check_imported(vf, settings: ToolSettings, old: IndexView) -> None:
     """An add's --embeddings file against the index it adds to (its vectors' dimension)."""
-    from tools import vector_file
+    from tools.index import vector_file
 
     e = settings.embedder
     try:

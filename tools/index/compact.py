@@ -32,9 +32,14 @@ class CompactReport:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": str(self.index), "segments_before": self.segments_before,
-                "segments_after": self.segments_after, "chunks": self.chunks, "windows": self.windows,
-                "seconds": round(self.seconds, 2)}
+        return {
+            "index": str(self.index),
+            "segments_before": self.segments_before,
+            "segments_after": self.segments_after,
+            "chunks": self.chunks,
+            "windows": self.windows,
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def compact_index(root: Path, settings: ToolSettings, *, progress: bool = False) -> CompactReport:
@@ -63,8 +68,10 @@ def compact_index(root: Path, settings: ToolSettings, *, progress: bool = False)
     return report
 
 
-def _write_compacted(stage: Path, old: IndexView, settings: ToolSettings, report: CompactReport, progress: bool) -> None:
-    from tools.bm25_segments import Postings
+def _write_compacted(
+    stage: Path, old: IndexView, settings: ToolSettings, report: CompactReport, progress: bool
+) -> None:
+    from tools.retrieval.bm25_segments import Postings
 
     root = stage.parent
 
@@ -73,13 +80,24 @@ def _write_compacted(stage: Path, old: IndexView, settings: ToolSettings, report
             report.windows = dense.copy_from(old.dense, progress=bar.update)
         return report.windows
 
-    chunk_postings, paper_postings = (Postings.concat([Postings.load(d, part) for d in old.segment_dirs])
-                                      for part in ("chunk_bm25", "paper_bm25"))
+    chunk_postings, paper_postings = (
+        Postings.concat([Postings.load(d, part) for d in old.segment_dirs]) for part in ("chunk_bm25", "paper_bm25")
+    )
     last = old.manifest.segments[-1]
     with _progress(progress, "merging chunks", total=len(old.chunks), unit="chunk") as bar:
-        record = write_segment(root, store_for=lambda name: _dense_store(root, name, last, settings),
-                               chunks=_counting(old.chunks, bar), postings=(chunk_postings, paper_postings), fill=fill,
-                               paper_vectors=lambda: old.paper_embeddings, papers=old.manifest.counts["papers"])
-    for part in (PAPERS_FILE, GRAPH_FILE, *(f"{n}.{a}.npy" for n in ("chunk_bm25", "paper_bm25") for a in ("terms", "df"))):
+        record = write_segment(
+            root,
+            store_for=lambda name: _dense_store(root, name, last, settings),
+            chunks=_counting(old.chunks, bar),
+            postings=(chunk_postings, paper_postings),
+            fill=fill,
+            paper_vectors=lambda: old.paper_embeddings,
+            papers=old.manifest.counts["papers"],
+        )
+    for part in (
+        PAPERS_FILE,
+        GRAPH_FILE,
+        *(f"{n}.{a}.npy" for n in ("chunk_bm25", "paper_bm25") for a in ("terms", "df")),
+    ):
         shutil.copyfile(old.version_dir / part, stage / part)
     write_manifest(stage, old.manifest.model_copy(update={"updated": _now(), "segments": [record]}))

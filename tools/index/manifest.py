@@ -20,8 +20,8 @@ from tools.index.layout import (
     IndexProblem,
     _fsync_tree,
 )
+from tools.retrieval.text import TOKENIZER_VERSION
 from tools.settings import ToolSettings
-from tools.text import TOKENIZER_VERSION
 
 
 class _Record(BaseModel):
@@ -32,7 +32,9 @@ class EmbedderRecord(_Record):
     name: str = Field(description="the embedder's model name, as LITLOOP_EMBEDDER__MODEL gives it")
     dim: int = Field(description="the vectors' dimension")
     window_chars: int | None = Field(default=None, description="characters per embedded window (chunk embedder only)")
-    backend: str | None = Field(default=None, description="torch or onnx-int8 (chunk embedder; absent in older manifests)")
+    backend: str | None = Field(
+        default=None, description="torch or onnx-int8 (chunk embedder; absent in older manifests)"
+    )
 
 
 class SegmentRecord(_Record):
@@ -40,7 +42,9 @@ class SegmentRecord(_Record):
     papers: int
     chunks: int
     windows: int
-    dense: dict[str, Any] | None = Field(default=None, description="where its vectors are (tools/dense.py); none: embedded")
+    dense: dict[str, Any] | None = Field(
+        default=None, description="where its vectors are (tools/retrieval/dense.py); none: embedded"
+    )
 
 
 class Manifest(_Record):

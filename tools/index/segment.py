@@ -54,15 +54,24 @@ def _finish_segment(stage: Path, record: dict[str, Any]) -> Path:
     return final
 
 
-def write_segment(root: Path, *, store_for: Callable[[str], dict[str, Any]], chunks: Iterable[Chunk],
-                  postings: tuple[Any, Any], fill: Fill, paper_vectors: Callable[[], np.ndarray], papers: int,
-                  open_store: bool = True, seconds: dict[str, float] | None = None) -> SegmentRecord:
+def write_segment(
+    root: Path,
+    *,
+    store_for: Callable[[str], dict[str, Any]],
+    chunks: Iterable[Chunk],
+    postings: tuple[Any, Any],
+    fill: Fill,
+    paper_vectors: Callable[[], np.ndarray],
+    papers: int,
+    open_store: bool = True,
+    seconds: dict[str, float] | None = None,
+) -> SegmentRecord:
     """Write a complete segment under `root/segments/` and return its record (what the manifest
     lists). `store_for(name)` says where its vectors go; `fill` writes them (into the store opened
     for writing, or, with `open_store` False, itself: a copied Chroma folder); `paper_vectors()`,
     called after `fill`, gives the papers' embeddings."""
-    from tools.dense import STORE_FILE, DenseStoreProblem, open_dense
-    from tools.store import write_chunks
+    from tools.index.store import write_chunks
+    from tools.retrieval.dense import STORE_FILE, DenseStoreProblem, open_dense
 
     seconds = seconds if seconds is not None else {}
     name, stage = _new_segment(root)
@@ -100,7 +109,7 @@ def _dense_store(root: Path, segment: str, last: SegmentRecord | None, settings:
     """Where a new segment's vectors go: LITLOOP_DENSE__URL when set, else where the live
     version's `last` segment's are (an add keeps a server index on its server; a rebuild follows
     the settings)."""
-    from tools.dense import EMBEDDED, server_store
+    from tools.retrieval.dense import EMBEDDED, server_store
 
     url = settings.dense.url
     if url is None and last is not None:
@@ -128,15 +137,16 @@ def _embed_windows(windows, emb, imported, settings: ToolSettings, report, progr
     batch = embed_call_size(settings.embedder.batch_size)
     with _progress(progress, "embedding chunks", total=len(todo), unit="window") as bar:
         for s in range(0, len(todo), batch):
-            rows = todo[s:s + batch]
+            rows = todo[s : s + batch]
             vectors[rows] = emb.encode([windows[i].text for i in rows])
             bar.update(len(rows))
     report.windows_embedded = len(todo)
     return vectors
 
 
-def _paper_vectors(papers: list[Paper], chunks: list[Chunk], windows, vectors, settings: ToolSettings,
-                   progress: bool) -> np.ndarray:
+def _paper_vectors(
+    papers: list[Paper], chunks: list[Chunk], windows, vectors, settings: ToolSettings, progress: bool
+) -> np.ndarray:
     """Paper embeddings: the title-and-abstract chunk's first window, unless a separate
     scientific-document embedder is configured (SEE: DESIGN.md section 2, paper embeddings)."""
     from tools.ingest.plan import settings_embedder

@@ -34,8 +34,8 @@ from tools.index.versions import (
     lease_current_version,
 )
 from tools.jsonl import iter_jsonl
+from tools.retrieval.text import tokenize
 from tools.settings import ToolSettings
-from tools.text import tokenize
 
 
 def upgrade_index(root: Path, settings: ToolSettings, *, progress: bool = False) -> dict[str, Any]:
@@ -56,18 +56,25 @@ def upgrade_index(root: Path, settings: ToolSettings, *, progress: bool = False)
                 return {"index": str(root), "upgraded": False, "format_version": fmt}
             if fmt != 1:
                 _check_format(manifest, root)
-            _stage_version(root, settings, lambda stage: _write_upgraded(stage, lease.version, manifest, settings, progress))
+            _stage_version(
+                root, settings, lambda stage: _write_upgraded(stage, lease.version, manifest, settings, progress)
+            )
         finally:
             lease.release()
         _collect(root, settings.dense.url)
-    return {"index": str(root), "upgraded": True, "format_version": FORMAT_VERSION,
-            "chunks": manifest["counts"]["chunks"], "seconds": round(time.perf_counter() - t0, 2)}
+    return {
+        "index": str(root),
+        "upgraded": True,
+        "format_version": FORMAT_VERSION,
+        "chunks": manifest["counts"]["chunks"],
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
 
 
 def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: ToolSettings, progress: bool) -> None:
-    from tools.bm25_segments import Postings, Stats
-    from tools.dense import open_dense, store_of
-    from tools.store import write_papers
+    from tools.index.store import write_papers
+    from tools.retrieval.bm25_segments import Postings, Stats
+    from tools.retrieval.dense import open_dense, store_of
 
     root = stage.parent
     papers = [Paper.from_dict(r) for _, r in iter_jsonl(v1 / "papers.jsonl")]
@@ -79,8 +86,10 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
     for i, c in enumerate(chunks()):
         first_n = ranges.setdefault(c.paper_id, [i, 0])
         if first_n[0] + first_n[1] != i:
-            raise IndexProblem(f"{v1}: the chunks of paper {c.paper_id!r} are not consecutive; rebuild the "
-                               f"index with `litloop index build PATH... --index {root} --rebuild`")
+            raise IndexProblem(
+                f"{v1}: the chunks of paper {c.paper_id!r} are not consecutive; rebuild the "
+                f"index with `litloop index build PATH... --index {root} --rebuild`"
+            )
         first_n[1] += 1
     n_chunks = sum(n for _, n in ranges.values())
 
@@ -100,8 +109,11 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
         if embedded:
             return dict(live)
         # a server version's collection is copied to the segment's (the old one goes with its version)
-        return _dense_store(root, name, None, settings) if settings.dense.url else \
-            {**live, "collection": _segment_collection(root, name)}
+        return (
+            _dense_store(root, name, None, settings)
+            if settings.dense.url
+            else {**live, "collection": _segment_collection(root, name)}
+        )
 
     def fill(seg: Path, dst) -> int:
         if dst is None:
@@ -116,9 +128,16 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
         return manifest["counts"]["dense_windows"]
 
     with _progress(progress, "upgrading chunks", total=n_chunks, unit="chunk") as bar:
-        record = write_segment(root, store_for=store_for, chunks=_counting(chunks(), bar),
-                               postings=(chunk_postings, paper_postings), fill=fill, open_store=not embedded,
-                               paper_vectors=lambda: np.load(v1 / PAPER_EMB_FILE), papers=len(papers))
+        record = write_segment(
+            root,
+            store_for=store_for,
+            chunks=_counting(chunks(), bar),
+            postings=(chunk_postings, paper_postings),
+            fill=fill,
+            open_store=not embedded,
+            paper_vectors=lambda: np.load(v1 / PAPER_EMB_FILE),
+            papers=len(papers),
+        )
 
     write_papers(stage / PAPERS_FILE, ((p, *ranges.get(p.paper_id, (n_chunks, 0))) for p in papers))
     bm25_meta: dict[str, Any] = {"k1": manifest["bm25"]["k1"], "b": manifest["bm25"]["b"], "epsilon": BM25_EPSILON}
@@ -131,6 +150,6 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
 
 
 def _segment_collection(root: Path, segment: str) -> str:
-    from tools.dense import collection_name
+    from tools.retrieval.dense import collection_name
 
     return collection_name(root, segment)

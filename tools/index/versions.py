@@ -69,8 +69,9 @@ class VersionLease:
                 return None
             return cls.take(version, create=True)  # a version built before leases existed
         except OSError:  # EACCES, EROFS
-            log.warning("%s: cannot take a reader lease (read-only index?); a build may remove it "
-                        "while it is open", version)
+            log.warning(
+                "%s: cannot take a reader lease (read-only index?); a build may remove it while it is open", version
+            )
             return cls(version, None)
         # Blocks only while a cleanup holds the exclusive lock, i.e. is renaming the version away.
         fcntl.flock(fd, fcntl.LOCK_SH)
@@ -127,7 +128,7 @@ def _dispose(root: Path, folder: Path, dense_url: str | None) -> None:
     """Delete a folder no reader may use any more (renamed away, or an interrupted build's), after
     its server collection; when the server cannot be reached, keep its `dense.json` alone, for the
     next cleanup to drop the collection."""
-    from tools.dense import STORE_FILE, drop_collection
+    from tools.retrieval.dense import STORE_FILE, drop_collection
 
     if drop_collection(root, folder, dense_url):
         shutil.rmtree(folder, ignore_errors=True)
@@ -170,7 +171,6 @@ def _remove_if_free(root: Path, version: Path, dense_url: str | None = None) -> 
     return True
 
 
-
 @contextmanager
 def _build_lock(root: Path):
     """Hold the index's build lock. A build that fails in a folder it made leaves no folder
@@ -196,7 +196,6 @@ def _build_lock(root: Path):
                 except OSError:
                     break
         raise
-
 
 
 def _stage_version(root: Path, settings: ToolSettings, write: Callable[[Path], None]) -> None:
@@ -259,7 +258,6 @@ def _version_name(stage: Path) -> str:
     return stage.name.replace(".building-", "v-")
 
 
-
 def _point_current(root: Path, name: str) -> None:
     """Atomic switch: write CURRENT.tmp, fsync, rename over CURRENT."""
     tmp = root / "CURRENT.tmp"
@@ -281,7 +279,6 @@ def _remove_leftovers(root: Path, dense_url: str | None = None) -> None:
     _collect(root, dense_url)
 
 
-
 def gc_index(root: Path, settings: ToolSettings) -> dict[str, Any]:
     """`litloop index gc`: under the build lock, remove what interrupted builds left, the
     superseded versions no reader holds and the segments no version names (with their server
@@ -297,5 +294,10 @@ def gc_index(root: Path, settings: ToolSettings) -> dict[str, Any]:
         versions = remove_superseded(root, url)
         segments = _collect_segments(root, url)
     kept = sorted(p.name for p in root.glob("v-*") if p.name != _current_name(root))
-    return {"index": str(root), "versions_removed": versions, "segments_removed": segments,
-            "interrupted_removed": interrupted, "versions_kept": kept}
+    return {
+        "index": str(root),
+        "versions_removed": versions,
+        "segments_removed": segments,
+        "interrupted_removed": interrupted,
+        "versions_kept": kept,
+    }

@@ -1,6 +1,6 @@
 """The read view of an index: `IndexView` (the live version of one index directory, read from
 disk on demand) on `RecordView`, the lookups and retrievers every view shares (also
-`tools.multi.MultiIndex`, over several).
+`tools.index.multi.MultiIndex`, over several).
 
 Opening a view has no side effects: it takes the version's lease, reads the manifest and
 connects to the record files. Removing superseded versions is the writers' job
@@ -26,17 +26,16 @@ from tools.index.layout import (
 )
 from tools.index.manifest import Manifest, _check_format, check_manifest, read_manifest
 from tools.index.versions import lease_current_version
+from tools.retrieval.text import tokenize
 from tools.settings import ToolSettings
-from tools.text import tokenize
-
 
 if TYPE_CHECKING:
-    from tools.store import PaperRecords
+    from tools.index.store import PaperRecords
 
 
 class RecordView:
     """What every index view shares (`IndexView`, read from disk on demand;
-    `tools.multi.MultiIndex`, namespaced views over several): the paper and chunk records with
+    `tools.index.multi.MultiIndex`, namespaced views over several): the paper and chunk records with
     their row lookups, and what reads only those, the view's BM25 indexes and its embedder.
     A subclass sets `papers`, `chunks`, `paper_ids`, `paper_row`, `chunk_row` and `chunks_of`."""
 
@@ -80,9 +79,7 @@ class RecordView:
 
     # --- the three retrievers; each returns chunk-level passages, best first
     def bm25_chunks(self, query: str, k: int) -> list[Passage]:
-        return [
-            Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(tokenize(query), k)
-        ]
+        return [Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(tokenize(query), k)]
 
     def bm25_papers(self, query: str, k: int) -> list[tuple[str, float]]:
         return [(self.paper_ids[i], s) for i, s in self.paper_bm25.top_k(tokenize(query), k)]
@@ -99,7 +96,7 @@ class IndexView(RecordView):
     """A read-only view of the live version of an index directory.
 
     Opening reads the manifest and connects to the record files; papers and chunks are read by
-    row or id when asked for (tools/store.py), the BM25 arrays are memory-mapped on first use,
+    row or id when asked for (tools/index/store.py), the BM25 arrays are memory-mapped on first use,
     and Chroma opens on the first dense query."""
 
     papers: PaperRecords  # the version's paper table (an add reads its file row by row)
@@ -122,7 +119,7 @@ class IndexView(RecordView):
             raise
 
     def _open_records(self) -> None:
-        from tools.store import (
+        from tools.index.store import (
             ChunkRanges,
             ChunkRows,
             ChunkTable,
@@ -156,15 +153,17 @@ class IndexView(RecordView):
 
     # Heavy parts load on first use, so `index info` and BM25 search stay fast.
     def _bm25(self, name: str):
-        from tools.bm25_segments import Postings, SegmentedBM25, Stats
+        from tools.retrieval.bm25_segments import Postings, SegmentedBM25, Stats
 
         meta = self.manifest.bm25
         try:
             stats = Stats.load(self.version_dir, name, meta[name])
             parts = [Postings.load(seg, name) for seg in self.segment_dirs]
         except FileNotFoundError as exc:
-            raise IndexProblem(f"{exc.filename}: BM25 file missing; this index version is incomplete or was "
-                               "removed while open. Open the index again, or rebuild it") from None
+            raise IndexProblem(
+                f"{exc.filename}: BM25 file missing; this index version is incomplete or was "
+                "removed while open. Open the index again, or rebuild it"
+            ) from None
         return SegmentedBM25(stats, parts, meta["k1"], meta["b"], meta.get("epsilon", BM25_EPSILON))
 
     @cached_property
@@ -189,7 +188,7 @@ class IndexView(RecordView):
     @cached_property
     def dense(self):
         """The segments' dense stores as one (each where its record says; the setting's server first)."""
-        from tools.dense import DenseStoreProblem, SegmentedDense, open_dense
+        from tools.retrieval.dense import DenseStoreProblem, SegmentedDense, open_dense
 
         stores = []
         try:
@@ -216,7 +215,7 @@ class IndexView(RecordView):
         return emb
 
     def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:
-        from tools.dense import DenseStoreProblem
+        from tools.retrieval.dense import DenseStoreProblem
 
         try:
             hits = self.dense.query(vec, k)

@@ -192,7 +192,10 @@ def _body_units(blocks: list[Block]) -> Iterator[tuple[ChunkKind, str, Locator]]
         if not text:
             continue
         if block.footnote is not None:
-            if notes_at != (block.page, block.section) or sum(len(t) + 1 for _, t in notes) + len(text) > MAX_CHUNK_CHARS:
+            if (
+                notes_at != (block.page, block.section)
+                or sum(len(t) + 1 for _, t in notes) + len(text) > MAX_CHUNK_CHARS
+            ):
                 if notes_at is not None and notes_at != (block.page, block.section):
                     yield from flush()  # the page's running text before its footnotes
                 yield from flush_notes()
@@ -204,14 +207,16 @@ def _body_units(blocks: list[Block]) -> Iterator[tuple[ChunkKind, str, Locator]]
             yield from flush_notes()
         if block.kind != "text":
             yield from flush()
-            loc = Locator(page=block.page, section=block.section,
-                          table_id=block.table_id, figure_id=block.figure_id)
-            for piece in (split_table(text) if block.kind == "table" else split_text(text)):
+            loc = Locator(page=block.page, section=block.section, table_id=block.table_id, figure_id=block.figure_id)
+            for piece in split_table(text) if block.kind == "table" else split_text(text):
                 yield block.kind, piece, loc
             continue
         paragraph_no[block.section] = paragraph_no.get(block.section, 0) + 1
-        same_place = pending_loc is not None and pending_loc.page_end is None and (
-            pending_loc.page, pending_loc.section) == (block.page, block.section)
+        same_place = (
+            pending_loc is not None
+            and pending_loc.page_end is None
+            and (pending_loc.page, pending_loc.section) == (block.page, block.section)
+        )
         fits = sum(len(p) + 1 for p in pending) + len(text) <= MAX_CHUNK_CHARS
         if same_place and fits and sum(len(p) for p in pending) < MIN_PACK_CHARS:
             if block.page_end is not None and pending_loc is not None:  # this one runs onto the next page
@@ -222,8 +227,9 @@ def _body_units(blocks: list[Block]) -> Iterator[tuple[ChunkKind, str, Locator]]
             continue
         yield from flush()
         pending = [text]
-        pending_loc = Locator(page=block.page, section=block.section,
-                              paragraph=paragraph_no[block.section], page_end=block.page_end)
+        pending_loc = Locator(
+            page=block.page, section=block.section, paragraph=paragraph_no[block.section], page_end=block.page_end
+        )
         pending_end_at = block.page_end_at
     yield from flush()
     yield from flush_notes()

@@ -66,9 +66,7 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
         elif path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and _supported(p))
             if not found:
-                problems.append(
-                    f"{path}: no supported files in this folder (looked for {', '.join(SUFFIXES)})"
-                )
+                problems.append(f"{path}: no supported files in this folder (looked for {', '.join(SUFFIXES)})")
             files.extend(found)
         elif _supported(path):
             files.append(path)
@@ -181,7 +179,7 @@ class _PdfPool:
             return
         try:
             got = future.result()
-        except Exception as exc:  # noqa: BLE001 - a dead worker: parse it here instead
+        except Exception as exc:
             log.warning("%s: the parsing worker failed (%s); parsing it in the main process", path, exc)
             yield from parse_file(path)
             return
@@ -240,4 +238,4 @@ def load_documents(
 def cut_chunks(chunks: list[Chunk], max_chunks: int | None) -> list[Chunk]:
     """A paper's chunks as `chunk_document(doc, max_chunks)` gives them, from all of them (the
     cap keeps a prefix, and always the title-and-abstract chunk)."""
-    return chunks if max_chunks is None else chunks[:max(1, max_chunks)]
+    return chunks if max_chunks is None else chunks[: max(1, max_chunks)]

@@ -1,5 +1,5 @@
 """The ingest-and-embed plan both build engines follow (the local loader, tools/ingest/loader.py,
-and Ray, tools/ray_build.py): which parsed papers a build keeps, what it reports on the way, how
+and Ray, tools/index/ray_build.py): which parsed papers a build keeps, what it reports on the way, how
 many windows one embedding call takes, and the embedder the settings name.
 
 Equal indexes from both engines depend on these being one: the same papers kept in the same
@@ -31,8 +31,10 @@ def too_many_chunks_problem(paper: Paper, chunks: int, max_chunks: int) -> str:
 
 
 def duplicate_problem(paper: Paper, path: Path | str) -> str:
-    return (f"{paper.source or path}: duplicate paper_id {paper.paper_id!r} (earlier in the input); "
-            "skipped - give it a distinct id to keep both")
+    return (
+        f"{paper.source or path}: duplicate paper_id {paper.paper_id!r} (earlier in the input); "
+        "skipped - give it a distinct id to keep both"
+    )
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,7 @@ def log_outcome(problems: list[str], already_indexed: list[str]) -> None:
     for p in problems:
         log.warning("%s", p)
     if already_indexed:
-        log.info("%d papers of the input are already indexed; skipped (--rebuild re-reads them)",
-                 len(already_indexed))
+        log.info("%d papers of the input are already indexed; skipped (--rebuild re-reads them)", len(already_indexed))
 
 
 def embed_call_size(batch_size: int) -> int:
@@ -100,7 +101,7 @@ def settings_embedder(settings: ToolSettings, model: str | None = None, device: 
     """The embedder `settings` name (model, device, batch size, backend, data folder), or its
     `model` (the paper embedder) on `device` (a Ray worker's): every production caller passes
     the settings explicitly, never the environment's."""
-    from tools.embed import get_embedder
+    from tools.models.embed import get_embedder
 
     e = settings.embedder
     return get_embedder(model or e.model, device or settings.device, e.batch_size, e.backend, settings.data_dir)

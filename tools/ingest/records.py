@@ -196,8 +196,9 @@ class _Record(BaseModel):
 
 class AuthorRecord(_Record):
     first: Text = ""
-    middle: Annotated[tuple[Text, ...], BeforeValidator(lambda v: [v] if isinstance(v, str) else v),
-                      _none_is_empty(tuple)] = ()
+    middle: Annotated[
+        tuple[Text, ...], BeforeValidator(lambda v: [v] if isinstance(v, str) else v), _none_is_empty(tuple)
+    ] = ()
     last: Text = ""
     suffix: Text = ""
     name: Text = ""
@@ -466,7 +467,8 @@ def document(paper: Paper, blocks: Iterable[Block], path: Path | str, line: int 
 
 
 def each_record(
-    path: Path, items: Iterable[tuple[int | None, Any] | IngestError],
+    path: Path,
+    items: Iterable[tuple[int | None, Any] | IngestError],
     build: Callable[[Any, int | None], Document],
 ) -> Iterator[Document | IngestError]:
     """`build` every (line, value); whatever goes wrong costs that record alone."""
@@ -479,7 +481,11 @@ def each_record(
             yield build(value, line)
         except IngestError as exc:
             yield exc
-        except Exception as exc:  # noqa: BLE001 - a reader bug must cost one record, not the build
+        except Exception as exc:
             log.exception("%s:%s: unexpected failure reading a record", path, line)
-            yield IngestError(str(path), f"could not read this record ({type(exc).__name__}: {exc}); "
-                              f"{READER_BUG}: please report it with this record", line)
+            yield IngestError(
+                str(path),
+                f"could not read this record ({type(exc).__name__}: {exc}); "
+                f"{READER_BUG}: please report it with this record",
+                line,
+            )

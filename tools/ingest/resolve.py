@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from tools.base import BibEntry, Paper
-from tools.text import normalize_title
+from tools.retrieval.text import normalize_title
 
 MIN_TITLE_CHARS = 12
 MIN_SCAN_WORDS = 4
@@ -53,8 +53,8 @@ class TitleResolver:
         words = raw.split()
         lengths = sorted((n for n in self._lengths if MIN_SCAN_WORDS <= n <= MAX_SCAN_WORDS), reverse=True)
         for n in lengths:
-            for start in range(0, len(words) - n + 1):
-                cands = self._by_title.get(" ".join(words[start:start + n]))
+            for start in range(len(words) - n + 1):
+                cands = self._by_title.get(" ".join(words[start : start + n]))
                 if cands:
                     hit = self._pick(cands, year, citing_id)
                     if hit:

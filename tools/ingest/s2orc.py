@@ -103,8 +103,13 @@ def _records(path: Path) -> tuple[Items, bool]:
         value = parse_json(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         line_start = data.rfind(b"\n", 0, exc.start) + 1
-        return [IngestError(str(path), f"{undecodable(data[exc.start], exc.start - line_start)}; is this a JSON file?",
-                            data.count(b"\n", 0, exc.start) + 1)], False
+        return [
+            IngestError(
+                str(path),
+                f"{undecodable(data[exc.start], exc.start - line_start)}; is this a JSON file?",
+                data.count(b"\n", 0, exc.start) + 1,
+            )
+        ], False
     except Unreadable as exc:
         return [IngestError(str(path), f"{exc.reason}; fix or re-export the file", exc.line)], False
     if value == []:
@@ -284,7 +289,7 @@ def caption_label(text: str, at_start: bool) -> str | None:
     m = _LABEL_RE.match(text) if at_start else _LABEL_RE.search(text)
     if not m:
         return None
-    if at_start and re.match(r"\s+[a-z]", text[m.end():]):
+    if at_start and re.match(r"\s+[a-z]", text[m.end() :]):
         return None
     kind = "Figure" if m.group("label").lower().startswith("fig") else "Table"
     return f"{kind} {m.group('num').upper()}"
@@ -330,8 +335,10 @@ def _table_text(entry: RefEntry) -> str:
     if "<t" in content:
         rows = []
         for row in re.findall(r"<tr>(.*?)</tr>", content, re.DOTALL):
-            cells = [one_line(html.unescape(re.sub(r"<[^>]+>", " ", c)))
-                     for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)]
+            cells = [
+                one_line(html.unescape(re.sub(r"<[^>]+>", " ", c)))
+                for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)
+            ]
             if any(cells):
                 rows.append(cells)
         return render_grid(rows, 0)  # GROBID marks no header row; the chunker cuts long tables by rows

@@ -24,10 +24,10 @@ from __future__ import annotations
 import logging
 import re
 import xml.etree.ElementTree as ET
-from typing import Literal
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from tools.base import BibEntry, Block, Document, IngestError, Paper
 from tools.ingest.records import YEAR_RANGE, document
@@ -54,10 +54,14 @@ _SPACED = frozenset({"s", "lb", "label", "note", "item", "cell", "row", "p", "he
 # Deeper nesting of <div>s is no GROBID output (it writes them flat; Pub2TEI nests a few levels).
 _MAX_DEPTH = 50
 # Section names of back-matter divisions GROBID gives no heading.
-_BACK_NAMES = {"acknowledgement": "Acknowledgements", "annex": "Appendix", "funding": "Funding",
-               "availability": "Availability", "contribution": "Author contributions"}
-_GROBID_HOWTO = ("curl -F input=@paper.pdf localhost:8070/api/processFulltextDocument "
-                 "> paper.tei.xml")
+_BACK_NAMES = {
+    "acknowledgement": "Acknowledgements",
+    "annex": "Appendix",
+    "funding": "Funding",
+    "availability": "Availability",
+    "contribution": "Author contributions",
+}
+_GROBID_HOWTO = "curl -F input=@paper.pdf localhost:8070/api/processFulltextDocument > paper.tei.xml"
 
 
 def parse_tei(path: Path, paper_id: str | None = None) -> Document:
@@ -110,11 +114,17 @@ def _root(path: Path) -> ET.Element:
     except FileNotFoundError:
         raise IngestError(str(path), "file not found; check the path") from None
     if not data.strip():
-        raise IngestError(str(path), "the file is empty; GROBID returned nothing for this PDF (run "
-                          f"it again: {_GROBID_HOWTO}) or leave the file out")
+        raise IngestError(
+            str(path),
+            "the file is empty; GROBID returned nothing for this PDF (run "
+            f"it again: {_GROBID_HOWTO}) or leave the file out",
+        )
     if _looks_like_html(data):
-        raise IngestError(str(path), "this is an HTML page, not GROBID TEI XML (a saved web page or "
-                          f"a server's error page?); save GROBID's own reply: {_GROBID_HOWTO}")
+        raise IngestError(
+            str(path),
+            "this is an HTML page, not GROBID TEI XML (a saved web page or "
+            f"a server's error page?); save GROBID's own reply: {_GROBID_HOWTO}",
+        )
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
@@ -123,12 +133,18 @@ def _root(path: Path) -> ET.Element:
         # expat's words for a file that stops mid-element: an interrupted download or write
         cut = reason.startswith(("no element found", "unclosed token"))
         advice = "the file is cut short" if cut else "fix the file"
-        raise IngestError(str(path), f"not well-formed XML ({reason} at column {column + 1}); "
-                          f"{advice}, or run GROBID on the PDF again", line) from None
+        raise IngestError(
+            str(path),
+            f"not well-formed XML ({reason} at column {column + 1}); {advice}, or run GROBID on the PDF again",
+            line,
+        ) from None
     if root.tag != f"{_T}TEI":
-        raise IngestError(str(path), f"not a GROBID TEI file: the root element is <{_describe(root.tag)}>; "
-                          f"expected <TEI> in the TEI namespace ({TEI_NS}); give GROBID's "
-                          "processFulltextDocument output, or leave the file out")
+        raise IngestError(
+            str(path),
+            f"not a GROBID TEI file: the root element is <{_describe(root.tag)}>; "
+            f"expected <TEI> in the TEI namespace ({TEI_NS}); give GROBID's "
+            "processFulltextDocument output, or leave the file out",
+        )
     return root
 
 
@@ -149,14 +165,20 @@ def _check_content(path: Path, paper: Paper, blocks: list[Block]) -> None:
     if paper.title:
         return
     if not blocks:
-        raise IngestError(str(path), "GROBID found neither a title nor any body text in this TEI "
-                          "(a failed or header-only parse); run processFulltextDocument on the PDF "
-                          "again (a scanned PDF needs OCR first)")
+        raise IngestError(
+            str(path),
+            "GROBID found neither a title nor any body text in this TEI "
+            "(a failed or header-only parse); run processFulltextDocument on the PDF "
+            "again (a scanned PDF needs OCR first)",
+        )
     if not paper.abstract:
-        raise IngestError(str(path), f"GROBID found neither a title nor an abstract (its {len(blocks)} "
-                          "body blocks are not indexed); put the title in "
-                          "teiHeader/fileDesc/titleStmt/title, or run GROBID again with "
-                          "consolidateHeader=1: every paper is indexed under its title and abstract")
+        raise IngestError(
+            str(path),
+            f"GROBID found neither a title nor an abstract (its {len(blocks)} "
+            "body blocks are not indexed); put the title in "
+            "teiHeader/fileDesc/titleStmt/title, or run GROBID again with "
+            "consolidateHeader=1: every paper is indexed under its title and abstract",
+        )
 
 
 # --- text of an element ---------------------------------------------------------------------
@@ -263,7 +285,10 @@ def _year_of(date: ET.Element | None) -> int | None:
 
 
 def _paper_year(header: ET.Element | None) -> int | None:
-    for path in ("t:fileDesc/t:publicationStmt/t:date", "t:fileDesc/t:sourceDesc/t:biblStruct/t:monogr/t:imprint/t:date"):
+    for path in (
+        "t:fileDesc/t:publicationStmt/t:date",
+        "t:fileDesc/t:sourceDesc/t:biblStruct/t:monogr/t:imprint/t:date",
+    ):
         year = next((y for d in _findall(header, path) if (y := _year_of(d))), None)
         if year:
             return year
@@ -302,8 +327,11 @@ class _Body:
 
     def _division(self, path: Path, div: ET.Element, section: str | None, depth: int) -> None:
         if depth > _MAX_DEPTH:
-            raise IngestError(str(path), f"<div> elements nested more than {_MAX_DEPTH} deep: this is "
-                              "not GROBID output; give GROBID's processFulltextDocument output")
+            raise IngestError(
+                str(path),
+                f"<div> elements nested more than {_MAX_DEPTH} deep: this is "
+                "not GROBID output; give GROBID's processFulltextDocument output",
+            )
         head = div.find(f"{_T}head")
         if head is not None and div.tag != f"{_T}body":
             section = section_name(head.get("n") or "", _text_of(head)) or section
@@ -329,8 +357,7 @@ class _Body:
 
     def _formula(self, el: ET.Element, section: str | None) -> None:
         """'f(x) = y (1)': the formula's text, then its label (the equation number)."""
-        equation = " ".join(p for p in (_text_of(el, skip=frozenset({"label"})),
-                                        _text_of(el.find(f"{_T}label"))) if p)
+        equation = " ".join(p for p in (_text_of(el, skip=frozenset({"label"})), _text_of(el.find(f"{_T}label"))) if p)
         if equation:
             self.items.append(Block("equation", equation, page=_page(el), section=section))
 
@@ -379,9 +406,13 @@ class _Body:
         number = _text_of(el.find(f"{_T}label"))
         if number:
             return caption_label(number, at_start=True) or f"{kind.capitalize()} {number}"
-        return (caption_label(head, at_start=True) or caption_label(caption, at_start=True)
-                or mentioned_label(self.mentions.get(ref_id, Counter()))
-                or ref_id or kind.capitalize())
+        return (
+            caption_label(head, at_start=True)
+            or caption_label(caption, at_start=True)
+            or mentioned_label(self.mentions.get(ref_id, Counter()))
+            or ref_id
+            or kind.capitalize()
+        )
 
 
 def _caption(head: str, description: str) -> str:

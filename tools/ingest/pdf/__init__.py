@@ -50,13 +50,19 @@ from tools.ingest.pdf.text import (
     normalize_text,
 )
 
-__all__ = ["dehyphenate", "guess_venue_year", "match_caption", "match_heading", "normalize_text", "parse_pdf",
-           "parse_reference", "split_references"]
+__all__ = [
+    "dehyphenate",
+    "guess_venue_year",
+    "match_caption",
+    "match_heading",
+    "normalize_text",
+    "parse_pdf",
+    "parse_reference",
+    "split_references",
+]
 
 
-def parse_pdf(
-    path: Path, paper_id: str | None = None, metadata: dict[str, Any] | None = None
-) -> Document:
+def parse_pdf(path: Path, paper_id: str | None = None, metadata: dict[str, Any] | None = None) -> Document:
     """Parse one PDF into a Document (blocks with exact page and section locators).
 
     `metadata` may hold title, authors, venue, year and paper_id from a trusted source; they

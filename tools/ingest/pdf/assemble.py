@@ -76,8 +76,13 @@ class Assembler:
         if shape is None:
             bigger = line.size >= self.style.body_size + 0.8
             words = line.text.split()
-            if not (bigger and 1 <= len(words) <= 8 and line.text[:1].isupper()
-                    and not line.text.endswith(".") and self.mode != "front"):
+            if not (
+                bigger
+                and 1 <= len(words) <= 8
+                and line.text[:1].isupper()
+                and not line.text.endswith(".")
+                and self.mode != "front"
+            ):
                 return None
         elif shape[0] is not None and line.x0 > line.seg_x0 + 6:
             return None  # numbered headings start at the column edge
@@ -171,14 +176,19 @@ class Assembler:
 
     def _float_note(self, prev: Line, line: Line) -> bool:
         """Is this small-type line right under a caption a note of the float?"""
-        return ((prev.page, prev.seg) == (line.page, line.seg) and line.size < self.style.body_size - 0.8
-                and 0 <= line.top - prev.bottom < self.style.pitch * 1.5)
+        return (
+            (prev.page, prev.seg) == (line.page, line.seg)
+            and line.size < self.style.body_size - 0.8
+            and 0 <= line.top - prev.bottom < self.style.pitch * 1.5
+        )
 
     def _same_display(self, prev: Line, line: Line) -> bool:
         """Does this equation line belong to the display above it (same column, close below)?"""
-        return ((prev.page, prev.seg) == (line.page, line.seg)
-                and line.top >= prev.top - 1  # a fraction's lines overlap
-                and line.top - prev.bottom < self.style.pitch * _DISPLAY_GAP)
+        return (
+            (prev.page, prev.seg) == (line.page, line.seg)
+            and line.top >= prev.top - 1  # a fraction's lines overlap
+            and line.top - prev.bottom < self.style.pitch * _DISPLAY_GAP
+        )
 
     def _carried(self, line: Line) -> Paragraph | None:
         """The paragraph this line carries on: the text paragraph last cut off mid-sentence,
@@ -265,7 +275,7 @@ class Assembler:
         if _LIST_ITEM_RE.match(line.text) and re.search(r"[.:;]$", prev.text) and short:
             return True  # an item of a displayed list ("(2)" inside justified text is not one)
         indent = line.x0 - prev.x0
-        nxt = next((ln for ln in self.lines[i + 1:i + 4] if not ln.footnote), None)
+        nxt = next((ln for ln in self.lines[i + 1 : i + 4] if not ln.footnote), None)
         same_column = nxt is not None and (nxt.page, nxt.seg) == (line.page, line.seg)
         nxt_x0 = nxt.x0 if nxt is not None and same_column else None
         item = _BULLET_RE.match(prev.text) or _LIST_ITEM_RE.match(prev.text)

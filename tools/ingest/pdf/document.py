@@ -44,12 +44,9 @@ def build_document(
             block = _with_lead_in(block, running[-1])
         if block is not None:
             blocks.append(block)
-    abstract = " ".join(
-        _join_lines(p.lines, vocabulary) for p in parsed.abstract if p.kind == "text"
-    ).strip()
+    abstract = " ".join(_join_lines(p.lines, vocabulary) for p in parsed.abstract if p.kind == "text").strip()
     bibliography = tuple(
-        parse_reference(dehyphenate(raw, vocabulary))
-        for raw in split_references(_reference_lines(parsed.references))
+        parse_reference(dehyphenate(raw, vocabulary)) for raw in split_references(_reference_lines(parsed.references))
     )
     venue, year = guess_venue_year(_first_page_margins(pages[0]))
     title = _choose_title(metadata, info, parsed.front or pages[0].lines[:12])
@@ -67,7 +64,11 @@ def build_document(
         log.warning("%s: no body text blocks found", path)
     log.info(
         "%s: %d pages, %d blocks, %d sections, %d bibliography entries",
-        path, len(pages), len(blocks), len(parsed.sections), len(bibliography),
+        path,
+        len(pages),
+        len(blocks),
+        len(parsed.sections),
+        len(bibliography),
     )
     return Document(paper=paper, blocks=tuple(blocks))
 
@@ -78,9 +79,7 @@ def _first_page_margins(page: PageData) -> str:
     Only the margins: a 'Proceedings of ...' in a page-1 reference or sentence says nothing
     about where this paper appeared.
     """
-    margin = [
-        w for w in page.words if w.top > page.height * 0.85 or w.bottom < page.height * 0.12
-    ]
+    margin = [w for w in page.words if w.top > page.height * 0.85 or w.bottom < page.height * 0.12]
     rows = sorted(group_rows(margin), key=lambda r: min(w.top for w in r))
     return " ".join(line_text(sorted(r, key=lambda w: w.x0)) for r in rows)
 
@@ -116,7 +115,7 @@ def _with_lead_in(equation: Block, before: Block) -> Block:
     running text of the same section, so the equation chunk says what it is."""
     if before.kind != "text" or before.footnote or before.section != equation.section:
         return equation
-    from tools.sentences import split_sentences
+    from tools.retrieval.sentences import split_sentences
 
     sentences = split_sentences("", before.text)
     if not sentences:
@@ -124,9 +123,7 @@ def _with_lead_in(equation: Block, before: Block) -> Block:
     return replace(equation, text=f"{sentences[-1]['text']}\n{equation.text}")
 
 
-def _to_block(
-    para: Paragraph, vocabulary: frozenset[str], regions: dict[tuple[int, str], Region]
-) -> Block | None:
+def _to_block(para: Paragraph, vocabulary: frozenset[str], regions: dict[tuple[int, str], Region]) -> Block | None:
     if para.label == "algorithm":  # one step per line, as printed
         text = "\n".join(ln.text for ln in para.lines)
     else:
@@ -150,8 +147,9 @@ def _to_block(
     page_end = para.lines[-1].page
     if para.kind == "text" and page_end != page:
         first = _join_lines([ln for ln in para.lines if ln.page == page], vocabulary)
-        return Block("text", text, page=page, section=para.section, page_end=page_end,
-                     page_end_at=min(len(first), len(text)))
+        return Block(
+            "text", text, page=page, section=para.section, page_end=page_end, page_end_at=min(len(first), len(text))
+        )
     return Block(para.kind, text, page=page, section=para.section)
 
 

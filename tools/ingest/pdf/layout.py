@@ -4,6 +4,7 @@ in reading order without page furniture.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -40,9 +41,7 @@ def group_rows(words: Iterable[Word]) -> list[list[Word]]:
     return rows
 
 
-def _find_gutter(
-    words: list[Word], rows: list[list[Word]], width: float
-) -> tuple[float, float] | None:
+def _find_gutter(words: list[Word], rows: list[list[Word]], width: float) -> tuple[float, float] | None:
     """(centre, width) of the column gutter, or None for a one-column page."""
     if len(words) < 40:
         return None
@@ -76,9 +75,7 @@ def _find_gutter(
     return centre, float(e - s)
 
 
-def _spanning_interval(
-    row: list[Word], centre: float, gutter: float, right_edge: float
-) -> tuple[float, float] | None:
+def _spanning_interval(row: list[Word], centre: float, gutter: float, right_edge: float) -> tuple[float, float] | None:
     """The vertical extent of the part of a row that runs continuously across the gutter.
 
     Two column lines side by side are told apart from one full-width line by the gap at the
@@ -96,9 +93,7 @@ def _spanning_interval(
         # narrow (figures can hide the real one).
         return b.x0 - a.x1 < max(0.35 * gutter, 0.5 * max(a.size, b.size))
 
-    if row[k].x0 > centre - 1 and (
-        k == 0 or not joined(row[k - 1], row[k]) or abs(row[k].x0 - right_edge) < 1.5
-    ):
+    if row[k].x0 > centre - 1 and (k == 0 or not joined(row[k - 1], row[k]) or abs(row[k].x0 - right_edge) < 1.5):
         return None
     i = j = k
     while i > 0 and joined(row[i - 1], row[i]):
@@ -119,15 +114,11 @@ def _segments(words: list[Word], width: float) -> list[Segment]:
         return [Segment(min(w.x0 for w in words), max(w.x1 for w in words), (0.0, width), list(words))] if words else []
     centre, gwidth = gutter
     right_edge = Counter(round(w.x0) for w in words if w.x0 > centre).most_common(1)[0][0]
-    spans = _merge_intervals(
-        s for row in rows if (s := _spanning_interval(row, centre, gwidth, float(right_edge)))
-    )
+    spans = _merge_intervals(s for row in rows if (s := _spanning_interval(row, centre, gwidth, float(right_edge))))
     # Bands top to bottom: (left, right) columns, then a full-width band, and so on.
     bands: list[list[Segment]] = []
     for k in range(len(spans) + 1):
-        bands.append(
-            [Segment(0.0, centre, (0.0, centre)), Segment(centre, width, (centre, width))]
-        )
+        bands.append([Segment(0.0, centre, (0.0, centre)), Segment(centre, width, (centre, width))])
         if k < len(spans):
             bands.append([Segment(0.0, width, (0.0, width))])
     for w in words:
@@ -187,9 +178,15 @@ def _without_note_marks(row: list[Word]) -> list[Word]:
     base = sorted(bases)[len(bases) // 2]
     ordered = sorted(row, key=lambda w: w.x0)
     keep = [ordered[0]]
-    for prev, w in zip(ordered, ordered[1:]):
-        mark = (len(w.text) <= 2 and w.text.isdigit() and w.size < 0.8 * main and w.base < base - 0.2 * main
-                and w.n_math == 0 and prev.text[-1:] in ".,;:)!?")
+    for prev, w in itertools.pairwise(ordered):
+        mark = (
+            len(w.text) <= 2
+            and w.text.isdigit()
+            and w.size < 0.8 * main
+            and w.base < base - 0.2 * main
+            and w.n_math == 0
+            and prev.text[-1:] in ".,;:)!?"
+        )
         if not mark:
             keep.append(w)
     return keep
@@ -214,6 +211,5 @@ def _is_furniture(line: Line, page: PageData) -> bool:
     if near_edge and re.fullmatch(r"\d{1,5}", line.text):
         return True
     return line.top > page.height * 0.9 and bool(
-        re.search(r"Proceedings of|Association for Computational Linguistics|©|Licen[cs]e",
-                  line.text)
+        re.search(r"Proceedings of|Association for Computational Linguistics|©|Licen[cs]e", line.text)
     )

@@ -122,13 +122,27 @@ def _fast_objects(page: Any) -> dict[str, list[dict[str, Any]]]:
         obj = stack.pop()
         if isinstance(obj, LTChar):
             top = height - obj.y1 + mb_top
-            chars.append({
-                "object_type": "char", "page_number": number, "text": obj.get_text(),
-                "fontname": obj.fontname, "size": obj.size, "adv": obj.adv, "upright": obj.upright,
-                "matrix": tuple(obj.matrix), "x0": obj.x0 + mb_x0, "x1": obj.x1 + mb_x0,
-                "y0": obj.y0, "y1": obj.y1, "width": obj.width, "height": obj.height,
-                "top": top, "bottom": height - obj.y0 + mb_top, "doctop": doctop0 + top,
-            })
+            chars.append(
+                {
+                    "object_type": "char",
+                    "page_number": number,
+                    "text": obj.get_text(),
+                    "fontname": obj.fontname,
+                    "size": obj.size,
+                    "adv": obj.adv,
+                    "upright": obj.upright,
+                    "matrix": tuple(obj.matrix),
+                    "x0": obj.x0 + mb_x0,
+                    "x1": obj.x1 + mb_x0,
+                    "y0": obj.y0,
+                    "y1": obj.y1,
+                    "width": obj.width,
+                    "height": obj.height,
+                    "top": top,
+                    "bottom": height - obj.y0 + mb_top,
+                    "doctop": doctop0 + top,
+                }
+            )
         elif isinstance(obj, LTContainer):
             stack.extend(reversed(obj._objs))  # a figure's own objects, in order
         else:
@@ -147,9 +161,7 @@ def _read_page(page: Any, number: int) -> PageData:
         page._objects = _fast_objects(page)
     # Unmapped glyphs (big delimiters of display maths, "(cid:16)") would glue words of the
     # text line they overlap; drop them before words are built.
-    page = page.filter(
-        lambda o: o.get("object_type") != "char" or not o["text"].startswith("(cid:")
-    )
+    page = page.filter(lambda o: o.get("object_type") != "char" or not o["text"].startswith("(cid:"))
     raw = page.extract_words(
         x_tolerance_ratio=_WORD_GAP_RATIO,
         y_tolerance=3,
@@ -160,9 +172,7 @@ def _read_page(page: Any, number: int) -> PageData:
     words = [w for w in (_make_word(r, height) for r in raw if r.get("upright", True)) if w]
     graphics = []
     for obj in [*page.images, *page.rects, *page.lines, *page.curves]:
-        graphics.append(
-            (float(obj["x0"]), float(obj["top"]), float(obj["x1"]), float(obj["bottom"]))
-        )
+        graphics.append((float(obj["x0"]), float(obj["top"]), float(obj["x1"]), float(obj["bottom"])))
     return PageData(number, float(page.width), float(page.height), words, graphics)
 
 
@@ -201,8 +211,12 @@ def _without_note_mark(chars: list[dict[str, Any]], height: float) -> list[dict[
     main = max(float(c["size"]) for c in chars[:k])
     base = statistics.median(height - float(c["matrix"][5]) for c in chars[:k])
     mark = chars[k:]
-    if all(float(c["size"]) < 0.8 * main and height - float(c["matrix"][5]) < base - 0.2 * main
-           and not _font_kind(c.get("fontname", ""))[1] for c in mark):
+    if all(
+        float(c["size"]) < 0.8 * main
+        and height - float(c["matrix"][5]) < base - 0.2 * main
+        and not _font_kind(c.get("fontname", ""))[1]
+        for c in mark
+    ):
         return chars[:k]
     return chars
 

@@ -10,9 +10,7 @@ from collections.abc import Sequence
 from tools.base import BibEntry
 
 # ACL-style reference: "Authors. 2019a. Title. In Venue." -> the year and what follows it.
-_REF_YEAR_RE = re.compile(
-    r"(?:^|[\s(,])(?P<year>(?:19|20)\d{2})[a-z]?\)?[.,:]\s+(?P<rest>.*)$", re.DOTALL
-)
+_REF_YEAR_RE = re.compile(r"(?:^|[\s(,])(?P<year>(?:19|20)\d{2})[a-z]?\)?[.,:]\s+(?P<rest>.*)$", re.DOTALL)
 
 
 _ANY_YEAR_RE = re.compile(r"(?<![\d–-])((?:19|20)\d{2})(?![\d–-])")
@@ -111,8 +109,11 @@ def guess_venue_year(text: str) -> tuple[str | None, int | None]:
     Findings and anything else give venue None (the year is still returned).
     """
     flat = re.sub(r"\s+", " ", text)
-    m = re.search(r"(Proceedings of .{0,260}|Transactions of the Association for Computational"
-                  r" Linguistics.{0,120})", flat)
+    m = re.search(
+        r"(Proceedings of .{0,260}|Transactions of the Association for Computational"
+        r" Linguistics.{0,120})",
+        flat,
+    )
     if not m:
         return None, None
     line = m.group(1)
@@ -125,8 +126,9 @@ def guess_venue_year(text: str) -> tuple[str | None, int | None]:
 
 def _venue_of(line: str) -> str | None:
     """The main ACL venue a proceedings line names; satellite events name none."""
-    if re.search(r"Workshop|Findings|Student Research|Tutorial|Shared Task|Asian Chapter|\bAACL\b",
-                 line, re.IGNORECASE):
+    if re.search(
+        r"Workshop|Findings|Student Research|Tutorial|Shared Task|Asian Chapter|\bAACL\b", line, re.IGNORECASE
+    ):
         return None
     rules = (
         (r"Transactions of the Association for Computational Linguistics|\bTACL\b", "TACL"),

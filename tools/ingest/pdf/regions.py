@@ -25,9 +25,7 @@ def locate_regions(page: PageData, lines: list[Line], style: Style, plumber_page
         kind, label = found
         if any(r.label == label for r in page.regions):
             continue
-        bbox = (
-            _table_bbox(page, lines, i, style) if kind == "table" else _figure_bbox(page, line)
-        )
+        bbox = _table_bbox(page, lines, i, style) if kind == "table" else _figure_bbox(page, line)
         if bbox is None:
             continue
         region = Region(kind, label, bbox, (line.top, line.x0))
@@ -58,9 +56,9 @@ def _figure_bbox(page: PageData, caption: Line) -> tuple[float, float, float, fl
     """Graphics stacked right above the caption (within the caption's column)."""
     x0, x1 = _column_box(caption)
     boxes = [
-        g for g in page.graphics
-        if g[0] >= x0 - 5 and g[2] <= x1 + 5 and g[3] <= caption.top + 2
-        and (g[2] - g[0]) < 0.98 * page.width
+        g
+        for g in page.graphics
+        if g[0] >= x0 - 5 and g[2] <= x1 + 5 and g[3] <= caption.top + 2 and (g[2] - g[0]) < 0.98 * page.width
     ]
     boxes.sort(key=lambda g: -g[3])
     top, found = caption.top, False
@@ -73,16 +71,17 @@ def _figure_bbox(page: PageData, caption: Line) -> tuple[float, float, float, fl
     return x0, top - 2, x1, caption.top - 0.5
 
 
-def _table_bbox(
-    page: PageData, lines: list[Line], i: int, style: Style
-) -> tuple[float, float, float, float] | None:
+def _table_bbox(page: PageData, lines: list[Line], i: int, style: Style) -> tuple[float, float, float, float] | None:
     """Rules (booktabs) or tabular lines right above - or else right below - the caption."""
     caption = lines[i]
     x0, x1 = _column_box(caption)
     width = x1 - x0
     rules = sorted(
-        (g for g in page.graphics
-         if g[3] - g[1] < 2.5 and g[2] - g[0] > 0.25 * width and g[0] >= x0 - 5 and g[2] <= x1 + 5),
+        (
+            g
+            for g in page.graphics
+            if g[3] - g[1] < 2.5 and g[2] - g[0] > 0.25 * width and g[0] >= x0 - 5 and g[2] <= x1 + 5
+        ),
         key=lambda g: g[1],
     )
     above = [g for g in rules if g[3] <= caption.top + 1]
@@ -117,16 +116,10 @@ def _caption_end(lines: list[Line], i: int, style: Style) -> float:
 def _is_prose(line: Line, style: Style) -> bool:
     """A line of running text: fills its column with word-sized gaps at body size."""
     width = line.seg_x1 - line.seg_x0
-    return (
-        line.x1 - line.x0 > 0.85 * width
-        and line.max_gap < 0.8 * line.size
-        and line.size > style.body_size - 0.6
-    )
+    return line.x1 - line.x0 > 0.85 * width and line.max_gap < 0.8 * line.size and line.size > style.body_size - 0.6
 
 
-def _blocked_between(
-    lines: list[Line], x0: float, x1: float, top: float, bottom: float, style: Style
-) -> bool:
+def _blocked_between(lines: list[Line], x0: float, x1: float, top: float, bottom: float, style: Style) -> bool:
     """Is there something between two rules that cannot be inside one table?
 
     Running text, another caption, or a line that sticks out of the table's column (the
@@ -140,9 +133,7 @@ def _blocked_between(
     return False
 
 
-def _tabular_lines_bbox(
-    lines: list[Line], i: int, style: Style
-) -> tuple[float, float, float, float] | None:
+def _tabular_lines_bbox(lines: list[Line], i: int, style: Style) -> tuple[float, float, float, float] | None:
     """No rules: the run of lines with wide cell gaps right above the caption."""
     caption, rows = lines[i], []
     for line in reversed(lines[:i]):
@@ -161,9 +152,7 @@ def _tabular_lines_bbox(
     )
 
 
-def _render_table(
-    page: PageData, bbox: tuple[float, float, float, float], plumber_page: Any
-) -> str:
+def _render_table(page: PageData, bbox: tuple[float, float, float, float], plumber_page: Any) -> str:
     """The table as a pipe-table grid (tables.render_grid): pdfplumber's cells for a fully
     ruled table, else the grid read from the words and the horizontal rules."""
     cells = _ruled_table_cells(page, plumber_page, bbox)
@@ -179,25 +168,32 @@ def _horizontal_rules(page: PageData, bbox: tuple[float, float, float, float]) -
     top/mid/bottom rules, and the partial ones under group headers)."""
     x0, top, x1, bottom = bbox
     width = x1 - x0
-    return sorted(((g[1] + g[3]) / 2, (g[2] - g[0]) / width) for g in page.graphics
-                  if g[3] - g[1] < 2.5 and g[2] - g[0] > 0.15 * width
-                  and g[0] >= x0 - 5 and g[2] <= x1 + 5 and top - 3 <= g[1] <= bottom + 3)
+    return sorted(
+        ((g[1] + g[3]) / 2, (g[2] - g[0]) / width)
+        for g in page.graphics
+        if g[3] - g[1] < 2.5
+        and g[2] - g[0] > 0.15 * width
+        and g[0] >= x0 - 5
+        and g[2] <= x1 + 5
+        and top - 3 <= g[1] <= bottom + 3
+    )
 
 
-def _ruled_table_cells(page: PageData, plumber_page: Any,
-                       bbox: tuple[float, float, float, float]) -> list[list[str]]:
+def _ruled_table_cells(page: PageData, plumber_page: Any, bbox: tuple[float, float, float, float]) -> list[list[str]]:
     """pdfplumber's own table finder inside the region: exact cells for fully ruled tables.
 
     Booktabs tables (most ACL papers) have no vertical rules and give nothing here, so the
     finder is only asked when the region has some.
     """
     x0, top, x1, bottom = bbox
-    vertical = [g for g in page.graphics if g[2] - g[0] < 2.5 and g[3] - g[1] > 8
-                and x0 - 2 <= g[0] <= x1 + 2 and g[1] >= top - 3 and g[3] <= bottom + 3]
+    vertical = [
+        g
+        for g in page.graphics
+        if g[2] - g[0] < 2.5 and g[3] - g[1] > 8 and x0 - 2 <= g[0] <= x1 + 2 and g[1] >= top - 3 and g[3] <= bottom + 3
+    ]
     if len(vertical) < 2:
         return []
-    clip = (max(0.0, x0), max(0.0, top), min(float(plumber_page.width), x1),
-            min(float(plumber_page.height), bottom))
+    clip = (max(0.0, x0), max(0.0, top), min(float(plumber_page.width), x1), min(float(plumber_page.height), bottom))
     try:
         tables = plumber_page.crop(clip).find_tables()
     except Exception as exc:  # a table finder failure must not lose the caption

@@ -93,8 +93,11 @@ def _runs(line: Sequence[Word]) -> list[list[Word]]:
     runs: list[list[Word]] = []
     for w in line:
         prev = runs[-1][-1] if runs else None
-        if prev is not None and w.x0 - prev.x1 < 0.4 * max(w.size, prev.size) and not (
-                _is_figure(w.text) and _is_figure(prev.text)):
+        if (
+            prev is not None
+            and w.x0 - prev.x1 < 0.4 * max(w.size, prev.size)
+            and not (_is_figure(w.text) and _is_figure(prev.text))
+        ):
             runs[-1].append(w)
         else:
             runs.append([w])
@@ -145,12 +148,18 @@ def build_grid(words: Sequence[Word], rules: Sequence[tuple[float, float]]) -> t
     tops = [min(w.top for w in ln) for ln in lines]
     ys = sorted(y for y, _ in rules)
     widest = max((share for _, share in rules), default=1.0)
-    header_rule = next((y for y, share in sorted(rules) if share >= 0.9 * widest
-                        and any(t < y for t in tops) and any(t > y for t in tops)), None)
+    header_rule = next(
+        (
+            y
+            for y, share in sorted(rules)
+            if share >= 0.9 * widest and any(t < y for t in tops) and any(t > y for t in tops)
+        ),
+        None,
+    )
     n_head = sum(t < header_rule for t in tops) if header_rule is not None else 1
     body = lines[n_head:] or lines
     edges = column_edges(body)
-    steps = [b - a for a, b in zip(tops[n_head:], tops[n_head + 1:])]
+    steps = [b - a for a, b in zip(tops[n_head:], tops[n_head + 1 :])]
     pitch = statistics.median(steps) if steps else None
     grid = [_cells(line, edges) for line in lines]
     rows: list[list[str]] = []
@@ -176,7 +185,7 @@ def _merge_exclusive(rows: list[list[str]]) -> list[list[str]]:
     c = 0
     while rows and c + 1 < len(rows[0]):
         if not any(r[c] and r[c + 1] for r in rows):
-            rows = [[*r[:c], r[c] or r[c + 1], *r[c + 2:]] for r in rows]
+            rows = [[*r[:c], r[c] or r[c + 1], *r[c + 2 :]] for r in rows]
         else:
             c += 1
     return rows

@@ -9,14 +9,32 @@ import unicodedata
 from typing import Literal
 
 # "3 Method", "4.2 Results", "A Appendix", "A.1 Details", "II. RELATED WORK".
-HEADING_RE = re.compile(
-    r"^(?P<num>(?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.)\s+(?P<title>[A-Za-z].*)$"
-)
+HEADING_RE = re.compile(r"^(?P<num>(?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.)\s+(?P<title>[A-Za-z].*)$")
 
 
 # Unnumbered headings accepted at body size; others must be larger than the body text.
 KNOWN_HEADINGS = frozenset(
-    ["abstract", "introduction", "references", "bibliography", "acknowledgments", "acknowledgements", "acknowledgment", "acknowledgement", "conclusion", "conclusions", "limitations", "appendix", "appendices", "discussion", "background", "methods", "results", "evaluation", "experiments"]
+    [
+        "abstract",
+        "introduction",
+        "references",
+        "bibliography",
+        "acknowledgments",
+        "acknowledgements",
+        "acknowledgment",
+        "acknowledgement",
+        "conclusion",
+        "conclusions",
+        "limitations",
+        "appendix",
+        "appendices",
+        "discussion",
+        "background",
+        "methods",
+        "results",
+        "evaluation",
+        "experiments",
+    ]
 ) | frozenset(
     {
         "related work",
@@ -91,9 +109,7 @@ def compose(letter: str, accent: str) -> str:
     return unicodedata.normalize("NFC", base + SPACING_ACCENTS[accent])
 
 
-def dehyphenate(
-    text: str, vocabulary: frozenset[str] | set[str] = frozenset()
-) -> str:
+def dehyphenate(text: str, vocabulary: frozenset[str] | set[str] = frozenset()) -> str:
     """Join lines, undoing line-end hyphenation: 'repre-\\nsentation' -> 'representation'.
 
     A hyphen is kept when the compound is known with its hyphen ('state-of-the-' + 'art'),

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TypedDict
 
+from tools.retrieval.text import tokenize
 from tools.tables import is_separator
-from tools.text import tokenize
 
 # a sentence shorter than this (after stripping) is glued to the one before it: a stray "(1)"
 # or "Table 2." is not evidence on its own
@@ -75,7 +75,7 @@ def _glue_short(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]
             out[-1] = (out[-1][0], e)
         else:
             out.append((s, e))
-    if len(out) > 1 and len(text[out[0][0]:out[0][1]].strip()) < MIN_SENTENCE_CHARS:
+    if len(out) > 1 and len(text[out[0][0] : out[0][1]].strip()) < MIN_SENTENCE_CHARS:
         out[1] = (out[0][0], out[1][1])
         out.pop(0)
     return out
@@ -121,8 +121,9 @@ def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str], stem:
     return scores
 
 
-def select_sentences(sentences: Sequence[Sentence], queries: Sequence[str], budget_chars: int,
-                     keep_first: int = 0, stem: bool = False) -> list[Sentence]:
+def select_sentences(
+    sentences: Sequence[Sentence], queries: Sequence[str], budget_chars: int, keep_first: int = 0, stem: bool = False
+) -> list[Sentence]:
     """The sentences that best match `queries`, added best first until `budget_chars` is
     reached, returned in their original order (chunk order, then position). The first
     `keep_first` sentences are always kept (e.g. a table's caption). A sentence longer than the

@@ -44,8 +44,9 @@ T = TypeVar("T")
 def fuse_rankings(rankings: Sequence[Sequence[T]], k: int, rrf_k: int = 60) -> list[tuple[T, float]]:
     """Equal-weight RRF of per-corpus rankings of disjoint items: (item, 1/(rrf_k + rank)), best
     first, the first `k`. Equal rank ties go to the corpus named first."""
-    scored = [(1.0 / (rrf_k + r), c, r, item)
-              for c, ranking in enumerate(rankings) for r, item in enumerate(ranking, start=1)]
+    scored = [
+        (1.0 / (rrf_k + r), c, r, item) for c, ranking in enumerate(rankings) for r, item in enumerate(ranking, start=1)
+    ]
     scored.sort(key=lambda s: (-s[0], s[1], s[2]))
     return [(item, score) for score, _, _, item in scored[:k]]
 
@@ -62,8 +63,10 @@ class _FusedBM25:
         self._get, self._offsets, self._rrf_k = list(get), list(offsets), rrf_k
 
     def top_k(self, query_tokens: list[str], k: int) -> list[tuple[int, float]]:
-        rankings = [[off + row for row, _ in get().top_k(query_tokens, k)]
-                    for get, off in zip(self._get, self._offsets, strict=True)]
+        rankings = [
+            [off + row for row, _ in get().top_k(query_tokens, k)]
+            for get, off in zip(self._get, self._offsets, strict=True)
+        ]
         return fuse_rankings(rankings, k, self._rrf_k)
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
@@ -105,7 +108,7 @@ class _FusedGraph:
 
     def __contains__(self, pid: object) -> bool:
         try:
-            c, g, local = self._split(str(pid))
+            _, g, local = self._split(str(pid))
         except (ValueError, KeyError):
             return False
         return local in g
@@ -116,7 +119,9 @@ class _FusedGraph:
 
 
 def _ns_paper(name: str, p: Paper) -> Paper:
-    return replace(p, paper_id=namespaced(name, p.paper_id), references=tuple(namespaced(name, r) for r in p.references))
+    return replace(
+        p, paper_id=namespaced(name, p.paper_id), references=tuple(namespaced(name, r) for r in p.references)
+    )
 
 
 def _ns_chunk(name: str, c: Chunk) -> Chunk:
@@ -280,8 +285,10 @@ class MultiIndex(RecordView):
         return self.parts[self.names[0]].embedder
 
     def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:
-        rankings = [[namespaced(name, p.chunk_id) for p in idx.dense_chunks_by_vector(vec, k)]
-                    for name, idx in self.parts.items()]
+        rankings = [
+            [namespaced(name, p.chunk_id) for p in idx.dense_chunks_by_vector(vec, k)]
+            for name, idx in self.parts.items()
+        ]
         fused = fuse_rankings(rankings, k, self.settings.retrieval.rrf_k)
         return [Passage.from_chunk(self.chunks[self.chunk_row[cid]], s, "dense") for cid, s in fused]
 

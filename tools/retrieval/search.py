@@ -13,9 +13,9 @@ from typing import Any, Literal
 import numpy as np
 
 from tools.base import Passage
-from tools.fusion import by_paper, rrf_scores
 from tools.index import Index
-from tools.text import tokenize
+from tools.retrieval.fusion import by_paper, rrf_scores
+from tools.retrieval.text import tokenize
 
 Retriever = Literal["bm25", "paper-bm25", "dense", "hybrid"]
 RETRIEVERS: tuple[Retriever, ...] = ("bm25", "paper-bm25", "dense", "hybrid")
@@ -65,13 +65,15 @@ def search(index: Index, query: str, retriever: Retriever = "hybrid", k: int = 1
             for pid, score in index.bm25_papers(query, k)
         ]
     # the paper ranking of DESIGN.md section 3 step 2; each paper's evidence is its best-ranked chunk
-    from tools.retrieve import query_ranking
+    from tools.retrieval.retrieve import query_ranking
 
     cfg = index.settings.retrieval.model_copy(update={"per_index_k": depth})
     r = query_ranking(index, query, cfg)
     scores = rrf_scores([lst for lst in r.per_index.values() if lst], k=cfg.rrf_k)
-    return [_hit(index, pid, scores[pid], Passage.from_chunk(index.chunks[r.chunks[pid][0]], scores[pid], "hybrid"))
-            for pid in r.papers[:k]]
+    return [
+        _hit(index, pid, scores[pid], Passage.from_chunk(index.chunks[r.chunks[pid][0]], scores[pid], "hybrid"))
+        for pid in r.papers[:k]
+    ]
 
 
 def _hit(index: Index, pid: str, score: float, chunk: Passage) -> PaperHit:

@@ -123,8 +123,9 @@ class DenseServerProblem(DenseStoreProblem):
     def __init__(self, url: str, collection: str, what: str, gone: bool = False):
         todo = (
             "set LITLOOP_DENSE__URL to the server this index was built on, or rebuild the index with "
-            "`litloop index build PATH... --index DIR --rebuild`" if gone else
-            "start it (`chroma run --path DIR --port PORT`) or set LITLOOP_DENSE__URL to where it runs"
+            "`litloop index build PATH... --index DIR --rebuild`"
+            if gone
+            else "start it (`chroma run --path DIR --port PORT`) or set LITLOOP_DENSE__URL to where it runs"
         )
         super().__init__(f"Chroma server {url} (dense index collection {collection!r}): {what}; {todo}")
         self.url, self.collection, self.gone = url, collection, gone
@@ -202,11 +203,11 @@ class ChromaDense:
         batch = self._batch()
         self._n = None
         for start in range(0, len(items), batch):
-            rows = items[start:start + batch]
+            rows = items[start : start + batch]
             with self._guard():
                 self._col.add(
                     ids=[r[0] for r in rows],
-                    embeddings=embeddings[start:start + batch].tolist(),
+                    embeddings=embeddings[start : start + batch].tolist(),
                     metadatas=[{"chunk_id": r[1], "paper_id": r[2]} for r in rows],
                 )
             if progress:
@@ -304,8 +305,11 @@ class ServerDense(ChromaDense):
         with self._guard():
             self._client = _connect(url, collection)
             try:
-                self._col = (_new_collection(self._client, collection) if create
-                             else self._client.get_collection(collection, embedding_function=None))
+                self._col = (
+                    _new_collection(self._client, collection)
+                    if create
+                    else self._client.get_collection(collection, embedding_function=None)
+                )
             except BaseException:
                 self.close()
                 raise
@@ -375,14 +379,19 @@ def server_errors(url: str, collection: str):
     try:
         yield
     except NotFoundError:
-        raise DenseServerProblem(url, collection, "the server holds no such collection (deleted, or "
-                                 "another server answers at this address)", gone=True) from None
+        raise DenseServerProblem(
+            url,
+            collection,
+            "the server holds no such collection (deleted, or another server answers at this address)",
+            gone=True,
+        ) from None
     except httpx.TransportError as exc:
         raise DenseServerProblem(url, collection, f"cannot be reached ({type(exc).__name__}: {exc})") from None
 
 
-def open_dense(version_dir: Path, store: dict[str, Any] | None = None, url: str | None = None,
-               create: bool = False) -> ChromaDense:
+def open_dense(
+    version_dir: Path, store: dict[str, Any] | None = None, url: str | None = None, create: bool = False
+) -> ChromaDense:
     """The dense store of the version in `version_dir`: `store` is its manifest's `"dense"` record
     (None: embedded), `url` the LITLOOP_DENSE__URL setting, which overrides the recorded server's
     address (the collection stays the recorded one). Only `create` (a build) makes a store."""
@@ -391,8 +400,10 @@ def open_dense(version_dir: Path, store: dict[str, Any] | None = None, url: str 
         return DenseIndex(Path(version_dir) / "chroma", create=create)
     if store.get("kind") == "server":
         return ServerDense(url or store["url"], store["collection"], create=create)
-    raise DenseStoreProblem(f"{version_dir}: unknown dense store {store!r} in the manifest; rebuild the "
-                            "index with `litloop index build PATH... --index DIR --rebuild`")
+    raise DenseStoreProblem(
+        f"{version_dir}: unknown dense store {store!r} in the manifest; rebuild the "
+        "index with `litloop index build PATH... --index DIR --rebuild`"
+    )
 
 
 def drop_collection(root: Path, folder: Path, url: str | None = None) -> bool:
@@ -433,7 +444,7 @@ class Window(NamedTuple):
 
 def windows_for(chunks: Iterable[tuple[str, str, str]], window_chars: int) -> list[Window]:
     """A `Window` for every window of every (chunk_id, paper_id, text)."""
-    from tools.embed import text_windows
+    from tools.models.embed import text_windows
 
     out = []
     for cid, pid, text in chunks:

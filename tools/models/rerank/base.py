@@ -2,9 +2,9 @@
 
 A reranker scores passages for one query (`Reranker.score`); `rerank_order` turns the scores
 into an order. The backends are one module each: `NoReranker` here (keeps the retrieval order),
-`tools.rerank.cross_encoder`, `tools.rerank.llm`; `tools.rerank.build_reranker` picks one from
+`tools.models.rerank.cross_encoder`, `tools.models.rerank.llm`; `tools.models.rerank.build_reranker` picks one from
 `RerankSettings` (`tools.settings`). The helpers below are what the model backends share:
-precision per device, local paths, the passage cut (offline loading is `tools.embed.offline`).
+precision per device, local paths, the passage cut (offline loading is `tools.models.embed.offline`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from tools.fusion import rerank_order  # noqa: F401  (the order of scores lives with the method's arithmetic)
+from tools.retrieval.fusion import rerank_order  # noqa: F401  (the order of scores lives with the method's arithmetic)
 
 Precision = Literal["float16", "float32"]
 
@@ -64,4 +64,4 @@ def cut(text: str, max_chars: int) -> str:
 
 def batches(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

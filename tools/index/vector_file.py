@@ -3,7 +3,7 @@
 
 The file, `.npz` (numpy's `np.savez`):
 
-    ids      strings, [n]: window ids `<chunk_id>@w<n>` (as tools/dense.py names windows), or the
+    ids      strings, [n]: window ids `<chunk_id>@w<n>` (as tools/retrieval/dense.py names windows), or the
              chunk id alone for a chunk embedded as one window
     vectors  float32 (any float is accepted), [n, dim]
     model    a scalar string: the embedder's name, as the manifest records `embedder.name`
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from tools.dense import Window
+    from tools.retrieval.dense import Window
 
 
 class VectorFileProblem(ValueError):
@@ -83,8 +83,10 @@ def load(path: Path) -> VectorFile:
     else:
         raise VectorFileProblem(f"{path}: embeddings must be a .npz (ids, vectors, model) or a .jsonl file")
     if vectors.ndim != 2 or len(ids) != vectors.shape[0]:
-        raise VectorFileProblem(f"{path}: {len(ids)} ids but vectors of shape {tuple(vectors.shape)}; "
-                                "expected vectors of shape [len(ids), dim]")
+        raise VectorFileProblem(
+            f"{path}: {len(ids)} ids but vectors of shape {tuple(vectors.shape)}; "
+            "expected vectors of shape [len(ids), dim]"
+        )
     if len(set(ids)) != len(ids):
         dup = next(i for i, n in Counter(ids).items() if n > 1)
         raise VectorFileProblem(f"{path}: id {dup!r} appears more than once; give each window one vector")
@@ -93,31 +95,41 @@ def load(path: Path) -> VectorFile:
     norms = np.linalg.norm(vectors, axis=1)
     bad |= norms == 0
     if bad.any():
-        raise VectorFileProblem(f"{path}: {int(bad.sum())} vector(s) are not finite or are all zeros "
-                                f"(first: id {ids[int(np.argmax(bad))]!r}); recompute them")
+        raise VectorFileProblem(
+            f"{path}: {int(bad.sum())} vector(s) are not finite or are all zeros "
+            f"(first: id {ids[int(np.argmax(bad))]!r}); recompute them"
+        )
     # the embedder's own vectors are unit length (normalize_embeddings=True): so are these
     vectors = vectors / norms[:, None]
     return VectorFile(path, model, ids, vectors, window_chars)
 
 
-def check(vf: VectorFile, model: str, dim: int, window_chars: int, index_dim: int | None = None,
-          index: Path | None = None) -> None:
+def check(
+    vf: VectorFile, model: str, dim: int, window_chars: int, index_dim: int | None = None, index: Path | None = None
+) -> None:
     """Fail unless `vf` holds vectors of the embedder `model` (`dim`-d) for windows of
     `window_chars` characters, and, for an add, of the existing index's dimension."""
-    todo = (f"embed the windows (`litloop index export-windows`) with {model} ({dim}-d), "
-            f"or set LITLOOP_EMBEDDER__MODEL to the embedder the file was made with")
+    todo = (
+        f"embed the windows (`litloop index export-windows`) with {model} ({dim}-d), "
+        f"or set LITLOOP_EMBEDDER__MODEL to the embedder the file was made with"
+    )
     if vf.model != model:
-        raise VectorFileProblem(f"{vf.path}: vectors of model {vf.model!r} but this build embeds with "
-                                f"{model!r}; {todo}")
+        raise VectorFileProblem(
+            f"{vf.path}: vectors of model {vf.model!r} but this build embeds with {model!r}; {todo}"
+        )
     if vf.dim != dim:
         raise VectorFileProblem(f"{vf.path}: {vf.dim}-d vectors but embedder {model!r} gives {dim}-d; {todo}")
     if index_dim is not None and vf.dim != index_dim:
-        raise VectorFileProblem(f"{vf.path}: {vf.dim}-d vectors but index {index} holds {index_dim}-d ones; "
-                                "rebuild the index (`--rebuild`) or import vectors of its embedder")
+        raise VectorFileProblem(
+            f"{vf.path}: {vf.dim}-d vectors but index {index} holds {index_dim}-d ones; "
+            "rebuild the index (`--rebuild`) or import vectors of its embedder"
+        )
     if vf.window_chars is not None and vf.window_chars != window_chars:
-        raise VectorFileProblem(f"{vf.path}: windows of {vf.window_chars} characters but "
-                                f"LITLOOP_EMBEDDER__WINDOW_CHARS is {window_chars}; export the windows "
-                                "again with this setting, or set it to the file's")
+        raise VectorFileProblem(
+            f"{vf.path}: windows of {vf.window_chars} characters but "
+            f"LITLOOP_EMBEDDER__WINDOW_CHARS is {window_chars}; export the windows "
+            "again with this setting, or set it to the file's"
+        )
 
 
 def _read_npz(path: Path) -> tuple[str, list[str], np.ndarray, int | None]:
@@ -125,18 +137,23 @@ def _read_npz(path: Path) -> tuple[str, list[str], np.ndarray, int | None]:
         with np.load(path, allow_pickle=False) as z:
             missing = {"ids", "vectors", "model"} - set(z.files)
             if missing:
-                raise VectorFileProblem(f"{path}: no array(s) {', '.join(sorted(missing))}; expected ids, "
-                                        "vectors and model")
+                raise VectorFileProblem(
+                    f"{path}: no array(s) {', '.join(sorted(missing))}; expected ids, vectors and model"
+                )
             ids, vectors, model = z["ids"], z["vectors"], z["model"]
             window_chars = int(z["window_chars"]) if "window_chars" in z.files else None
     except ValueError as exc:  # pickled (object) arrays, a damaged file
         if isinstance(exc, VectorFileProblem):
             raise
-        raise VectorFileProblem(f"{path}: cannot read ({exc}); save ids and model as string arrays "
-                                "(np.array(ids, dtype=str)), not Python objects") from None
+        raise VectorFileProblem(
+            f"{path}: cannot read ({exc}); save ids and model as string arrays "
+            "(np.array(ids, dtype=str)), not Python objects"
+        ) from None
     if ids.dtype.kind != "U" or model.dtype.kind != "U" or model.ndim != 0:
-        raise VectorFileProblem(f"{path}: ids must be an array of strings and model one string "
-                                f"(found ids {ids.dtype}, model {model.dtype} of shape {model.shape})")
+        raise VectorFileProblem(
+            f"{path}: ids must be an array of strings and model one string "
+            f"(found ids {ids.dtype}, model {model.dtype} of shape {model.shape})"
+        )
     if vectors.dtype.kind != "f":
         raise VectorFileProblem(f"{path}: vectors must be floats, found {vectors.dtype}")
     return str(model), [str(i) for i in ids], vectors, window_chars
@@ -150,20 +167,20 @@ def _read_jsonl(path: Path) -> tuple[str, list[str], np.ndarray, int | None]:
         for line, rec in iter_jsonl(path):
             if head is None:
                 if "model" not in rec or "dim" not in rec:
-                    raise VectorFileProblem(f"{path} line {line}: the first line must be "
-                                            '{"model": ..., "dim": ...}')
+                    raise VectorFileProblem(f'{path} line {line}: the first line must be {{"model": ..., "dim": ...}}')
                 head = rec
                 continue
             vec = rec.get("vector")
             if not isinstance(rec.get("id"), str) or not isinstance(vec, list) or len(vec) != head["dim"]:
-                raise VectorFileProblem(f"{path} line {line}: expected {{\"id\": str, \"vector\": "
-                                        f"[{head['dim']} numbers]}}")
+                raise VectorFileProblem(
+                    f'{path} line {line}: expected {{"id": str, "vector": [{head["dim"]} numbers]}}'
+                )
             ids.append(rec["id"])
             rows.append(vec)
     except JsonlError as exc:
         raise VectorFileProblem(str(exc)) from None
     if head is None:
-        raise VectorFileProblem(f"{path}: empty; the first line must be {{\"model\": ..., \"dim\": ...}}")
+        raise VectorFileProblem(f'{path}: empty; the first line must be {{"model": ..., "dim": ...}}')
     try:
         vectors = np.asarray(rows, dtype=np.float32).reshape(len(rows), int(head["dim"]))
     except (TypeError, ValueError) as exc:
@@ -176,9 +193,9 @@ def export_input_windows(paths, settings, out: Path) -> tuple[int, list[str]]:
     """Write the windows a build of the papers under `paths` would embed, with no index: they are
     parsed and chunked as a build does (same chunk ids, same `window_chars`), so a build of the
     same input imports their vectors. The number written and the input's problems."""
-    from tools.dense import windows_for
     from tools.ingest.loader import load_documents
     from tools.jsonl import write_jsonl
+    from tools.retrieval.dense import windows_for
 
     ing = settings.ingest
     loaded = load_documents(paths, max_chunks=ing.max_chunks_per_paper, workers=ing.workers)
@@ -191,10 +208,11 @@ def export_input_windows(paths, settings, out: Path) -> tuple[int, list[str]]:
 def export_windows(index, out: Path) -> int:
     """Write every window of `index`'s chunks (the windows a build of them embeds), as
     `{"id", "chunk_id", "text"}` lines; the number written."""
-    from tools.dense import windows_for
     from tools.jsonl import write_jsonl
+    from tools.retrieval.dense import windows_for
 
-    windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in index.chunks),
-                          index.manifest.embedder.window_chars)
+    windows = windows_for(
+        ((c.chunk_id, c.paper_id, c.text) for c in index.chunks), index.manifest.embedder.window_chars
+    )
     write_jsonl(Path(out), ({"id": w.window_id, "chunk_id": w.chunk_id, "text": w.text} for w in windows))
     return len(windows)

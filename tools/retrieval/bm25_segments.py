@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.bm25 import _best_k, _encode
+from tools.retrieval.bm25 import _best_k, _encode
 
 _PARTS = ("terms", "indptr", "rows", "tf", "doc_len")
 
@@ -81,8 +81,9 @@ class Postings:
             raise ValueError(f"BM25 term hash collision between {a!r} and {b!r}; report this as a bug")
         csc = csr.tocsc()[:, order] if len(order) else csr.tocsc()
         csc.sort_indices()
-        return cls(sorted_hashes, csc.indptr.astype(np.int64), csc.indices.astype(np.int32),
-                   csc.data.astype(np.int32), doc_len)
+        return cls(
+            sorted_hashes, csc.indptr.astype(np.int64), csc.indices.astype(np.int32), csc.data.astype(np.int32), doc_len
+        )
 
     @property
     def n_docs(self) -> int:
@@ -122,8 +123,7 @@ class Postings:
             tf[dest] = p.tf
             fill[at] += n
             offset += p.n_docs
-        doc_len = (np.concatenate([np.asarray(p.doc_len) for p in parts]) if parts
-                   else np.zeros(0, np.int32))
+        doc_len = np.concatenate([np.asarray(p.doc_len) for p in parts]) if parts else np.zeros(0, np.int32)
         return cls(terms, indptr, rows, tf, doc_len.astype(np.int32))
 
 
@@ -149,8 +149,9 @@ class Stats:
         df[np.searchsorted(terms, self.terms)] += self.df
         df[np.searchsorted(terms, p.terms)] += p.df
         n_docs = self.n_docs + p.n_docs
-        return Stats(terms, df, n_docs, self.total_len + int(np.asarray(p.doc_len, dtype=np.int64).sum()),
-                     _avg_idf(df, n_docs))
+        return Stats(
+            terms, df, n_docs, self.total_len + int(np.asarray(p.doc_len, dtype=np.int64).sum()), _avg_idf(df, n_docs)
+        )
 
     def save(self, directory: Path, name: str) -> dict[str, Any]:
         """Write the arrays; return what the manifest keeps."""
@@ -160,8 +161,13 @@ class Stats:
 
     @classmethod
     def load(cls, directory: Path, name: str, meta: dict[str, Any], mmap: bool = True) -> Stats:
-        return cls(_load(Path(directory) / f"{name}.terms.npy", mmap), _load(Path(directory) / f"{name}.df.npy", mmap),
-                   int(meta["n_docs"]), int(meta["total_len"]), float(meta["avg_idf"]))
+        return cls(
+            _load(Path(directory) / f"{name}.terms.npy", mmap),
+            _load(Path(directory) / f"{name}.df.npy", mmap),
+            int(meta["n_docs"]),
+            int(meta["total_len"]),
+            float(meta["avg_idf"]),
+        )
 
 
 def _idf_of(n: int, n_docs: int) -> float:

@@ -16,8 +16,8 @@ the functions that need it. This package re-exports the public names of its modu
 
 from __future__ import annotations
 
-from tools.embed import resolve_device
-from tools.rerank.base import (
+from tools.models.embed import resolve_device
+from tools.models.rerank.base import (
     NoReranker,
     Precision,
     Reranker,
@@ -26,8 +26,8 @@ from tools.rerank.base import (
     precision_for,
     rerank_order,
 )
-from tools.rerank.cross_encoder import CrossEncoderReranker
-from tools.rerank.llm import (
+from tools.models.rerank.cross_encoder import CrossEncoderReranker
+from tools.models.rerank.llm import (
     CHATML,
     CHATML_TEMPLATE,
     SERVER_TOP_LOGPROBS,
@@ -47,11 +47,30 @@ from tools.rerank.llm import (
 from tools.settings import RerankSettings
 
 __all__ = [
-    "CHATML", "CHATML_TEMPLATE", "SERVER_TOP_LOGPROBS", "SYSTEM_PROMPT", "YES_NO_SPELLINGS",
-    "CrossEncoderReranker", "LLMRuntime", "NoReranker", "Precision", "PromptTemplate", "Reranker",
-    "ServerYesNoReranker", "TransformersYesNoReranker", "apply_precision", "build_reranker",
-    "choose_llm_runtime", "completion_top_logprobs", "cut", "precision_for", "rerank_order",
-    "template_from_tokenizer", "user_turn", "yes_no_token_ids", "yes_probability",
+    "CHATML",
+    "CHATML_TEMPLATE",
+    "SERVER_TOP_LOGPROBS",
+    "SYSTEM_PROMPT",
+    "YES_NO_SPELLINGS",
+    "CrossEncoderReranker",
+    "LLMRuntime",
+    "NoReranker",
+    "Precision",
+    "PromptTemplate",
+    "Reranker",
+    "ServerYesNoReranker",
+    "TransformersYesNoReranker",
+    "apply_precision",
+    "build_reranker",
+    "choose_llm_runtime",
+    "completion_top_logprobs",
+    "cut",
+    "precision_for",
+    "rerank_order",
+    "template_from_tokenizer",
+    "user_turn",
+    "yes_no_token_ids",
+    "yes_probability",
 ]
 
 

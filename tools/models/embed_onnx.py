@@ -74,8 +74,9 @@ def cache_dir(model_path: str, data_dir: Path) -> Path:
     return Path(data_dir) / "embedders" / f"{slug}-{fingerprint(model_path)}"
 
 
-def ensure_exported(model_path: str, backend: str, data_dir: Path,
-                    load_model: Callable[[str, str], SentenceTransformer]) -> Path:
+def ensure_exported(
+    model_path: str, backend: str, data_dir: Path, load_model: Callable[[str, str], SentenceTransformer]
+) -> Path:
     """The cache folder holding `backend`'s ONNX file for `model_path`, exported now if missing.
 
     Each file appears whole or not at all (written aside, then renamed), so a process that
@@ -142,16 +143,25 @@ def _export(st: SentenceTransformer, model_path: str, out: Path) -> None:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
             # the TorchScript exporter: the dynamo one needs onnxscript and gains nothing here
-            torch.onnx.export(model, sample, str(out / _FILES["onnx"]), input_names=names,
-                              output_names=["token_states"], dynamic_axes=axes, opset_version=17,
-                              dynamo=False)
+            torch.onnx.export(
+                model,
+                sample,
+                str(out / _FILES["onnx"]),
+                input_names=names,
+                output_names=["token_states"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
     finally:
         if before is not None:
             _set_attention(hf, before)
     tok = transformer.tokenizer
     if not getattr(tok, "is_fast", False):
-        raise ModelNotAvailable(f"embedder {model_path!r} has no fast tokenizer; the ONNX backends "
-                                "need one (set LITLOOP_EMBEDDER__BACKEND=torch)")
+        raise ModelNotAvailable(
+            f"embedder {model_path!r} has no fast tokenizer; the ONNX backends "
+            "need one (set LITLOOP_EMBEDDER__BACKEND=torch)"
+        )
     tok.backend_tokenizer.save(str(out / "tokenizer.json"))
     meta["inputs"] = names
     (out / "meta.json").write_text(json.dumps(meta, indent=2))
@@ -170,19 +180,28 @@ def _pipeline_meta(st, model_path: str) -> dict:
     normalise (a dense layer or another pooling would silently change the vectors)."""
     kinds = [type(m).__name__ for m in st]
     if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
-        raise ModelNotAvailable(f"embedder {model_path!r} is {' -> '.join(kinds)}; the ONNX backends "
-                                "support Transformer -> Pooling (-> Normalize) only (set "
-                                "LITLOOP_EMBEDDER__BACKEND=torch)")
+        raise ModelNotAvailable(
+            f"embedder {model_path!r} is {' -> '.join(kinds)}; the ONNX backends "
+            "support Transformer -> Pooling (-> Normalize) only (set "
+            "LITLOOP_EMBEDDER__BACKEND=torch)"
+        )
     pooling = st[1]
     mode = getattr(pooling, "pooling_mode", None)
     if mode is None:  # older sentence-transformers: flags instead of a mode name
         mode = "mean" if pooling.get_config_dict().get("pooling_mode_mean_tokens") else "cls"
     if mode not in _SUPPORTED_POOLING:
-        raise ModelNotAvailable(f"embedder {model_path!r} pools by {mode!r}; the ONNX backends support "
-                                f"{', '.join(_SUPPORTED_POOLING)} (set LITLOOP_EMBEDDER__BACKEND=torch)")
+        raise ModelNotAvailable(
+            f"embedder {model_path!r} pools by {mode!r}; the ONNX backends support "
+            f"{', '.join(_SUPPORTED_POOLING)} (set LITLOOP_EMBEDDER__BACKEND=torch)"
+        )
     dim_of = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
-    return {"pooling": mode, "dim": int(dim_of()), "max_tokens": int(st.max_seq_length or 256),
-            "source": str(model_path), "export_version": EXPORT_VERSION}
+    return {
+        "pooling": mode,
+        "dim": int(dim_of()),
+        "max_tokens": int(st.max_seq_length or 256),
+        "source": str(model_path),
+        "export_version": EXPORT_VERSION,
+    }
 
 
 def _quantize(src: Path, dst: Path) -> None:
@@ -201,10 +220,19 @@ def _quantize(src: Path, dst: Path) -> None:
 class OnnxEmbedder:
     """The Embedder interface (name, dim, max_tokens, encode) over an ONNX Runtime session."""
 
-    def __init__(self, name: str, model_path: str, backend: str, data_dir: Path, batch_size: int = 32,
-                 threads: int | None = None, *, load_model: Callable[[str, str], SentenceTransformer]):
+    def __init__(
+        self,
+        name: str,
+        model_path: str,
+        backend: str,
+        data_dir: Path,
+        batch_size: int = 32,
+        threads: int | None = None,
+        *,
+        load_model: Callable[[str, str], SentenceTransformer],
+    ):
         """`load_model(path, device)` loads the sentence-transformers model, for the one-time
-        export (tools.embed passes its offline loader)."""
+        export (tools.models.embed passes its offline loader)."""
         if backend not in ONNX_BACKENDS:
             raise ValueError(f"not an ONNX backend: {backend!r}")
         require("onnxruntime", backend)
@@ -231,8 +259,9 @@ class OnnxEmbedder:
         # no busy-waiting between operators: on cores shared with other work, spinning threads
         # lost 10-30% of int8 throughput in interleaved trials (docs/benchmarks.md)
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(self.folder / _FILES[backend]), opts,
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(self.folder / _FILES[backend]), opts, providers=["CPUExecutionProvider"]
+        )
         log.info("loaded embedder %s as %s from %s", name, backend, self.folder)
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
@@ -247,8 +276,11 @@ class OnnxEmbedder:
         bar = _bar(progress, len(texts))
         for row, e in enumerate(self._tok.encode_batch(list(texts))):
             ids = np.asarray([e.ids], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                     "token_type_ids": np.asarray([e.type_ids], dtype=np.int64)}
+            feeds = {
+                "input_ids": ids,
+                "attention_mask": np.ones_like(ids),
+                "token_type_ids": np.asarray([e.type_ids], dtype=np.int64),
+            }
             states = self._session.run(None, {n: feeds[n] for n in self._inputs})[0]
             out[row] = pool(states, feeds["attention_mask"], self._pooling)[0]
             if bar is not None:

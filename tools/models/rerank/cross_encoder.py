@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from tools.embed import ModelNotAvailable, offline, resolve_device
-from tools.rerank.base import (
+from tools.models.embed import ModelNotAvailable, offline, resolve_device
+from tools.models.rerank.base import (
     Precision,
     apply_precision,
     cut,
@@ -40,7 +40,10 @@ class CrossEncoderReranker:
             return []
         pairs = [(query, cut(t, self.max_chars)) for t in texts]
         out = self._model.predict(
-            pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
+            pairs,
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
             apply_softmax=True,  # only acts on multi-class heads
         )
         if getattr(out, "ndim", 1) == 2:
@@ -56,7 +59,9 @@ def _load_cross_encoder(path: str, device: str) -> Any:
 
     try:
         model = CrossEncoder(
-            path, device=device, local_files_only=True,
+            path,
+            device=device,
+            local_files_only=True,
             # transformers 5 loads in the checkpoint's dtype by default (often bf16): say which
             model_kwargs={"dtype": getattr(torch, precision_for(device))},
         )

@@ -1,6 +1,6 @@
 """Retrieve and Relate end to end, without an LLM: what `litloop retrieve` and the LLM-free
-benchmarks run. Each step is the function the agent's nodes call (tools/retrieve.py,
-tools/relate.py), so a benchmark measures exactly what the agent runs.
+benchmarks run. Each step is the function the agent's nodes call (tools/retrieval/retrieve.py,
+tools/retrieval/relate.py), so a benchmark measures exactly what the agent runs.
 
 LLM-free mode (DESIGN.md section 4): the subqueries are the question itself, the seeds are the
 top papers of ranking A (`relate.seeds_without_llm`), and there is no verifier.
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tools.base import Hit
-from tools.fusion import by_paper, paper_hits, rrf_scores
-from tools.relate import fuse_a_b, ranking_b, select_seeds
-from tools.retrieve import SubqueryResult, ranking_a, retrieve_question
+from tools.retrieval.fusion import by_paper, paper_hits, rrf_scores
+from tools.retrieval.relate import fuse_a_b, ranking_b, select_seeds
+from tools.retrieval.retrieve import SubqueryResult, ranking_a, retrieve_question
 from tools.settings import ToolSettings
 
 Stage = Literal["a", "b", "fused"]
@@ -83,5 +83,15 @@ def run_retrieval(
     b, why = ranking_b(index, seed_list, settings.relate) if relate else ([], {})
     fused = fuse_a_b(a, b, settings.relate, size)
     t2 = time.perf_counter()
-    return RetrievalRun(question, subs, pool, a, seed_list, b, why, fused, results,
-                        {"retrieve": t1 - t0, "relate": t2 - t1, "total": t2 - t0})
+    return RetrievalRun(
+        question,
+        subs,
+        pool,
+        a,
+        seed_list,
+        b,
+        why,
+        fused,
+        results,
+        {"retrieve": t1 - t0, "relate": t2 - t1, "total": t2 - t0},
+    )

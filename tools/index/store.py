@@ -65,8 +65,10 @@ def write_chunks(path: Path, chunks: Iterable[Chunk]) -> int:
 
 def write_papers(path: Path, papers: Iterable[tuple[Paper, int, int]]) -> int:
     """Write (paper, first chunk row, chunk count) in row order; the number written."""
-    rows = ((i, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
-            for i, (p, first, count) in enumerate(papers))
+    rows = (
+        (i, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
+        for i, (p, first, count) in enumerate(papers)
+    )
     return _insert(_create(Path(path), _PAPERS), "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
 
 
@@ -92,11 +94,14 @@ class RecordFile:
     def __init__(self, path: Path):
         path = Path(path)
         if not path.is_file():
-            raise StoreProblem(f"{path}: record file missing; this index version is incomplete or was "
-                               "removed while open. Open the index again, or rebuild it")
+            raise StoreProblem(
+                f"{path}: record file missing; this index version is incomplete or was "
+                "removed while open. Open the index again, or rebuild it"
+            )
         self.path = path
-        self._db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1", uri=True,
-                                   check_same_thread=False)
+        self._db = sqlite3.connect(
+            f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1", uri=True, check_same_thread=False
+        )
         self._lock = threading.Lock()
 
     def one(self, sql: str, args: tuple = ()) -> tuple | None:
@@ -235,14 +240,19 @@ class PaperRecords(Mapping[str, Paper]):
         hit = self._cache.get(paper_id)
         if hit is not None:
             return hit
-        got = self.file.one("SELECT record FROM papers WHERE paper_id = ?", (paper_id,)) if isinstance(paper_id, str) else None
+        got = (
+            self.file.one("SELECT record FROM papers WHERE paper_id = ?", (paper_id,))
+            if isinstance(paper_id, str)
+            else None
+        )
         if got is None:
             raise KeyError(paper_id)
         return self._cache.put(paper_id, _paper(got[0]))
 
     def __contains__(self, paper_id: object) -> bool:
-        return (isinstance(paper_id, str)
-                and (paper_id in self._cache or self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None))
+        return isinstance(paper_id, str) and (
+            paper_id in self._cache or self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None
+        )
 
     def __iter__(self) -> Iterator[str]:
         yield from self.file.column("papers", "paper_id")
@@ -293,13 +303,20 @@ class PaperRows(Mapping[str, int]):
         self._size = size
 
     def __getitem__(self, paper_id: str) -> int:
-        got = self.file.one("SELECT row FROM papers WHERE paper_id = ?", (paper_id,)) if isinstance(paper_id, str) else None
+        got = (
+            self.file.one("SELECT row FROM papers WHERE paper_id = ?", (paper_id,))
+            if isinstance(paper_id, str)
+            else None
+        )
         if got is None:
             raise KeyError(paper_id)
         return got[0]
 
     def __contains__(self, paper_id: object) -> bool:
-        return isinstance(paper_id, str) and self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None
+        return (
+            isinstance(paper_id, str)
+            and self.file.one("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)) is not None
+        )
 
     def __iter__(self) -> Iterator[str]:
         yield from self.file.column("papers", "paper_id")
@@ -316,8 +333,11 @@ class ChunkRanges(Mapping[str, range]):
         self._size = size
 
     def __getitem__(self, paper_id: str) -> range:
-        got = (self.file.one("SELECT first_chunk, n_chunks FROM papers WHERE paper_id = ?", (paper_id,))
-               if isinstance(paper_id, str) else None)
+        got = (
+            self.file.one("SELECT first_chunk, n_chunks FROM papers WHERE paper_id = ?", (paper_id,))
+            if isinstance(paper_id, str)
+            else None
+        )
         if got is None:
             raise KeyError(paper_id)
         return range(got[0], got[0] + got[1])

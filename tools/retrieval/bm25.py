@@ -1,4 +1,4 @@
-"""The two array helpers of litloop's BM25 (`tools.bm25_segments`, whose scores equal
+"""The two array helpers of litloop's BM25 (`tools.retrieval.bm25_segments`, whose scores equal
 `rank_bm25.BM25Okapi`, the reference implementation, and whose docstring records its decisions):
 
 - `_encode`: token lists as a CSR matrix of term counts, the vocabulary extended in
@@ -50,9 +50,7 @@ def _encode(docs: Iterable[Sequence[str]], vocab: dict[str, int]) -> sp.csr_matr
         indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         ids = np.array(batch, dtype=_INDEX)
-        part = sp.csr_matrix(
-            (np.ones(len(ids), dtype=_COUNT), ids, indptr), shape=(len(lengths), len(vocab))
-        )
+        part = sp.csr_matrix((np.ones(len(ids), dtype=_COUNT), ids, indptr), shape=(len(lengths), len(vocab)))
         part.sum_duplicates()  # turns repeated token ids into counts, sorted by column
         parts.append(part)
         batch.clear()

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from tools.fusion import round_robin, rrf, seeds_first
+from tools.retrieval.fusion import round_robin, rrf, seeds_first
+from tools.retrieval.text import tokenize
 from tools.settings import RelateSettings
-from tools.text import tokenize
 
 NeighbourSource = Callable[[Any, str, RelateSettings], list[str]]  # (index, seed, settings)
 
@@ -62,7 +62,9 @@ SOURCES: dict[str, NeighbourSource] = {
 }
 
 
-def neighbour_lists(index: Any, seeds: Sequence[str], cfg: RelateSettings) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+def neighbour_lists(
+    index: Any, seeds: Sequence[str], cfg: RelateSettings
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Per source, the seeds' neighbour lists merged by round robin on rank; and, per paper,
     the `source:seed` pairs that listed it (why a paper is in B)."""
     merged: dict[str, list[str]] = {}

@@ -23,14 +23,15 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from tools.base import Hit, Passage
-from tools.fusion import reranked, round_robin
+from tools.retrieval.fusion import reranked, round_robin
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 H = TypeVar("H", bound=Mapping[str, Any])  # a pool entry: a Hit or a plain dict with its keys
 
+
 def interleave_by(key: Callable[[T], K], *rankings: Sequence[T]) -> list[T]:
-    """`tools.fusion.round_robin` (alternate between the rankings, keep each one's order, drop
+    """`tools.retrieval.fusion.round_robin` (alternate between the rankings, keep each one's order, drop
     items already taken) for records (passages, chunk dicts) identified by `key`; the first record
     seen for an id is kept."""
     first: dict[K, T] = {}
@@ -52,8 +53,15 @@ def statement_query(question: str, statement: str) -> str:
     return f"{question}\n{statement}".strip()
 
 
-def diverse_rerank(reranker: Any, question: str, statements: Sequence[str], ranked: Sequence[T],
-                   n_rank: int, text: Callable[[T], str], key: Callable[[T], K]) -> tuple[list[list[T]], list[T]]:
+def diverse_rerank(
+    reranker: Any,
+    question: str,
+    statements: Sequence[str],
+    ranked: Sequence[T],
+    n_rank: int,
+    text: Callable[[T], str],
+    key: Callable[[T], K],
+) -> tuple[list[list[T]], list[T]]:
     """Step 5: the top `n_rank` of `ranked` reranked once per statement, and the rerankings
     interleaved. Returns (one list per statement, the interleaved list of n_rank unique items)."""
     top = list(ranked[:n_rank])

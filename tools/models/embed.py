@@ -24,7 +24,7 @@ __all__ = ["Embedder", "ModelNotAvailable", "get_embedder", "resolve_device", "r
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from tools.embed_onnx import OnnxEmbedder
+    from tools.models.embed_onnx import OnnxEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,9 @@ class Embedder:
         dim_of = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = dim_of()
         if dim is None:
-            raise ModelNotAvailable(f"embedder {name!r} does not say its vector size; it is not a sentence embedding model")
+            raise ModelNotAvailable(
+                f"embedder {name!r} does not say its vector size; it is not a sentence embedding model"
+            )
         self.dim = int(dim)
         self.max_tokens = int(getattr(self._model, "max_seq_length", 256) or 256)
 
@@ -136,8 +138,13 @@ def resolve_backend(setting: str, device: str) -> str:
     return setting
 
 
-def get_embedder(name: str = BUNDLED_EMBEDDER, device: str = "auto", batch_size: int = 32,
-                 backend: str | None = None, data_dir: Path | None = None) -> Embedder | OnnxEmbedder:
+def get_embedder(
+    name: str = BUNDLED_EMBEDDER,
+    device: str = "auto",
+    batch_size: int = 32,
+    backend: str | None = None,
+    data_dir: Path | None = None,
+) -> Embedder | OnnxEmbedder:
     """The embedder for these settings, loaded once per process.
 
     `backend` None and `data_dir` None read LITLOOP_EMBEDDER__BACKEND and LITLOOP_DATA_DIR (the
@@ -168,13 +175,14 @@ def _load(name: str, device: str, batch_size: int, backend: str, data_dir: Path)
     resolved = resolve_backend(backend, resolve_device(device))
     if resolved == "torch":
         return Embedder(name, device, batch_size)
-    from tools.embed_onnx import OnnxEmbedder
+    from tools.models.embed_onnx import OnnxEmbedder
 
     if resolve_device(device) == "cuda":
         log.warning("embedder backend %s runs on the CPU (onnxruntime); torch would use the GPU", resolved)
     try:
-        return OnnxEmbedder(name, resolve_model_path(name), resolved, data_dir, batch_size,
-                            load_model=_load_sentence_transformer)
+        return OnnxEmbedder(
+            name, resolve_model_path(name), resolved, data_dir, batch_size, load_model=_load_sentence_transformer
+        )
     except ModelNotAvailable as exc:
         if backend != "auto":
             raise
@@ -199,7 +207,7 @@ def text_windows(text: str, window_chars: int) -> list[str]:
     stride = (len(text) - window_chars) / (count - 1)
     out = []
     for i in range(count):
-        start = int(round(i * stride))
+        start = round(i * stride)
         end = min(len(text), start + window_chars)
         # snap to word boundaries so no window starts or ends mid-word
         if start > 0:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
-from tools.embed import ModelNotAvailable, offline, resolve_device
-from tools.rerank.base import (
+from tools.models.embed import ModelNotAvailable, offline, resolve_device
+from tools.models.rerank.base import (
     Precision,
     apply_precision,
     batches,
@@ -35,7 +35,7 @@ LLMRuntime = Literal["transformers", "server"]
 
 # SEE: Qwen3-Reranker model card: the system turn it was trained with.
 SYSTEM_PROMPT = (
-    'Judge whether the Document meets the requirements based on the Query and the Instruct '
+    "Judge whether the Document meets the requirements based on the Query and the Instruct "
     'provided. Note that the answer can only be "yes" or "no".'
 )
 # Qwen3-Reranker is trained on "yes"/"no"; general chat models put mass on the other spellings.
@@ -54,8 +54,7 @@ SERVER_TOP_LOGPROBS = 20
 _SYSTEM_SLOT = "@@LITLOOP_SYSTEM@@"
 _USER_SLOT = "@@LITLOOP_USER@@"
 CHATML = (
-    f"<|im_start|>system\n{_SYSTEM_SLOT}<|im_end|>\n<|im_start|>user\n{_USER_SLOT}<|im_end|>\n"
-    "<|im_start|>assistant\n"
+    f"<|im_start|>system\n{_SYSTEM_SLOT}<|im_end|>\n<|im_start|>user\n{_USER_SLOT}<|im_end|>\n<|im_start|>assistant\n"
 )
 
 
@@ -85,9 +84,7 @@ _SLOT_MESSAGES = [
 
 
 def _usable(rendered: object) -> TypeGuard[str]:
-    return isinstance(rendered, str) and rendered.count(_USER_SLOT) == 1 and (
-        rendered.count(_SYSTEM_SLOT) <= 1
-    )
+    return isinstance(rendered, str) and rendered.count(_USER_SLOT) == 1 and (rendered.count(_SYSTEM_SLOT) <= 1)
 
 
 def user_turn(instruction: str, query: str, passage: str) -> str:
@@ -123,9 +120,7 @@ def _logsumexp(values: Sequence[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def choose_llm_runtime(
-    runtime: str, device: str, server_url: str | None, model: str | None
-) -> LLMRuntime:
+def choose_llm_runtime(runtime: str, device: str, server_url: str | None, model: str | None) -> LLMRuntime:
     """`auto`: transformers on CUDA (batched fp16 beats a server), the llama.cpp server on CPU
     (a quantised GGUF beats fp32 torch there); whichever is configured when only one is."""
     if runtime in ("transformers", "server"):
@@ -169,8 +164,7 @@ class TransformersYesNoReranker:
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         s = self.settings
         prompts = [
-            self.template.fill(SYSTEM_PROMPT, user_turn(s.instruction, query, cut(t, s.max_chars)))
-            for t in texts
+            self.template.fill(SYSTEM_PROMPT, user_turn(s.instruction, query, cut(t, s.max_chars))) for t in texts
         ]
         # similar lengths share a batch: less padding to compute
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
@@ -271,9 +265,7 @@ class ServerYesNoReranker:
     device = "server"
     dtype = "server"
 
-    def __init__(
-        self, settings: RerankSettings, *, transport: httpx.BaseTransport | None = None
-    ) -> None:
+    def __init__(self, settings: RerankSettings, *, transport: httpx.BaseTransport | None = None) -> None:
         """`transport` replaces the network (tests pass an `httpx.MockTransport`)."""
         if not settings.server_url:
             raise ModelNotAvailable(
@@ -298,9 +290,7 @@ class ServerYesNoReranker:
         s = self.settings
         template = self.template()
         return [
-            self._score_one(
-                template.fill(SYSTEM_PROMPT, user_turn(s.instruction, query, cut(t, s.max_chars)))
-            )
+            self._score_one(template.fill(SYSTEM_PROMPT, user_turn(s.instruction, query, cut(t, s.max_chars))))
             for t in texts
         ]
 
@@ -314,13 +304,17 @@ class ServerYesNoReranker:
             except ValueError:  # not JSON: some other kind of server
                 rendered = None
             self._template = PromptTemplate(rendered) if _usable(rendered) else CHATML_TEMPLATE
-            log.info("llm reranker prompt: %s chat template",
-                     "the server's" if self._template is not CHATML_TEMPLATE else "ChatML")
+            log.info(
+                "llm reranker prompt: %s chat template",
+                "the server's" if self._template is not CHATML_TEMPLATE else "ChatML",
+            )
         return self._template
 
     def _score_one(self, prompt: str) -> float:
         body: dict[str, Any] = {
-            "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
+            "prompt": prompt,
+            "max_tokens": 1,
+            "temperature": 0.0,
             "logprobs": SERVER_TOP_LOGPROBS,
         }
         if self.settings.model:
@@ -330,8 +324,9 @@ class ServerYesNoReranker:
         p = yes_probability(top)
         if p is None:
             log.warning(
-                "llm reranker: neither 'yes' nor 'no' among the top %d next tokens (%s); scoring "
-                "0.5", len(top), ", ".join(repr(t) for t, _ in top[:5]),
+                "llm reranker: neither 'yes' nor 'no' among the top %d next tokens (%s); scoring 0.5",
+                len(top),
+                ", ".join(repr(t) for t, _ in top[:5]),
             )
             return 0.5
         return p
@@ -353,8 +348,7 @@ class ServerYesNoReranker:
             ) from exc
         if check and resp.status_code != 200:
             raise RuntimeError(
-                f"the llm reranker server at {self.url} answered {resp.status_code} to {url}: "
-                f"{resp.text[:300]}"
+                f"the llm reranker server at {self.url} answered {resp.status_code} to {url}: {resp.text[:300]}"
             )
         return resp
 

@@ -16,9 +16,7 @@ K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-def rrf_scores(
-    rankings: Sequence[Sequence[K]], k: int = 60, weights: Sequence[float] | None = None
-) -> dict[K, float]:
+def rrf_scores(rankings: Sequence[Sequence[K]], k: int = 60, weights: Sequence[float] | None = None) -> dict[K, float]:
     """Reciprocal rank fusion: sum over rankings of w / (k + rank), ranks starting at 1.
 
     SEE: DESIGN.md section 3 step 2 (k = 60 for index fusion) and section 4 (k = 10 for A/B).
@@ -111,7 +109,7 @@ def merge_pool(pool: Mapping[str, Hit] | None, new: Iterable[Hit] | Mapping[str,
     score (how many subqueries found it does not matter); a tie keeps the earlier entry.
     SEE: DESIGN.md section 3 step 5. Returns a new dict; neither argument is changed."""
     out = dict(pool or {})
-    for h in (new.values() if isinstance(new, Mapping) else new or ()):
+    for h in new.values() if isinstance(new, Mapping) else new or ():
         cur = out.get(h["chunk_id"])
         if cur is None or h["score"] > cur["score"]:
             out[h["chunk_id"]] = h
@@ -123,6 +121,7 @@ def rerank_order(scores: Sequence[float]) -> list[int]:
 
     A NaN (a broken model output) sorts last instead of scrambling the order.
     """
+
     def key(i: int) -> tuple[float, int]:
         s = float(scores[i])
         return (math.inf if math.isnan(s) else -s, i)

@@ -1,0 +1,1 @@
+"""The models that run on the machine: the embedder (torch or ONNX) and the rerankers."""
