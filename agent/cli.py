@@ -2,7 +2,7 @@
 
 Heavy libraries (torch, chromadb, sentence-transformers) load inside the commands that need them,
 so `litloop --help` is instant. Output: rich colour on a terminal, plain text when piped, and
-`--json` for scripts (the contract in DESIGN.md section 11). Progress bars go to stderr and only
+`--json` for scripts (the contract in docs/design.md section 11). Progress bars go to stderr and only
 when stderr is a terminal.
 """
 

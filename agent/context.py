@@ -48,7 +48,7 @@ class ContextError(ValueError):
 class Context:
     preset: str = "paper"
     index: PathText | None = None  # index directory; None: settings (LITLOOP_INDEX or the demo index)
-    max_rounds: Count = 3  # SEE: DESIGN.md section 3 (paper: 3)
+    max_rounds: Count = 3  # SEE: docs/design.md section 3 (paper: 3)
     subqueries_per_round: Count = 4  # paper: 4
     # CPU cuts (preset local-fast): round 1 searches the question itself instead of asking the
     # LLM for subqueries; the verifier's listing is taken as the evidence (no LLM verdict, so no
@@ -99,12 +99,12 @@ class Context:
     # Registered corpora to search (tools/registry.py); several are fused, ids namespaced
     # `<corpus>:<id>`. Empty: `index` (or LITLOOP_INDEX, or the demo index).
     corpora: list[str] = field(default_factory=list)
-    # The method (agent/methods/): rra, Retrieve-Relate-Read (DESIGN.md sections 3-5); kadr,
+    # The method (agent/methods/): rra, Retrieve-Relate-Read (docs/design.md sections 3-5); kadr,
     # knowledge-aware diverse reranking (section 6); both in the same seven nodes.
     mode: str = "rra"
-    kadr_n_know: Count = 5  # SEE: DESIGN.md section 6 -- documents the LLM declares knowledge for (5)
+    kadr_n_know: Count = 5  # SEE: docs/design.md section 6 -- documents the LLM declares knowledge for (5)
     kadr_n_rank: Count = 20  # top of the first reranking reranked again per knowledge statement
-    kadr_n_ans: Count = 10  # SEE: DESIGN.md section 6 -- documents the answer is written from (10)
+    kadr_n_ans: Count = 10  # SEE: docs/design.md section 6 -- documents the answer is written from (10)
 
     def __post_init__(self) -> None:
         values = _checked({f.name: getattr(self, f.name) for f in fields(self)}, "context")

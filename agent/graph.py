@@ -2,7 +2,7 @@
 
 decompose -> search -> rerank -> verify --(not sufficient, new subqueries, rounds left)--> decompose
                                         \\-> expand_neighbors -> read_paper -> synthesize -> END
-SEE: DESIGN.md section 7.
+SEE: docs/design.md section 7.
 """
 
 from __future__ import annotations

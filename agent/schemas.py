@@ -146,7 +146,7 @@ def synthesis_model(
 
 
 class KnowledgeDeclaration(BaseModel):
-    """KADR step 3 (DESIGN.md section 6): what the question needs and what one document holds."""
+    """KADR step 3 (docs/design.md section 6): what the question needs and what one document holds."""
 
     needed: list[str] = Field(
         default_factory=list,

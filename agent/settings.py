@@ -119,7 +119,7 @@ DEFAULT_REDACT_PATTERNS = [
 
 
 class TracingSettings(BaseModel):
-    """Local LangSmith-style run trees of every agent run. SEE: DESIGN.md section 8, docs/chat.md."""
+    """Local LangSmith-style run trees of every agent run. SEE: docs/design.md section 8, docs/chat.md."""
 
     enabled: bool = Field(
         True,

@@ -5,9 +5,9 @@
 
 Variants (ranked paper lists; the question is the only query, as in LLM-free mode):
   hybrid+prf  the default question-anchored ranking: three indexes fused by RRF k 60, one PRF
-              pass (DESIGN.md section 3 steps 2-3; what the rra mode reranks)
+              pass (docs/design.md section 3 steps 2-3; what the rra mode reranks)
   A+B         the default pipeline's reader list: pool of 20 reranked chunks, Relate, A/B fusion
-  kadr        DESIGN.md section 6 steps 1, 2 and 5 with reranker `none`: the chunk BM25 and dense
+  kadr        docs/design.md section 6 steps 1, 2 and 5 with reranker `none`: the chunk BM25 and dense
               rankings interleaved (sparse first, keep order, drop duplicates); with no reranker
               the two statement rerankings keep that order, so this isolates the interleaving.
               Papers in the order of their first chunk; the reader gets the papers of the first

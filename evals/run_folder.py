@@ -1,6 +1,6 @@
 """The run folder of ``litloop eval``: its files, and the two steps that append to them.
 
-A run folder holds (DESIGN.md section 11 for ``metrics.json``):
+A run folder holds (docs/design.md section 11 for ``metrics.json``):
 
 - ``submission.jsonl``: one LitTraceQA submission record per answered question, written and
   flushed line by line; it is the run's ledger (``agent.ledger``, the one ``litloop run``

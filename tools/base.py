@@ -1,6 +1,6 @@
 """The data model every part of litloop shares: papers, chunks, locators and passages.
 
-SEE: DESIGN.md section 1 (data model) and STYLE.md habit 6 (one result type for every retriever).
+SEE: docs/design.md section 1 (data model) and STYLE.md habit 6 (one result type for every retriever).
 Plain frozen dataclasses: hundreds of thousands of chunks pass through here, and validation of
 untrusted input happens once, in the ingesters.
 """
@@ -13,7 +13,7 @@ from typing import Any, Literal, TypedDict, get_args
 ChunkKind = Literal["title_abstract", "text", "equation", "figure", "table"]
 CHUNK_KINDS: tuple[str, ...] = get_args(ChunkKind)
 
-# The chunk cap of the published method (DESIGN.md section 1).
+# The chunk cap of the published method (docs/design.md section 1).
 MAX_CHUNK_CHARS = 2000
 
 

@@ -1,6 +1,6 @@
 """The corpus registry: a corpus (a collection the agent can search) is one file that registers itself.
 
-SEE: DESIGN.md section 9 and STYLE.md habit 7. A corpus is a module that defines
+SEE: docs/design.md section 9 and STYLE.md habit 7. A corpus is a module that defines
 
     CORPUS = Corpus(name="pubmed", description="...", inputs=lambda settings: [DATA / "papers.jsonl"])
 

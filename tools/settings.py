@@ -108,7 +108,7 @@ class DenseSettings(BaseModel):
 
 
 class RetrievalSettings(BaseModel):
-    """Question-anchored retrieval (ranking A). SEE: DESIGN.md section 3; defaults are the paper's."""
+    """Question-anchored retrieval (ranking A). SEE: docs/design.md section 3; defaults are the paper's."""
 
     rrf_k: int = Field(
         60, ge=1, description="Reciprocal rank fusion constant for fusing the three indexes (paper: 60)."
@@ -139,7 +139,7 @@ class RetrievalSettings(BaseModel):
 
 
 class RelateSettings(BaseModel):
-    """Paper-anchored expansion (ranking B) and the A/B fusion. SEE: DESIGN.md section 4."""
+    """Paper-anchored expansion (ranking B) and the A/B fusion. SEE: docs/design.md section 4."""
 
     sources: list[NeighbourSource] = Field(
         # measured on citerec dev (docs/benchmarks.md): all five sources reach recall@50 0.727
@@ -171,7 +171,7 @@ ENV = "LITLOOP_RERANK__"
 
 
 class RerankSettings(BaseModel):
-    """The reranker of DESIGN.md section 3 step 4 (mounted as `Settings.rerank`)."""
+    """The reranker of docs/design.md section 3 step 4 (mounted as `Settings.rerank`)."""
 
     backend: Literal["none", "cross-encoder", "llm"] = Field(
         "none",

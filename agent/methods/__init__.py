@@ -1,8 +1,8 @@
 """Methods as plug-ins (agent/methods/base.py): every module of this package other than `base`
 and `common` is a method and registers itself on import.
 
-- `rra`: Retrieve-Relate-Read, the paper's method (DESIGN.md sections 3-5);
-- `kadr`: knowledge-aware diverse reranking (DESIGN.md section 6).
+- `rra`: Retrieve-Relate-Read, the paper's method (docs/design.md sections 3-5);
+- `kadr`: knowledge-aware diverse reranking (docs/design.md section 6).
 """
 
 from __future__ import annotations

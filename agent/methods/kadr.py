@@ -1,6 +1,6 @@
 """Knowledge-aware diverse reranking, the `kadr` mode: the method's steps in the graph's nodes.
 
-SEE: DESIGN.md section 6 and tools/retrieval/kadr.py (the pure parts). Same graph, same seven nodes:
+SEE: docs/design.md section 6 and tools/retrieval/kadr.py (the pure parts). Same graph, same seven nodes:
 
 - search:            per query (the question, then this round's subqueries) the sparse and dense
                      chunk rankings interleaved;

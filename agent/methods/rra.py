@@ -1,5 +1,5 @@
 """Retrieve-Relate-Read, the paper's method, as the steps of the graph's nodes.
-SEE: DESIGN.md sections 3 (Retrieve), 4 (Relate) and 5 (Read).
+SEE: docs/design.md sections 3 (Retrieve), 4 (Relate) and 5 (Read).
 
 Each step is a thin adapter over the retrieval core in tools/ (the functions `litloop retrieve`
 and the benchmarks call): state in, partial update out. The state carries hits (chunk ids and
@@ -303,7 +303,7 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
 
 
 def read_paper(state: State, runtime) -> dict:
-    """Each candidate paper read concurrently with a bound (DESIGN.md section 5)."""
+    """Each candidate paper read concurrently with a bound (docs/design.md section 5)."""
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
     ctx = runtime.context

@@ -1,5 +1,5 @@
 """decompose: the question into subqueries; later rounds ask for new ones given what is missing.
-SEE: DESIGN.md section 3 step 1."""
+SEE: docs/design.md section 3 step 1."""
 
 from __future__ import annotations
 

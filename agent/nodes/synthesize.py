@@ -1,7 +1,7 @@
 """synthesize: one answer across the accepted papers, in the form asked (free text, a
 multiple-choice option, a table), written as claims that each cite the sentences they rest on;
 a claim that says what its sentences do not is dropped, and with no claim left the answer quotes
-what the papers say instead of guessing. SEE: DESIGN.md section 5 and docs/attribution.md.
+what the papers say instead of guessing. SEE: docs/design.md section 5 and docs/attribution.md.
 
 The node only composes the parts in `agent/answer/`: the sentences shown (selection), the
 option scoring (choice), the support judge and checks (claims), the record (assemble), and its

@@ -1,4 +1,4 @@
-"""LangSmith-style run trees of every agent run, written locally. SEE: DESIGN.md section 8.
+"""LangSmith-style run trees of every agent run, written locally. SEE: docs/design.md section 8.
 
 - `redact.py`: what is written is summarised and redacted (`Summariser`): chunk lists, the
   evidence pool and the per-subquery retrieval results become counts, paper counts and the top

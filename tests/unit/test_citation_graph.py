@@ -1,5 +1,5 @@
 """CitationGraph: hand-worked coupling, co-citation and direct-link examples, persistence, and the
-real CiteSeer graph. SEE: DESIGN.md sections 2 and 4."""
+real CiteSeer graph. SEE: docs/design.md sections 2 and 4."""
 
 from __future__ import annotations
 

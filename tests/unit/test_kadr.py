@@ -1,4 +1,4 @@
-"""Knowledge-aware diverse reranking, the pure steps (DESIGN.md section 6), hand-worked."""
+"""Knowledge-aware diverse reranking, the pure steps (docs/design.md section 6), hand-worked."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tools.retrieval.kadr import (
     statement_query,
 )
 
-N_KNOW, N_ANS = 5, 10  # SEE: DESIGN.md section 6 (the paper's values)
+N_KNOW, N_ANS = 5, 10  # SEE: docs/design.md section 6 (the paper's values)
 
 
 def interleave(*rankings):

@@ -38,7 +38,7 @@ the previous version usable; what the crash left (a half-written segment or vers
 segment no version names) is removed by the next build or `litloop index gc`. `litloop index compact` merges the
 segments into one when there are many. An index of format 1 (the whole version in one folder,
 records read whole on every open) is converted in place by `litloop index upgrade`, which keeps
-its vectors. SEE: DESIGN.md section 2.
+its vectors. SEE: docs/design.md section 2.
 
 A reader keeps the version it opened: the heavy parts load lazily, so a version deleted under an
 open `IndexView` would be read half from the old files and half from nothing. A superseded version

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT_VERSION = 2  # 1: whole-index JSONL records and BM25 matrices, one Chroma per version
-BM25_K1, BM25_B = 1.5, 0.75  # SEE: DESIGN.md section 2 (paper values)
+BM25_K1, BM25_B = 1.5, 0.75  # SEE: docs/design.md section 2 (paper values)
 BM25_EPSILON = 0.25  # rank_bm25's floor of negative idfs (times the mean idf)
 SEGMENTS = "segments"
 MANIFEST_FILE = "manifest.json"

@@ -148,7 +148,7 @@ def _paper_vectors(
     papers: list[Paper], chunks: list[Chunk], windows, vectors, settings: ToolSettings, progress: bool
 ) -> np.ndarray:
     """Paper embeddings: the title-and-abstract chunk's first window, unless a separate
-    scientific-document embedder is configured (SEE: DESIGN.md section 2, paper embeddings)."""
+    scientific-document embedder is configured (SEE: docs/design.md section 2, paper embeddings)."""
     from tools.ingest.plan import settings_embedder
 
     if settings.embedder.paper_model:

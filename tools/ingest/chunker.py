@@ -1,6 +1,6 @@
 """Turn a parsed Document into chunks with exact locators.
 
-SEE: DESIGN.md section 1. Rules:
+SEE: docs/design.md section 1. Rules:
 - exactly one `title_abstract` chunk per paper, first, starting with `[VENUE YEAR]` when both are
   known; an abstract too long for the cap continues in `text` chunks of section "Abstract" (so
   does a title too long to leave the abstract room in the first chunk);

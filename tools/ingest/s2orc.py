@@ -1,6 +1,6 @@
 """S2ORC / GROBID JSON ingestion: sections, equations, figure and table captions, bibliography.
 
-SEE: DESIGN.md section 1 (S2ORC/GROBID JSON gives sections, captions and linked bibliographies).
+SEE: docs/design.md section 1 (S2ORC/GROBID JSON gives sections, captions and linked bibliographies).
 
 S2ORC comes in several shapes, all accepted here:
 

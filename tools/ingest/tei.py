@@ -2,7 +2,7 @@
 sections, paragraphs, equations, figure and table captions with the tables' rows, back matter,
 bibliography.
 
-SEE: DESIGN.md section 1 (GROBID's parse gives sections, captions and linked bibliographies).
+SEE: docs/design.md section 1 (GROBID's parse gives sections, captions and linked bibliographies).
 S2ORC JSON is the same GROBID parse converted (doc2json), so the mapping follows
 tools/ingest/s2orc.py and shares its rules: section names ('2.1 Overview' from `<head n="2.1">`),
 figure and table ids ('Table 1' from the label, the caption, or how the body refers to it),

@@ -1,6 +1,6 @@
 """The method's ranking arithmetic, as pure functions named after the method's steps.
 
-SEE: DESIGN.md sections 3 and 4. Rankings are lists of ids, best first; scores are dicts.
+SEE: docs/design.md sections 3 and 4. Rankings are lists of ids, best first; scores are dicts.
 Ties are always broken by id so every ranking is deterministic.
 """
 
@@ -19,7 +19,7 @@ T = TypeVar("T")
 def rrf_scores(rankings: Sequence[Sequence[K]], k: int = 60, weights: Sequence[float] | None = None) -> dict[K, float]:
     """Reciprocal rank fusion: sum over rankings of w / (k + rank), ranks starting at 1.
 
-    SEE: DESIGN.md section 3 step 2 (k = 60 for index fusion) and section 4 (k = 10 for A/B).
+    SEE: docs/design.md section 3 step 2 (k = 60 for index fusion) and section 4 (k = 10 for A/B).
     """
     weights = weights or [1.0] * len(rankings)
     if len(weights) != len(rankings):
@@ -42,7 +42,7 @@ def rrf(rankings: Sequence[Sequence[K]], k: int = 60, weights: Sequence[float] |
 
 def by_paper(hits: Iterable[Hit]) -> dict[str, list[Hit]]:
     """Each paper's hits, best first (ties by chunk id); papers in order of their best hit
-    (ties by paper id). SEE: DESIGN.md section 3: a paper ranks by its best chunk."""
+    (ties by paper id). SEE: docs/design.md section 3: a paper ranks by its best chunk."""
     groups: dict[str, list[Hit]] = {}
     for h in hits:
         groups.setdefault(h["paper_id"], []).append(h)
@@ -64,7 +64,7 @@ def papers_by_best_chunk(hits: Iterable[Hit]) -> list[str]:
 def round_robin(lists: Sequence[Sequence[K]]) -> list[K]:
     """Merge lists by rank: every list's first unseen item, then every list's second, ...
 
-    SEE: DESIGN.md section 4 (neighbour lists merged across seeds, per source).
+    SEE: docs/design.md section 4 (neighbour lists merged across seeds, per source).
     """
     out: list[K] = []
     seen: set[K] = set()
@@ -79,7 +79,7 @@ def round_robin(lists: Sequence[Sequence[K]]) -> list[K]:
 
 def rerank_score(r_ret: int, r_rr: int, k: int = 60, w_ret: float = 0.6, w_rr: float = 0.4) -> float:
     """s = w_ret/(k + r_ret) + w_rr/(k + r_rr): the reranker moves chunks without overruling
-    retrieval. SEE: DESIGN.md section 3 step 4 (paper: k 60, weights 0.6/0.4)."""
+    retrieval. SEE: docs/design.md section 3 step 4 (paper: k 60, weights 0.6/0.4)."""
     return w_ret / (k + r_ret) + w_rr / (k + r_rr)
 
 
@@ -107,7 +107,7 @@ def rerank_with_pinning(
 def merge_pool(pool: Mapping[str, Hit] | None, new: Iterable[Hit] | Mapping[str, Hit] | None) -> dict[str, Hit]:
     """The evidence pool's reducer (the agent state's too): a chunk seen again keeps its maximum
     score (how many subqueries found it does not matter); a tie keeps the earlier entry.
-    SEE: DESIGN.md section 3 step 5. Returns a new dict; neither argument is changed."""
+    SEE: docs/design.md section 3 step 5. Returns a new dict; neither argument is changed."""
     out = dict(pool or {})
     for h in new.values() if isinstance(new, Mapping) else new or ():
         cur = out.get(h["chunk_id"])
@@ -137,7 +137,7 @@ def reranks(reranker) -> bool:
 def reranked(reranker, query: str, items: Sequence[T], text: Callable[[T], str], budget: int | None = None) -> list[T]:
     """`items` in the reranker's order for `query`: the first `budget` are scored (ties keep the
     given order, a NaN score sorts last), the rest follow in their order. No reranker (or
-    `none`): the order given. SEE: DESIGN.md section 3 step 4."""
+    `none`): the order given. SEE: docs/design.md section 3 step 4."""
     n = len(items) if budget is None else min(len(items), budget)
     if not reranks(reranker) or n == 0:
         return list(items)

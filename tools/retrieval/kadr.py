@@ -1,4 +1,4 @@
-"""Knowledge-aware diverse reranking (KADR), the pure parts. SEE: DESIGN.md section 6.
+"""Knowledge-aware diverse reranking (KADR), the pure parts. SEE: docs/design.md section 6.
 
 The second method (Marikarp's SIGIR 2025 LiveRAG winner, Zhou 2025, arXiv 2506.20476), run as
 the `kadr` preset of the same graph (agent/nodes/kadr.py calls these from the existing nodes):

@@ -2,7 +2,7 @@
 benchmarks run. Each step is the function the agent's nodes call (tools/retrieval/retrieve.py,
 tools/retrieval/relate.py), so a benchmark measures exactly what the agent runs.
 
-LLM-free mode (DESIGN.md section 4): the subqueries are the question itself, the seeds are the
+LLM-free mode (docs/design.md section 4): the subqueries are the question itself, the seeds are the
 top papers of ranking A (`relate.seeds_without_llm`), and there is no verifier.
 """
 

@@ -1,4 +1,4 @@
-"""Paper-anchored expansion: ranking B, and its fusion with ranking A. SEE: DESIGN.md section 4.
+"""Paper-anchored expansion: ranking B, and its fusion with ranking A. SEE: docs/design.md section 4.
 
 For each seed, each neighbour source lists the seed's nearest papers over the whole corpus;
 each source's lists are merged across seeds by round robin; the merged lists are fused by RRF

@@ -1,6 +1,6 @@
 """Question-anchored retrieval, ranking A: one function per step of the method, called by the
 agent's nodes, by `litloop retrieve` (tools/retrieval/pipeline.py) and by every benchmark.
-SEE: DESIGN.md section 3, steps 2 to 5.
+SEE: docs/design.md section 3, steps 2 to 5.
 
 Per subquery (`search_subquery`): the three indexes give paper rankings (a paper ranks by its
 best chunk), fused by RRF (k 60); one pseudo-relevance-feedback pass appends the start of the top
@@ -80,7 +80,7 @@ def passage_of(index: Any, hit: Hit) -> Passage:
 
 
 def query_ranking(index: Any, query: str, settings: RetrievalSettings, use_dense: bool = True) -> QueryRanking:
-    """The three indexes for one query, fused at paper level (DESIGN.md section 3 step 2)."""
+    """The three indexes for one query, fused at paper level (docs/design.md section 3 step 2)."""
     k = settings.per_index_k
     tokens = tokenize(query)
     chunk_rank: dict[int, int] = {}  # chunk row -> best rank over the chunk-level indexes
@@ -124,7 +124,7 @@ def prf_query(index: Any, query: str, top_paper: str, chars: int) -> str:
 def fused_with_prf(
     index: Any, query: str, settings: RetrievalSettings, use_dense: bool = True
 ) -> tuple[QueryRanking, str | None]:
-    """DESIGN.md section 3 step 3: one PRF pass, original and expanded rankings fused equally."""
+    """docs/design.md section 3 step 3: one PRF pass, original and expanded rankings fused equally."""
     first = query_ranking(index, query, settings, use_dense)
     if not settings.prf or not first.papers:
         return first, None
@@ -189,7 +189,7 @@ def rerank_pin_pool(
 
 
 def ranking_a(pool: Mapping[str, Hit]) -> list[str]:
-    """Papers of the pool ordered by their best chunk score. SEE: DESIGN.md section 3."""
+    """Papers of the pool ordered by their best chunk score. SEE: docs/design.md section 3."""
     return papers_by_best_chunk(pool.values())
 
 

@@ -1,7 +1,7 @@
 """Paper search over one index with a chosen retriever: what `litloop search` runs.
 
 Every retriever ends in the same shape: papers, best first, each with the chunk that put it
-there. `hybrid` is DESIGN.md section 3 step 2: the chunk BM25, paper BM25 and dense rankings
+there. `hybrid` is docs/design.md section 3 step 2: the chunk BM25, paper BM25 and dense rankings
 each turned into a paper ranking (a paper ranks by its best chunk), fused by RRF with k = 60.
 """
 
@@ -64,7 +64,7 @@ def search(index: Index, query: str, retriever: Retriever = "hybrid", k: int = 1
             _hit(index, pid, score, best_chunk_in_paper(index, pid, chunk_scores))
             for pid, score in index.bm25_papers(query, k)
         ]
-    # the paper ranking of DESIGN.md section 3 step 2; each paper's evidence is its best-ranked chunk
+    # the paper ranking of docs/design.md section 3 step 2; each paper's evidence is its best-ranked chunk
     from tools.retrieval.retrieve import query_ranking
 
     cfg = index.settings.retrieval.model_copy(update={"per_index_k": depth})

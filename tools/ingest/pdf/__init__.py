@@ -1,6 +1,6 @@
 """PDF ingestion with pdfplumber: pages, columns, headings, captions, tables and references.
 
-SEE: DESIGN.md section 1 (locators are what answers cite, so page and section must be exact).
+SEE: docs/design.md section 1 (locators are what answers cite, so page and section must be exact).
 
 pdfplumber (MIT) gives characters with positions and fonts; everything else is reconstructed
 here, tuned on two-column ACL-style papers but written so a one-column paper still reads in

@@ -1,4 +1,4 @@
-"""Rerankers: one interface, three backends, one module each. SEE: DESIGN.md section 3 step 4.
+"""Rerankers: one interface, three backends, one module each. SEE: docs/design.md section 3 step 4.
 
 The method reranks up to 200 chunks of each subquery's fused ranking (paper: Qwen3-Reranker-8B).
 Which model does that is a setting (`RerankSettings` in `tools.settings`), not code:
