@@ -1,7 +1,7 @@
 """Knowledge-aware diverse reranking (KADR), the pure parts. SEE: docs/design.md section 6.
 
 The second method (Marikarp's SIGIR 2025 LiveRAG winner, Zhou 2025, arXiv 2506.20476), run as
-the `kadr` preset of the same graph (agent/nodes/kadr.py calls these from the existing nodes):
+the `kadr` preset of the same graph (agent/methods/kadr.py calls these from the existing nodes):
 
 1. candidates: the sparse (chunk BM25) and dense rankings of the question, merged by
    alternating between them, keeping order, dropping duplicates (`interleave`);
