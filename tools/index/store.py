@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from tools.base import Chunk, Paper
@@ -295,22 +295,31 @@ class PaperIds(Sequence[str]):
         yield from self.file.column("papers", "paper_id")
 
 
-class PaperRows(Mapping[str, int]):
-    """paper id -> row."""
+V = TypeVar("V")
+
+
+class _ByPaperId(Mapping[str, V]):
+    """A lookup by paper id over the version's paper table: `COLUMNS` of the paper's row, made
+    into the value by `_value`."""
+
+    COLUMNS = ""
 
     def __init__(self, file: RecordFile, size: int):
         self.file = file
         self._size = size
 
-    def __getitem__(self, paper_id: str) -> int:
+    def _value(self, got: tuple) -> V:
+        raise NotImplementedError
+
+    def __getitem__(self, paper_id: str) -> V:
         got = (
-            self.file.one("SELECT row FROM papers WHERE paper_id = ?", (paper_id,))
+            self.file.one(f"SELECT {self.COLUMNS} FROM papers WHERE paper_id = ?", (paper_id,))
             if isinstance(paper_id, str)
             else None
         )
         if got is None:
             raise KeyError(paper_id)
-        return got[0]
+        return self._value(got)
 
     def __contains__(self, paper_id: object) -> bool:
         return (
@@ -325,25 +334,19 @@ class PaperRows(Mapping[str, int]):
         return self._size
 
 
-class ChunkRanges(Mapping[str, range]):
+class PaperRows(_ByPaperId[int]):
+    """paper id -> row."""
+
+    COLUMNS = "row"
+
+    def _value(self, got: tuple) -> int:
+        return got[0]
+
+
+class ChunkRanges(_ByPaperId[range]):
     """paper id -> the rows of its chunks (a paper's chunks are consecutive, title and abstract first)."""
 
-    def __init__(self, file: RecordFile, size: int):
-        self.file = file
-        self._size = size
+    COLUMNS = "first_chunk, n_chunks"
 
-    def __getitem__(self, paper_id: str) -> range:
-        got = (
-            self.file.one("SELECT first_chunk, n_chunks FROM papers WHERE paper_id = ?", (paper_id,))
-            if isinstance(paper_id, str)
-            else None
-        )
-        if got is None:
-            raise KeyError(paper_id)
+    def _value(self, got: tuple) -> range:
         return range(got[0], got[0] + got[1])
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self.file.column("papers", "paper_id")
-
-    def __len__(self) -> int:
-        return self._size
