@@ -40,6 +40,17 @@ _PAPERS = """CREATE TABLE papers (row INTEGER PRIMARY KEY, paper_id TEXT NOT NUL
     first_chunk INTEGER NOT NULL, n_chunks INTEGER NOT NULL, record TEXT NOT NULL)"""
 
 
+def _row_in(row: Any, n: int, what: str, check: bool = True) -> int:
+    """A sequence index as a row: negative counts from the end, as a list's does; with `check`,
+    outside 0..n-1 is an IndexError."""
+    row = int(row)
+    if row < 0:
+        row += n
+    if check and not 0 <= row < n:
+        raise IndexError(f"{what} row {row} outside 0..{n - 1}")
+    return row
+
+
 class StoreProblem(RuntimeError):
     """A record file that is missing or unreadable."""
 
@@ -175,11 +186,7 @@ class ChunkTable(Sequence[Chunk]):
     def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
-        row = int(row)
-        if row < 0:
-            row += len(self)
-        if not 0 <= row < len(self):
-            raise IndexError(f"chunk row {row} outside 0..{len(self) - 1}")
+        row = _row_in(row, len(self), "chunk")
         hit = self._cache.get(row)
         if hit is not None:
             return hit
@@ -280,9 +287,7 @@ class PaperIds(Sequence[str]):
     def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
-        row = int(row)
-        if row < 0:
-            row += len(self)
+        row = _row_in(row, len(self), "paper", check=False)  # the table itself says a row is not there
         hit = self._cache.get(row)
         if hit is not None:
             return hit
