@@ -38,6 +38,7 @@ Count = Annotated[int, Field(ge=1)]  # papers, chunks, characters, rounds: at le
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]  # thresholds and margins of probabilities
 ChoiceScoring = Literal["model", "scored", "calibrated"]
 Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSettings.backend
+EvidenceSelector = Literal["chunks", "paper"]
 
 
 class ContextError(ValueError):
@@ -64,6 +65,11 @@ class Context:
     # the reader sees the sentences of its chunks that best match the question, up to this many
     # characters per paper (about 4 characters a token), and selects at most this many
     read_sentence_chars: Count = 6000
+    # which sentences compete for those characters: "chunks", those of the paper's chunks to read
+    # (pooled, then by BM25); "paper", every sentence of the paper, ranked by BM25 over stems (a
+    # table row with its caption and column names) and the embedder (docs/benchmarks.md, "Evidence
+    # selection on its own")
+    evidence_selector: EvidenceSelector = "chunks"
     read_evidence_sentences: Count = 5
     # ask for the reader's token log-probabilities (OpenAI-compatible endpoints and the embedded
     # model give them) and accept a reading only when P(true) for `relevant` >= the threshold

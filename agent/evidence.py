@@ -69,6 +69,64 @@ def pick_sentences(
     return select_sentences(every, queries, budget_chars, stem=stem)
 
 
+def paper_sentences_ranked(
+    idx, paper_id: str, queries: Sequence[str], near: Iterable[str] = (), shortlist: int = 20
+) -> list[Sentence]:
+    """Every citable sentence of a paper, best first for `queries`: BM25 over Snowball stems with
+    each table row scored beside its caption and column names; the best `shortlist` of that
+    ranking, and the sentences of the chunks in `near` (the reader's chunks), re-ranked by the
+    embedder's cosine and the two orders fused by RRF (k 10); the rest follow by BM25.
+
+    Measured on its own in bench/selector.py (variant `paper-hybrid-20`)."""
+    import numpy as np
+
+    from tools.retrieval.fusion import rrf_scores
+    from tools.retrieval.sentences import sentence_scores
+
+    every: list[Sentence] = []
+    scored: list[Sentence] = []
+    for c in idx.paper_chunks(paper_id):
+        context = table_context(c.text) if c.kind == "table" else ""
+        for s in chunk_sentences(idx, c.chunk_id):
+            every.append(s)
+            scored.append(
+                Sentence(chunk_id=s["chunk_id"], start=s["start"], end=s["end"], text=f"{s['text']} {context}".strip())
+            )
+    if not every:
+        return []
+    lex = sentence_scores(scored, queries, stem=True)
+    order = sorted(range(len(every)), key=lambda i: (-lex[i], i))
+    near_ids = set(near)
+    pick = list(dict.fromkeys([*order[:shortlist], *(i for i, s in enumerate(every) if s["chunk_id"] in near_ids)]))
+    embedder = idx.embedder
+    q = np.asarray(embedder.encode([" ".join(queries)])[0])
+    cos = dict(zip(pick, (np.asarray(embedder.encode([scored[i]["text"] for i in pick])) @ q).tolist(), strict=True))
+    fused = rrf_scores([[i for i in order if i in cos], sorted(pick, key=lambda i: (-cos[i], i))], k=10)
+    ranked = sorted(pick, key=lambda i: (-fused[i], i)) + [i for i in order if i not in cos]
+    return [every[i] for i in ranked]
+
+
+def pick_paper_sentences(
+    idx, paper_id: str, queries: Sequence[str], budget_chars: int, near: Iterable[str] = ()
+) -> list[Sentence]:
+    """The paper's sentences that `paper_sentences_ranked` puts first, added best first until
+    `budget_chars` (the best one always), returned in the paper's order."""
+    ranked = paper_sentences_ranked(idx, paper_id, queries, near)
+    chosen: list[Sentence] = []
+    used = 0
+    for s in ranked:
+        size = len(s["text"]) + 1
+        if chosen and used + size > budget_chars:
+            continue
+        chosen.append(s)
+        used += size
+    position = {
+        (s["chunk_id"], s["start"]): n
+        for n, s in enumerate(sorted(ranked, key=lambda s: (idx.chunk_row[s["chunk_id"]], s["start"])))
+    }
+    return sorted(chosen, key=lambda s: position[(s["chunk_id"], s["start"])])
+
+
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:
     """Sentences numbered S1..Sn, grouped under a header per chunk (its kind and locator; with
     `with_paper`, the paper's id and title too)."""

@@ -78,7 +78,6 @@ def _hybrid(embedder, how: str, weight: float = 0.5) -> Ranker:
 PAPER_WIDE: dict[str, dict[str, Any]] = {
     "paper-hybrid": {"shortlist": 40, "context": True},
     "paper-hybrid-nocontext": {"shortlist": 40, "context": False},
-    "paper-hybrid-20": {"shortlist": 20, "context": True},
     "paper-bm25": {"shortlist": 0, "context": True, "dense": False},
 }
 
@@ -182,7 +181,7 @@ def _paper_wide(
 
 def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     from agent.api import make_run_context
-    from agent.evidence import chunk_sentences
+    from agent.evidence import chunk_sentences, paper_sentences_ranked
     from agent.methods.rra import chunks_to_read, question_chunk_scores
     from agent.resources import index_for
     from agent.state import State
@@ -212,6 +211,20 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
                     "id": item["id"],
                     "kind": item.get("kind"),
                     **score_item(sentences, item["gold"], scores, ctx.read_sentence_chars),
+                }
+            )
+        if "paper" in variants:  # the product's selector (agent.evidence), what the presets run
+            t = time.perf_counter()
+            ranked = paper_sentences_ranked(idx, item["paper_id"], [item["question"]], [c["chunk_id"] for c in chunks])
+            seconds["paper"] += time.perf_counter() - t
+            n_ranked = len(ranked)
+            rows["paper"].append(
+                {
+                    "id": item["id"],
+                    "kind": item.get("kind"),
+                    **score_item(
+                        ranked, item["gold"], [float(n_ranked - i) for i in range(n_ranked)], ctx.read_sentence_chars
+                    ),
                 }
             )
         for v in wide:
@@ -253,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     ap.add_argument("--preset", default="local-fast")
-    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE]))
+    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE, "paper"]))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     result = run(args.split, args.preset, [v.strip() for v in args.variants.split(",") if v.strip()])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.evidence import pick_sentences
+from agent.evidence import pick_paper_sentences, pick_sentences
 from agent.state import State
 from tools.retrieval.fusion import round_robin
 from tools.retrieval.sentences import Sentence
@@ -26,7 +26,10 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
             ]
         else:
             ids = [c for c in r.get("evidence_chunk_ids", []) if c in idx.chunk_row]
-            sents = pick_sentences(idx, ids, queries, ctx.read_sentence_chars)
+            if ctx.evidence_selector == "paper" and r.get("paper_id") in idx.papers:
+                sents = pick_paper_sentences(idx, r["paper_id"], queries, ctx.read_sentence_chars, ids)
+            else:
+                sents = pick_sentences(idx, ids, queries, ctx.read_sentence_chars)
         per_paper.append(sents)
     keyed = {(s["chunk_id"], s["start"]): s for sents in per_paper for s in sents}
     order = round_robin([[(s["chunk_id"], s["start"]) for s in sents] for sents in per_paper])

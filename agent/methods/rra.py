@@ -14,7 +14,7 @@ from typing import Any
 
 from agent import prompts
 from agent.answer.support import check_claim
-from agent.evidence import listing, pick_sentences, sentence_record, support_context
+from agent.evidence import listing, pick_paper_sentences, pick_sentences, sentence_record, support_context
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
@@ -174,7 +174,10 @@ def sentences_to_read(state: State, runtime, paper_id: str, all_scores=None) -> 
     ctx = runtime.context
     idx = index_for(ctx)
     chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
-    return pick_sentences(idx, [c["chunk_id"] for c in chunks], reading_queries(state), ctx.read_sentence_chars)
+    ids = [c["chunk_id"] for c in chunks]
+    if ctx.evidence_selector == "paper":
+        return pick_paper_sentences(idx, paper_id, reading_queries(state), ctx.read_sentence_chars, ids)
+    return pick_sentences(idx, ids, reading_queries(state), ctx.read_sentence_chars)
 
 
 def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] | None = None) -> str:

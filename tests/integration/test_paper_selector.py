@@ -1,0 +1,53 @@
+"""The paper-wide evidence selector (`agent.evidence.pick_paper_sentences`) on a real index of a
+demo PDF: it finds the answering sentence anywhere in the paper, keeps to its budget and returns
+the paper's order."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.evidence import paper_sentences_ranked, pick_paper_sentences
+from agent.settings import get_settings
+
+pytestmark = pytest.mark.integration
+
+PDF = "N18-3011"
+QUESTION = "With which embeddings are ScienceParse's word embeddings initialised?"
+GOLD = "Word embeddings are initialized with GloVe"
+
+
+@pytest.fixture(scope="module")
+def idx(built_index):
+    from tools.index import open_index
+
+    index = open_index(built_index, get_settings())
+    yield index
+    index.close()
+
+
+def test_the_answering_sentence_is_shown_within_the_budget(idx):
+    shown = pick_paper_sentences(idx, PDF, [QUESTION], 1000)
+    assert any(GOLD in s["text"] for s in shown)
+    assert sum(len(s["text"]) + 1 for s in shown) <= 1000 or len(shown) == 1
+    rows = [(idx.chunk_row[s["chunk_id"]], s["start"]) for s in shown]
+    assert rows == sorted(rows)  # the paper's order, as a reader reads it
+
+
+def test_the_ranking_covers_the_whole_paper_and_puts_the_answer_near_the_top(idx):
+    ranked = paper_sentences_ranked(idx, PDF, [QUESTION])
+    every = {c.chunk_id for c in idx.paper_chunks(PDF)}
+    assert {s["chunk_id"] for s in ranked} <= every and len({s["chunk_id"] for s in ranked}) > 6
+    first = next(n for n, s in enumerate(ranked) if GOLD in s["text"])
+    assert first < 5, [s["text"][:80] for s in ranked[:5]]
+
+
+def test_the_reader_uses_it_when_the_run_asks(idx, monkeypatch):
+    from types import SimpleNamespace
+
+    from agent.context import make_context
+    from agent.methods import rra
+
+    monkeypatch.setattr(rra, "index_for", lambda ctx: idx)
+    state = {"question": QUESTION, "subqueries": [], "pool": {}}
+    runtime = SimpleNamespace(context=make_context("local-fast", evidence_selector="paper"))
+    assert any(GOLD in s["text"] for s in rra.sentences_to_read(state, runtime, PDF))
