@@ -1,7 +1,7 @@
 """Factoid questions over the demo corpus's four full-text papers: is the fact right, and is
 the paper (and the page) that states it cited?
 
-    python -m bench.factoid [--preset P] [--index DIR] [--limit N] [--out FILE]
+    python -m bench.factoid [--preset P] [--index DIR] [--limit N] [--out FILE] [--set KEY=VALUE]
     python -m bench.factoid --check [--index DIR]     # the data set against the index, no LLM
 
 The questions are in bench/data/factoid_demo.jsonl: one line per question with `id`,
@@ -220,10 +220,12 @@ def demo_index_path() -> str:
     return str(ensure_demo_index(get_settings()))
 
 
-def run_question(item: Mapping[str, Any], preset: str | None, index: str) -> dict[str, Any]:
+def run_question(
+    item: Mapping[str, Any], preset: str | None, index: str, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     from agent.api import ask
 
-    r = ask(item["question"], preset=preset, index=index)
+    r = ask(item["question"], preset=preset, index=index, **dict[str, Any](overrides or {}))
     u = r["usage"]
     answer = r["answer"]
     return {
@@ -268,7 +270,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="one JSON line per question")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--check", action="store_true", help="only check the data set against the index")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a run knob over the preset (docs/settings.md), as `litloop eval --set`; repeatable",
+    )
     args = ap.parse_args(argv)
+    overrides: dict[str, Any] = dict(kv.split("=", 1) for kv in args.set)
     items = load_items(args.data)
     index = args.index or demo_index_path()
     if args.check:
@@ -286,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out.open("w", encoding="utf-8") if args.out else None
     try:
         for item in items[: args.limit]:
-            row = run_question(item, args.preset, index)
+            row = run_question(item, args.preset, index, overrides)
             rows.append(row)
             if out:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
