@@ -10,12 +10,13 @@ and every citation: paper text is data, and a paper cannot steer what gets cited
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agent.injection import addresses_reader, steers
 from tools.retrieval.retrieve import chunk_of
-from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences
+from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
 from tools.tables import column_names, table_parts
 
 
@@ -38,26 +39,29 @@ def withheld_text(text: str, kind: str = "text") -> str:
 def steering_sentences(idx, paper_id: str) -> list[str]:
     """The sentences of a paper that try to steer an answer (`agent.injection.steers`): a paper
     with any is flagged in the answer, and its other sentences cannot be a claim's only support."""
-    key = (id(idx), paper_id)
-    if key not in _steering:
-        _steering[key] = [
+    per_paper = _steering.setdefault(idx, {})  # one cache per open index, gone with it
+    if paper_id not in per_paper:
+        per_paper[paper_id] = [
             s["text"]
             for c in idx.paper_chunks(paper_id)
             for s in split_sentences(c.chunk_id, c.text, c.kind)
             if steers(s["text"])
         ]
-        if len(_steering) > 4096:  # a long-lived server: keep the cache bounded
-            _steering.pop(next(iter(_steering)))
-    return _steering[key]
+    return per_paper[paper_id]
 
 
-_steering: dict[tuple[int, str], list[str]] = {}
+_steering: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 
 def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
     """The citable sentences of one indexed chunk (instruction-like ones withheld)."""
-    chunk = chunk_of(idx, chunk_id)
-    return [s for s in split_sentences(chunk_id, chunk.text, chunk.kind) if not is_instruction(s["text"])]
+    return citable_sentences(chunk_of(idx, chunk_id))
+
+
+def citable_sentences(chunk) -> list[Sentence]:
+    """The sentences of a chunk record that may be shown and cited (those addressing their reader
+    withheld)."""
+    return [s for s in split_sentences(chunk.chunk_id, chunk.text, chunk.kind) if not addresses_reader(s["text"])]
 
 
 def pick_sentences(
@@ -70,14 +74,21 @@ def pick_sentences(
 
 
 def paper_sentences_ranked(
-    idx, paper_id: str, queries: Sequence[str], near: Iterable[str] = (), shortlist: int = 20
+    idx,
+    paper_id: str,
+    queries: Sequence[str],
+    near: Iterable[str] = (),
+    shortlist: int = 20,
+    with_table_context: bool = True,
+    dense: bool = True,
 ) -> list[Sentence]:
     """Every citable sentence of a paper, best first for `queries`: BM25 over Snowball stems with
     each table row scored beside its caption and column names; the best `shortlist` of that
     ranking, and the sentences of the chunks in `near` (the reader's chunks), re-ranked by the
     embedder's cosine and the two orders fused by RRF (k 10); the rest follow by BM25.
+    `with_table_context` and `dense` off are the ablations bench/selector.py measures.
 
-    Measured on its own in bench/selector.py (variant `paper-hybrid-20`)."""
+    Measured on its own in bench/selector.py (variant `paper`)."""
     import numpy as np
 
     from tools.retrieval.fusion import rrf_scores
@@ -86,8 +97,8 @@ def paper_sentences_ranked(
     every: list[Sentence] = []
     scored: list[Sentence] = []
     for c in idx.paper_chunks(paper_id):
-        context = table_context(c.text) if c.kind == "table" else ""
-        for s in chunk_sentences(idx, c.chunk_id):
+        context = table_context(c.text) if with_table_context and c.kind == "table" else ""
+        for s in citable_sentences(c):
             every.append(s)
             scored.append(
                 Sentence(chunk_id=s["chunk_id"], start=s["start"], end=s["end"], text=f"{s['text']} {context}".strip())
@@ -96,6 +107,8 @@ def paper_sentences_ranked(
         return []
     lex = sentence_scores(scored, queries, stem=True)
     order = sorted(range(len(every)), key=lambda i: (-lex[i], i))
+    if not dense:
+        return [every[i] for i in order]
     near_ids = set(near)
     pick = list(dict.fromkeys([*order[:shortlist], *(i for i, s in enumerate(every) if s["chunk_id"] in near_ids)]))
     embedder = idx.embedder
@@ -112,19 +125,8 @@ def pick_paper_sentences(
     """The paper's sentences that `paper_sentences_ranked` puts first, added best first until
     `budget_chars` (the best one always), returned in the paper's order."""
     ranked = paper_sentences_ranked(idx, paper_id, queries, near)
-    chosen: list[Sentence] = []
-    used = 0
-    for s in ranked:
-        size = len(s["text"]) + 1
-        if chosen and used + size > budget_chars:
-            continue
-        chosen.append(s)
-        used += size
-    position = {
-        (s["chunk_id"], s["start"]): n
-        for n, s in enumerate(sorted(ranked, key=lambda s: (idx.chunk_row[s["chunk_id"]], s["start"])))
-    }
-    return sorted(chosen, key=lambda s: position[(s["chunk_id"], s["start"])])
+    chosen = [ranked[i] for i in within_budget(range(len(ranked)), [len(s["text"]) for s in ranked], budget_chars)]
+    return sorted(chosen, key=lambda s: (idx.chunk_row[s["chunk_id"]], s["start"]))
 
 
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:

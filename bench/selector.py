@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tools.retrieval.sentences import within_budget
+
 DATA = Path(__file__).resolve().parent / "data" / "selector_gold.jsonl"
 KS = (1, 3, 5, 10)
 
@@ -75,10 +77,11 @@ def _hybrid(embedder, how: str, weight: float = 0.5) -> Ranker:
 
 
 # variants that rank every sentence of the paper, not only those of the chunks the reader reads
-PAPER_WIDE: dict[str, dict[str, Any]] = {
-    "paper-hybrid": {"shortlist": 40, "context": True},
-    "paper-hybrid-nocontext": {"shortlist": 40, "context": False},
-    "paper-bm25": {"shortlist": 0, "context": True, "dense": False},
+PAPER_WIDE: dict[str, dict[str, Any]] = {  # keyword arguments of agent.evidence.paper_sentences_ranked
+    "paper": {},  # the product's selector as `evidence_selector=paper` runs it (a shortlist of 20)
+    "paper-hybrid": {"shortlist": 40},
+    "paper-hybrid-nocontext": {"shortlist": 40, "with_table_context": False},
+    "paper-bm25": {"dense": False},
 }
 
 VARIANTS: dict[str, Callable[[Any], Ranker]] = {
@@ -99,23 +102,11 @@ def matches(gold: Sequence[str], sentence: str) -> bool:
     return any((g := _norm(x)) and (g in s or (len(s) >= 20 and s in g)) for x in gold)
 
 
-def budgeted(order: Sequence[int], sizes: Sequence[int], budget: int) -> list[int]:
-    """What select_sentences keeps: best first until the budget, the best one always."""
-    chosen: list[int] = []
-    used = 0
-    for i in order:
-        if chosen and used + sizes[i] + 1 > budget:
-            continue
-        chosen.append(i)
-        used += sizes[i] + 1
-    return chosen
-
-
 def score_item(sentences: Sequence[Any], gold: Sequence[str], scores: Sequence[float], budget: int) -> dict:
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
     hits = [matches(gold, sentences[i]["text"]) for i in order]
     first = next((r for r, h in enumerate(hits, start=1) if h), None)
-    kept = budgeted(order, [len(s["text"]) for s in sentences], budget)
+    kept = within_budget(order, [len(s["text"]) for s in sentences], budget)
     return {
         "rank": first,
         "shown": any(matches(gold, sentences[i]["text"]) for i in kept),
@@ -126,57 +117,6 @@ def score_item(sentences: Sequence[Any], gold: Sequence[str], scores: Sequence[f
 def load(split: str) -> list[dict]:
     rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
     return [r for r in rows if split == "all" or r.get("split") == split]
-
-
-def _with_table_context(idx, sentences):
-    """Each sentence's text as it is scored: a table row with its caption and column names."""
-    from agent.evidence import table_context
-    from tools.retrieval.retrieve import chunk_of
-
-    ctx: dict[str, str] = {}
-    out = []
-    for sent in sentences:
-        cid = sent["chunk_id"]
-        if cid not in ctx:
-            chunk = chunk_of(idx, cid)
-            ctx[cid] = table_context(chunk.text) if chunk.kind == "table" else ""
-        out.append({**sent, "text": f"{sent['text']} {ctx[cid]}".strip()})
-    return out
-
-
-def _paper_wide(
-    idx, item, chunk_sentences_of, near: list[Any], embedder, shortlist: int, context: bool, dense: bool = True
-):
-    """Every sentence of the paper: BM25 over stems (rows with their table's context) picks a
-    shortlist, joined by the sentences of the chunks the reader would read; the embedder's
-    cosine re-ranks the shortlist, fused with BM25 by RRF; the rest follow by BM25."""
-    import numpy as np
-
-    from tools.retrieval.fusion import rrf_scores
-    from tools.retrieval.sentences import sentence_scores
-
-    every = [s for c in idx.paper_chunks(item["paper_id"]) for s in chunk_sentences_of(c.chunk_id)]
-    scored = _with_table_context(idx, every) if context else every
-    lex = sentence_scores(scored, [item["question"]], True)
-    order = sorted(range(len(every)), key=lambda i: (-lex[i], i))
-    if not dense:
-        return every, lex
-    near_keys = {(s["chunk_id"], s["start"]) for s in near}
-    pick = list(
-        dict.fromkeys(
-            [*order[:shortlist], *(i for i, s in enumerate(every) if (s["chunk_id"], s["start"]) in near_keys)]
-        )
-    )
-    q = embedder.encode([item["question"]])[0]
-    v = embedder.encode([scored[i]["text"] for i in pick])
-    cos = dict(zip(pick, (np.asarray(v) @ np.asarray(q)).tolist(), strict=True))
-    dense_order = sorted(pick, key=lambda i: (-cos[i], i))
-    lex_order = [i for i in order if i in cos]
-    fused = rrf_scores([lex_order, dense_order], k=10)
-    top = max(fused.values()) if fused else 0.0
-    scores = [fused.get(i, 0.0) + (0.0 if i in fused else -1.0 + lex[i] / (1 + max(lex))) for i in range(len(every))]
-    del top
-    return every, scores
 
 
 def run(split: str, preset: str, variants: Sequence[str]) -> dict:
@@ -213,31 +153,17 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
                     **score_item(sentences, item["gold"], scores, ctx.read_sentence_chars),
                 }
             )
-        if "paper" in variants:  # the product's selector (agent.evidence), what the presets run
-            t = time.perf_counter()
-            ranked = paper_sentences_ranked(idx, item["paper_id"], [item["question"]], [c["chunk_id"] for c in chunks])
-            seconds["paper"] += time.perf_counter() - t
-            n_ranked = len(ranked)
-            rows["paper"].append(
-                {
-                    "id": item["id"],
-                    "kind": item.get("kind"),
-                    **score_item(
-                        ranked, item["gold"], [float(n_ranked - i) for i in range(n_ranked)], ctx.read_sentence_chars
-                    ),
-                }
-            )
+        near = [c["chunk_id"] for c in chunks]
         for v in wide:
             t = time.perf_counter()
-            every, scores = _paper_wide(
-                idx, item, lambda cid: chunk_sentences(idx, cid), sentences, idx.embedder, **PAPER_WIDE[v]
-            )
+            ranked = paper_sentences_ranked(idx, item["paper_id"], [item["question"]], near, **PAPER_WIDE[v])
             seconds[v] += time.perf_counter() - t
+            by_rank = [float(len(ranked) - r) for r in range(len(ranked))]
             rows[v].append(
                 {
                     "id": item["id"],
                     "kind": item.get("kind"),
-                    **score_item(every, item["gold"], scores, ctx.read_sentence_chars),
+                    **score_item(ranked, item["gold"], by_rank, ctx.read_sentence_chars),
                 }
             )
     n = len(reachable)
@@ -266,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     ap.add_argument("--preset", default="local-fast")
-    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE, "paper"]))
+    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE]))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     result = run(args.split, args.preset, [v.strip() for v in args.variants.split(",") if v.strip()])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.selector import budgeted, matches, score_item
+from bench.selector import matches, score_item
+from tools.retrieval.sentences import within_budget
 
 pytestmark = pytest.mark.unit
 
@@ -23,9 +24,9 @@ def test_a_gold_row_matches_through_whitespace_and_case():
 
 
 def test_the_budget_keeps_the_best_first_and_always_one():
-    assert budgeted([2, 0, 1], [10, 10, 10], 22) == [2, 0]
-    assert budgeted([1, 0], [500, 5], 100) == [1]  # a long best sentence is still taken
-    assert budgeted([1, 0], [500, 5], 100) != [1, 0]
+    assert within_budget([2, 0, 1], [10, 10, 10], 22) == [2, 0]
+    assert within_budget([1, 0], [500, 5], 100) == [1]  # a long best sentence is still taken
+    assert within_budget([1, 0], [500, 5], 100) != [1, 0]
 
 
 def test_score_item_ranks_and_shown():

@@ -130,15 +130,23 @@ def select_sentences(
     whole budget is still taken when it is the best one, so a long table row is not lost."""
     scores = sentence_scores(sentences, queries, stem)
     order = sorted(range(len(sentences)), key=lambda i: (i >= keep_first, -scores[i], i))
-    chosen: set[int] = set()
+    chosen = within_budget(order, [len(s["text"]) for s in sentences], budget_chars)
+    return [sentences[i] for i in sorted(chosen)]
+
+
+def within_budget(order: Sequence[int], sizes: Sequence[int], budget_chars: int) -> list[int]:
+    """The items of `order` (best first) taken while they fit in `budget_chars`, each costing its
+    size plus one separator; the first is always taken, and an item that does not fit is skipped
+    so that smaller ones after it may still fit."""
+    chosen: list[int] = []
     used = 0
     for i in order:
-        size = len(sentences[i]["text"]) + 1
+        size = sizes[i] + 1
         if chosen and used + size > budget_chars:
             continue
-        chosen.add(i)
+        chosen.append(i)
         used += size
-    return [sentences[i] for i in sorted(chosen)]
+    return chosen
 
 
 _ID = re.compile(r"^S(\d+)$")
