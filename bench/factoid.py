@@ -278,7 +278,15 @@ def main(argv: list[str] | None = None) -> int:
         help="a run knob over the preset (docs/settings.md), as `litloop eval --set`; repeatable",
     )
     args = ap.parse_args(argv)
-    overrides: dict[str, Any] = dict(kv.split("=", 1) for kv in args.set)
+    bad = [kv for kv in args.set if "=" not in kv]
+    if bad:
+        ap.error(f"--set takes KEY=VALUE (a run knob of docs/settings.md), not {bad[0]!r}")
+    from agent.context import ContextError, check_values
+
+    try:  # a typo or a bad value fails here, before any question is asked
+        overrides: dict[str, Any] = check_values(dict(kv.split("=", 1) for kv in args.set), "--set")
+    except ContextError as exc:
+        ap.error(str(exc))
     items = load_items(args.data)
     index = args.index or demo_index_path()
     if args.check:
