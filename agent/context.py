@@ -39,6 +39,9 @@ Probability = Annotated[float, Field(ge=0.0, le=1.0)]  # thresholds and margins 
 ChoiceScoring = Literal["model", "scored", "calibrated"]
 Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSettings.backend
 EvidenceSelector = Literal["chunks", "paper"]
+AnswerShape = Literal["auto", "fact", "papers"]
+ReadingMode = Literal["per_paper", "joint"]
+ListReading = Literal["similarity", "judge", "pick"]
 
 
 class ContextError(ValueError):
@@ -76,6 +79,28 @@ class Context:
     read_relevance_logprobs: bool = False
     read_relevance_threshold: Probability = 0.0
     read_concurrency: Count = 4
+    # "per_paper": one model call judges each candidate paper on its own (the method's Read);
+    # "joint": no call per paper: the evidence selector picks each candidate's best sentences
+    # and one call reads them together (the synthesis for a fact; for a "which papers" question
+    # one call that picks the sentences showing their paper qualifies). docs/benchmarks.md,
+    # "Breadth on the CPU"
+    reading: ReadingMode = "per_paper"
+    # the answer's shape (agent/shape.py): "auto" reads it from the question ("which papers ..."
+    # is `papers`, anything else `fact`). A fact gets at most `fact_claims` claims; a `papers`
+    # answer covers at least `list_papers` candidates, shows each with up to `list_sentence_chars`
+    # of its best sentences in a joint reading, and names each paper that qualifies
+    answer_shape: AnswerShape = "auto"
+    fact_claims: Count = 2
+    list_papers: Count = 10
+    list_sentence_chars: Count = 400
+    # how a joint reading decides which candidates of a "which papers" question qualify:
+    # "similarity", no model call: the bundled embedder's cosine between the question and the
+    # paper's title with its best sentences reaches `list_min_similarity`; "judge", the model's
+    # P(yes) for each paper on the same text (one token a paper) reaches `list_threshold`;
+    # "pick", one call shown them all picks the sentences that show their paper qualifies
+    list_reading: ListReading = "similarity"
+    list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.5
+    list_threshold: Probability = 0.5
     synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from
     synthesize_sentences: Count = 40  # sentences shown to the synthesis (the readers' selections)
     synthesize_claims: Count = 8  # most claims an answer may make

@@ -83,6 +83,32 @@ def reading_model(ids: Sequence[str], max_sentences: int) -> type[PaperReading]:
     )
 
 
+class PaperSelection(BaseModel):
+    """What a joint reading of several papers returns for a "which papers" question: the ids of
+    the shown sentences that show their paper qualifies (never text of its own)."""
+
+    sentences: list[str] = Field(
+        default_factory=list,
+        description="Ids (S1, S2, ...) of the sentences showing that their paper is one the question "
+        "asks for, one or two per such paper; empty when no paper qualifies.",
+    )
+
+
+def selection_model(ids: Sequence[str], max_sentences: int) -> type[PaperSelection]:
+    """PaperSelection whose `sentences` are the shown ids, at most `max_sentences`."""
+    return create_model(
+        "PaperSelection",
+        __base__=PaperSelection,
+        sentences=(
+            list[_ids(ids)],  # type: ignore[misc, arg-type]  # the shown ids, a type built at run time
+            Field(
+                description=PaperSelection.model_fields["sentences"].description,
+                json_schema_extra={"maxItems": max(1, max_sentences)},
+            ),
+        ),
+    )
+
+
 class Claim(BaseModel):
     text: str = Field(
         description="One statement of the answer, with numbers, units and names exactly as the "

@@ -50,6 +50,12 @@ class Reading(Record):
     finding: NotRequired[str]
     rejected_finding: NotRequired[dict[str, str]]  # text, reason
     sufficient: NotRequired[bool]
+    # who chose the evidence of a joint reading (`reading` "joint"): "selector", the evidence
+    # selector alone (a fact, the synthesis reads them together); "joint", the one call that read
+    # every candidate of a "which papers" question; "similarity" or "judge", a "which papers"
+    # candidate accepted by its cosine with the question or the model's P(yes)
+    reader: NotRequired[str]
+    similarity: NotRequired[float]  # a "which papers" candidate's cosine with the question
 
 
 class Verdict(Record, total=False):

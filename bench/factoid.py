@@ -149,12 +149,12 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def faithfulness(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Over the answers' claims: the share whose every number, quoted phrase and name occurs in
-    the sentences it cites or its cited papers' titles (the support check run again on what the
-    row recorded); claims dropped per answer; answers that fell back to quoting."""
+    the sentences it cites (a name also in its cited papers' titles or the question: the support
+    check run again on what the row recorded); claims dropped per answer; answers that fell back to quoting."""
     from agent.answer.support import check_claim  # pure text logic, no heavy import
 
     claims = [c for r in rows for c in r.get("claims") or []]
-    ok = [check_claim(c["text"], c["sentences"], c.get("titles", [])) is None for c in claims]
+    ok = [check_claim(c["text"], c["sentences"], [*c.get("titles", []), c.get("question", "")]) is None for c in claims]
     return {
         "claims_per_answer": len(claims) / len(rows) if rows else None,
         "claims_supported": sum(ok) / len(ok) if ok else None,
@@ -250,6 +250,7 @@ def run_question(
         "claims": [
             {
                 "text": c["text"],
+                "question": item["question"],
                 "sentences": [s["text"] for s in c["sentences"]],
                 "titles": list(
                     dict.fromkeys(t["title"] for t in answer.get("citations", []) if t["n"] in c["citations"])

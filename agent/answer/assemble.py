@@ -9,6 +9,7 @@ from typing import Any, cast
 from agent.answer.choice import choice_from_text
 from agent.answer.citations import Citations, with_markers
 from agent.answer.claims import check_claims
+from agent.answer.disagree import disagreement_note, disagreements
 from agent.answer.selection import extractive
 from agent.answer.types import Answer, ChoiceScores
 from agent.evidence import sentence_record
@@ -70,7 +71,9 @@ def build_answer(
         none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
         return cast(Answer, {**base, "text": none_found, "insufficient_evidence": True})
     kept, rejected = (
-        check_claims(value.claims, shown, idx, judge, threshold, reanchor) if value is not None else ([], [])
+        check_claims(value.claims, shown, idx, judge, threshold, reanchor, state["question"])
+        if value is not None
+        else ([], [])
     )
     if value is not None and value.insufficient_evidence and kept:  # the model says they do not answer
         rejected += [
@@ -103,6 +106,9 @@ def build_answer(
             for c in kept
         ]
         text = " ".join(with_markers(c["text"], c["citations"]) for c in claims)
+        if found := disagreements(claims):
+            base = {**base, "disagreements": found}
+            text = f"{text} {disagreement_note(found, claims)}"
         insufficient, fallback = False, ""
     else:
         quoted = extractive(shown)
@@ -138,3 +144,70 @@ def build_answer(
             "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
         },
     )
+
+
+def papers_answer(state: State, idx, readings: list) -> Answer:
+    """The answer to a "which papers" question read jointly (`reading` "joint"): each paper the
+    reading picked, in the order of the fused ranking (the strength of its retrieval evidence),
+    named with the sentences that show it qualifies, quoted as they stand in the paper. Each
+    paper is one claim whose text is those sentences, so nothing in it is the model's words."""
+    cites = Citations(idx)
+    claims: list[Any] = []
+    lines: list[str] = []
+    for r in readings:
+        if not r.get("relevant") or not r.get("evidence"):
+            continue
+        sents = [
+            Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
+            for e in r["evidence"]
+            if e["chunk_id"] in idx.chunk_row
+        ]
+        if not sents:
+            continue
+        quote = " ".join(s["text"] for s in sents)
+        numbers = cites.cite(sents, quote)
+        claims.append({"text": quote, "citations": numbers, "sentences": [sentence_record(idx, s) for s in sents]})
+        paper = idx.papers[r["paper_id"]]
+        lines.append(
+            f"{len(lines) + 1}. {paper.title} ({r['paper_id']}): {_quote(quote)} {''.join(f'[{n}]' for n in numbers)}"
+        )
+    read = sum(1 for r in readings if not r.get("failed"))
+    if not claims:
+        return cast(
+            Answer,
+            {
+                "text": f"None of the {read} papers read shows that it is one the question asks for.",
+                "insufficient_evidence": True,
+                "choice": "",
+                "table_rows": [],
+                "claims": [],
+                "rejected_claims": [],
+                "citations": [],
+                "papers": [],
+                "fallback": "",
+                "shape": "papers",
+            },
+        )
+    lead = (
+        f"{len(claims)} of the {read} papers read answer this:"
+        if len(claims) > 1
+        else f"1 of the {read} papers read answers this:"
+    )
+    citations = cites.all()
+    shown = [s for c in claims for s in c["sentences"]]
+    answer: dict[str, Any] = {
+        "text": "\n".join([lead, *lines]),
+        "insufficient_evidence": False,
+        "choice": "",
+        "table_rows": [],
+        "claims": claims,
+        "rejected_claims": [],
+        "citations": citations,
+        "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
+        "fallback": "",
+        "shape": "papers",
+    }
+    flagged = flagged_papers(idx, shown)
+    if flagged:
+        answer["flagged_papers"] = flagged
+    return cast(Answer, answer)

@@ -131,6 +131,17 @@ def support_probability(model, claim: str, sentences: Sequence[str], usage: dict
     return None if lp is None else normalised(lp)["yes"]
 
 
+def qualifies_probability(
+    model, question: str, title: str, sentences: Sequence[str], usage: dict | None = None
+) -> float | None:
+    """P(yes) that a paper, by its title and these sentences, is one a "which papers" question
+    asks for (yes and no only, renormalised), or None when the endpoint gives no log-probabilities.
+    The question comes first, so consecutive papers share the prompt's prefix in a prompt cache."""
+    user = prompts.render("qualifies", question=question, title=title, sentences="\n".join(f"- {s}" for s in sentences))
+    lp = option_logprobs(model, prompts.render("qualifies_system"), user, ["yes", "no"], usage=usage)
+    return None if lp is None else normalised(lp)["yes"]
+
+
 class CallFailed(RuntimeError):
     """A next-token call that `agent.models.token_call` recorded as failed (the endpoint did not
     answer, or had already failed the run's last calls)."""

@@ -38,7 +38,13 @@ def whole_sentences(answer: str) -> str:
 
 
 def check_claims(
-    claims, shown: list[Sentence], idx, judge=None, threshold: float = 0.5, reanchor: int = 0
+    claims,
+    shown: list[Sentence],
+    idx,
+    judge=None,
+    threshold: float = 0.5,
+    reanchor: int = 0,
+    question: str = "",
 ) -> tuple[list[dict], list[dict]]:
     """(kept, rejected): each claim with the shown sentences it cites; a claim is rejected when
     it cites no shown sentence or says what its sentences do not (`agent.answer.support.check_claim`).
@@ -48,7 +54,9 @@ def check_claims(
     tried on the `reanchor` other shown sentences that share most words with it, one at a time:
     one that passes both checks becomes its citation (`reanchored_from` keeps the ids the model
     gave), so a claim the model cited to the sentence next to the right one is kept, correctly
-    cited, and never on the judge's word alone."""
+    cited, and never on the judge's word alone. A name the claim takes from the `question`
+    (restating what is asked: "the SPECTER-based recommender") needs not be in its sentences;
+    its numbers always do."""
     kept, rejected, seen = [], [], set()
     for claim in claims:
         text = clean_claim(claim.text)
@@ -64,16 +72,18 @@ def check_claims(
         if not cited:
             why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
         else:
-            why = check_claim(text, [s["text"] for s in cited], support_context(idx, cited)) or _only_steering(
-                idx, cited
-            )
+            why = check_claim(
+                without_paper_ids(text, idx, cited),
+                [s["text"] for s in cited],
+                [*support_context(idx, cited), question],
+            ) or _only_steering(idx, cited)
         p = None
         if not why and judge is not None:
             p = judge(text, [s["text"] for s in cited])
             if p is not None and p < threshold:
                 why = f"the model judged that the cited sentences do not state it (P(yes) {p:.2f} < {threshold:.2f})"
         if why and judge is not None and reanchor > 0:
-            moved = _reanchor(text, cited, shown, idx, judge, threshold, reanchor)
+            moved = _reanchor(text, cited, shown, idx, judge, threshold, reanchor, question)
             if moved is not None:
                 kept.append(
                     {
@@ -94,6 +104,17 @@ def check_claims(
     return kept, rejected
 
 
+def without_paper_ids(text: str, idx, cited: list[Sentence]) -> str:
+    """The claim as the check reads it: the ids of the cited papers, which a prompt shows in each
+    sentence's header and a model may repeat ("N18-3011 reports ..."), taken out, so the digits
+    of an id are not read as a figure the sentences must hold."""
+    from tools.retrieval.retrieve import chunk_of
+
+    for pid in dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in cited):
+        text = text.replace(pid, "")
+    return text
+
+
 def _only_steering(idx, cited: list[Sentence]) -> str | None:
     """Why a claim is rejected when every sentence it cites is in a paper that tries to steer
     answers (`agent.evidence.steering_sentences`): such a paper's figures are not taken on its
@@ -112,7 +133,14 @@ def _only_steering(idx, cited: list[Sentence]) -> str | None:
 
 
 def _reanchor(
-    text: str, cited: list[Sentence], shown: list[Sentence], idx, judge, threshold: float, tries: int
+    text: str,
+    cited: list[Sentence],
+    shown: list[Sentence],
+    idx,
+    judge,
+    threshold: float,
+    tries: int,
+    question: str = "",
 ) -> tuple[Sentence, float] | None:
     """The shown sentence (not among `cited`) that states the claim: the `tries` sentences with
     the best word match (BM25 over the shown sentences) are checked, best first, by the
@@ -125,7 +153,9 @@ def _reanchor(
     )
     for i in order[:tries]:
         s = shown[i]
-        if check_claim(text, [s["text"]], support_context(idx, [s])) or _only_steering(idx, [s]):
+        if check_claim(
+            without_paper_ids(text, idx, [s]), [s["text"]], [*support_context(idx, [s]), question]
+        ) or _only_steering(idx, [s]):
             continue
         p = judge(text, [s["text"]])
         if p is not None and p >= threshold:

@@ -109,3 +109,5 @@ class Answer(TypedDict):
     model_choice: NotRequired[str]  # multiple choice: the synthesis's own label
     choice_scores: NotRequired[ChoiceScores | None]
     flagged_papers: NotRequired[list[dict[str, str]]]  # papers with text addressed to their reader
+    disagreements: NotRequired[list[dict[str, Any]]]  # claims giving different figures (answer/disagree.py)
+    shape: NotRequired[str]  # "fact" or "papers" (agent/shape.py): what the question asked for

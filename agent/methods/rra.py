@@ -18,7 +18,8 @@ from agent.evidence import listing, pick_paper_sentences, pick_sentences, senten
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
-from agent.schemas import Verification, reading_model
+from agent.schemas import Verification, reading_model, selection_model
+from agent.shape import papers_to_read, shape_for
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.base import Hit
@@ -121,7 +122,7 @@ def expand_neighbors(state: State, runtime) -> dict:
     """Seeds = the top paper of ranking A plus the verifier's evidence papers; ranking B from
     their neighbours; A/B fusion. `ranking` is the fused list at the length the benchmarks
     score (`relate.reader_top`, or more when more papers are read); the reader gets its top
-    `read_papers` as `candidates`."""
+    `read_papers` as `candidates` (`list_papers` for a "which papers" question: agent/shape.py)."""
     ctx = runtime.context
     idx = index_for(ctx)
     cfg = idx.settings.relate
@@ -129,11 +130,12 @@ def expand_neighbors(state: State, runtime) -> dict:
     a = ranking_a(state.get("pool", {}))
     seeds = select_seeds(a, list(state.get("evidence_papers", [])), cfg)
     b, _ = ranking_b(idx, seeds, cfg)
-    ranking = fuse_a_b(a, b, cfg, max(cfg.reader_top, ctx.read_papers))
+    n = papers_to_read(ctx, state["question"])
+    ranking = fuse_a_b(a, b, cfg, max(cfg.reader_top, n))
     return {
         "seeds": seeds,
         "ranking": ranking,
-        "candidates": ranking[: ctx.read_papers],
+        "candidates": ranking[:n],
         "usage": {"seconds_expand": time.perf_counter() - t},
     }
 
@@ -167,17 +169,28 @@ def reading_queries(state: State) -> list[str]:
     return [state["question"], *state.get("subqueries", [])]
 
 
-def sentences_to_read(state: State, runtime, paper_id: str, all_scores=None) -> list[Sentence]:
-    """The paper's sentences the reader is shown: those of its chunks to read (pooled first,
-    then by BM25, then title and abstract) that best match the question, within
-    `read_sentence_chars`, in chunk order."""
+def sentences_to_read(
+    state: State, runtime, paper_id: str, all_scores=None, budget_chars: int | None = None
+) -> list[Sentence]:
+    """The paper's sentences the reader is shown: those that best match the question, within
+    `budget_chars` (default `read_sentence_chars`), in the paper's order. Which sentences compete
+    is `evidence_selector`: "chunks", those of its chunks to read (pooled first, then by BM25,
+    then title and abstract); "paper", every sentence of the paper."""
     ctx = runtime.context
     idx = index_for(ctx)
+    budget = budget_chars or ctx.read_sentence_chars
     chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
     ids = [c["chunk_id"] for c in chunks]
     if ctx.evidence_selector == "paper":
-        return pick_paper_sentences(idx, paper_id, reading_queries(state), ctx.read_sentence_chars, ids)
-    return pick_sentences(idx, ids, reading_queries(state), ctx.read_sentence_chars)
+        return pick_paper_sentences(idx, paper_id, reading_queries(state), budget, ids)
+    return pick_sentences(idx, ids, reading_queries(state), budget)
+
+
+def matches_question(sentences: list[Sentence], queries: list[str]) -> bool:
+    """True when one of the sentences shares a content word (a Snowball stem) with the queries:
+    a paper whose best sentences share none is not put before the model in a joint reading."""
+    terms = {t for q in queries for t in tokenize(q, stem=True)}
+    return any(terms.intersection(tokenize(s["text"], stem=True)) for s in sentences)
 
 
 def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] | None = None) -> str:
@@ -298,7 +311,7 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
     if note:
         reading["note"] = note
     if finding and accepted:
-        why = check_claim(finding, [e["text"] for e in evidence], support_context(idx, picked))
+        why = check_claim(finding, [e["text"] for e in evidence], [*support_context(idx, picked), state["question"]])
         reading["finding"] = "" if why else finding
         if why:
             reading["rejected_finding"] = {"text": finding, "reason": why}
@@ -306,11 +319,14 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
 
 
 def read_paper(state: State, runtime) -> dict:
-    """Each candidate paper read concurrently with a bound (docs/design.md section 5)."""
+    """Each candidate paper read concurrently with a bound (docs/design.md section 5), or, with
+    `reading` "joint", all of them at once (`read_jointly`)."""
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
     ctx = runtime.context
-    papers = state.get("candidates", [])[: ctx.read_papers]
+    if ctx.reading == "joint":
+        return read_jointly(state, runtime)
+    papers = state.get("candidates", [])[: papers_to_read(ctx, state["question"])]
     t = time.perf_counter()
     all_scores = question_chunk_scores(state, index_for(ctx)) if papers else None
     with ContextThreadPoolExecutor(max_workers=max(1, ctx.read_concurrency)) as pool:
@@ -323,6 +339,170 @@ def read_paper(state: State, runtime) -> dict:
                 usage[k] = usage.get(k, 0) + v
         errors.extend(e)
     return {"readings": [r for r, _, _ in results], "usage": usage, "errors": errors}
+
+
+def joint_budget(ctx, shape: str, rank: int) -> int:
+    """Characters of a candidate's best sentences in a joint reading: for a "which papers"
+    question `list_sentence_chars` each; for a fact `read_sentence_chars` for the best-ranked
+    paper and half of it for each other (the fact is most often in the first)."""
+    if shape == "papers":
+        return ctx.list_sentence_chars
+    return ctx.read_sentence_chars if rank == 0 else max(1, ctx.read_sentence_chars // 2)
+
+
+def read_jointly(state: State, runtime) -> dict:
+    """The joint reading: no model call per paper. The evidence selector picks each candidate's
+    best sentences (a paper whose sentences share no content word with the question is left
+    out). For a fact they are the readings, and the synthesis reads them together; for a "which
+    papers" question one call is shown them all and picks the sentences that show their paper
+    qualifies, and the papers it picks from are the relevant ones."""
+    ctx = runtime.context
+    idx = index_for(ctx)
+    question = state["question"]
+    shape = shape_for(question, ctx.answer_shape)
+    papers = state.get("candidates", [])[: papers_to_read(ctx, question)]
+    t = time.perf_counter()
+    all_scores = question_chunk_scores(state, idx) if papers else None
+    queries = reading_queries(state)
+    shown: dict[str, list[Sentence]] = {}
+    readings: dict[str, dict] = {}
+    for rank, pid in enumerate(papers):
+        sents = sentences_to_read(state, runtime, pid, all_scores, joint_budget(ctx, shape, rank))
+        if sents and matches_question(sents, queries):
+            shown[pid] = sents
+        else:
+            readings[pid] = _unread(pid, "no sentence shares a content word with the question")
+    usage: dict[str, float] = {"papers_read": len(papers)}
+    errors: list[RunError] = []
+    if shape == "fact" or not shown:
+        for pid, sents in shown.items():
+            readings[pid] = _selected(idx, pid, sents, "selector", len(sents))
+    else:
+        sims = paper_similarities(idx, question, shown)
+        judged: tuple[dict[str, dict], dict, list[RunError]] | None = None
+        if ctx.list_reading == "similarity":
+            judged = by_similarity(idx, shown, sims, ctx.list_min_similarity), {}, []
+        elif ctx.list_reading == "judge":
+            judged = judge_papers(state, runtime, shown)
+        if judged is not None:
+            readings.update(judged[0])
+            usage.update(judged[1])
+            errors = judged[2]
+        else:  # "pick", or an endpoint that gives no log-probabilities to judge by
+            picked, usage_call, errors = pick_papers(state, runtime, shown)
+            readings.update(picked)
+            usage.update(usage_call)
+        for pid, sim in sims.items():
+            readings[pid]["similarity"] = sim
+    usage["seconds_read_paper"] = time.perf_counter() - t
+    return {"readings": [readings[pid] for pid in papers], "usage": usage, "errors": errors}
+
+
+def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> dict[str, float]:
+    """The bundled embedder's cosine between the question and each paper's title with its best
+    sentences (one batch): how a "which papers" candidate is accepted without a model call."""
+    import numpy as np
+
+    if not shown:
+        return {}
+    texts = [" ".join([idx.papers[pid].title, *(s["text"] for s in sents)]) for pid, sents in shown.items()]
+    vecs = np.asarray(idx.embedder.encode([question, *texts]), dtype=float)
+    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    return {pid: round(float(v @ vecs[0]), 4) for pid, v in zip(shown, vecs[1:], strict=True)}
+
+
+def by_similarity(idx, shown: dict[str, list[Sentence]], sims: dict[str, float], floor: float) -> dict[str, dict]:
+    """The candidates whose similarity reaches `floor` qualify, quoted with their best sentences."""
+    out: dict[str, dict] = {}
+    for pid, sents in shown.items():
+        if sims[pid] >= floor:
+            out[pid] = _selected(idx, pid, sents, "similarity", len(sents))
+        else:
+            out[pid] = {
+                **_unread(pid, f"similarity {sims[pid]:.2f} < {floor:.2f}"),
+                "sentences_shown": len(sents),
+            }
+    return out
+
+
+def judge_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
+    """Each candidate of a "which papers" question judged on its title and best sentences by the
+    model's next token (P(yes), one token a paper, the question first so that the prompt cache
+    keeps it); a paper at or above `list_threshold` qualifies, quoted with those sentences.
+    (readings, usage, errors), or None when the endpoint gives no log-probabilities."""
+    from agent.answer.choice import CallFailed, qualifies_probability
+    from agent.resources import chat_model, settings_for
+
+    ctx = runtime.context
+    idx = index_for(ctx)
+    model = chat_model("read", settings_for(ctx), ctx.model_for("read"))
+    usage: dict[str, float] = {}
+    readings: dict[str, dict] = {}
+    errors: list[RunError] = []
+    for pid, sents in shown.items():
+        with trace_step(f"judge {pid}", inputs={"paper_id": pid}, metadata={"paper_id": pid}) as step:
+            try:
+                p = qualifies_probability(
+                    model, state["question"], idx.papers[pid].title, [s["text"] for s in sents], usage=usage
+                )
+            except CallFailed as exc:
+                errors.append({"node": "read", "error": exc.error, "kind": exc.kind})
+                readings[pid] = {"paper_id": pid, "relevant": False, "failed": True}
+                continue
+            step.outputs = {"p_yes": p}
+        if p is None:
+            return None
+        if p >= ctx.list_threshold:
+            readings[pid] = {**_selected(idx, pid, sents, "judge", len(sents)), "relevant_p": p}
+        else:
+            readings[pid] = {
+                **_unread(pid, f"judged not to qualify (P(yes) {p:.2f} < {ctx.list_threshold:.2f})"),
+                "relevant_p": p,
+                "sentences_shown": len(sents),
+            }
+    return readings, usage, errors
+
+
+def pick_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
+    """One call shown every candidate's best sentences picks those that show their paper
+    qualifies; the papers it picks from are relevant. (readings, usage, errors)."""
+    idx = index_for(runtime.context)
+    flat = [s for sents in shown.values() for s in sents]
+    ids = sentence_ids(len(flat))
+    prompt = prompts.render("read_papers", question=state["question"], sentences=listing(idx, flat, with_paper=True))
+    with trace_step("read papers", inputs={"papers": list(shown)}, metadata={"papers": len(shown)}) as step:
+        call = llm("read", selection_model(ids, 2 * len(shown)), prompt, runtime)
+        step.outputs = {"sentences": call.value.sentences if call.value else None}
+    value = call.value
+    picked = {i for i in map(sentence_index, value.sentences if value else []) if i is not None and i < len(flat)}
+    readings: dict[str, dict] = {}
+    start = 0
+    for pid, sents in shown.items():
+        mine = [s for k, s in enumerate(sents, start) if k in picked]
+        start += len(sents)
+        if value is None:
+            readings[pid] = {"paper_id": pid, "relevant": False, "failed": True}
+        elif mine:
+            readings[pid] = _selected(idx, pid, mine, "joint", len(sents))
+        else:
+            readings[pid] = {**_unread(pid, "not picked in the joint reading"), "sentences_shown": len(sents)}
+    return readings, call.usage, call.errors
+
+
+def _selected(idx, pid: str, sentences: list[Sentence], by: str, shown: int) -> dict:
+    evidence = [sentence_record(idx, s) for s in sentences]
+    return {
+        "paper_id": pid,
+        "relevant": True,
+        "reader": by,
+        "evidence": evidence,
+        "evidence_chunk_ids": list(dict.fromkeys(e["chunk_id"] for e in evidence)),
+        "sentences_shown": shown,
+    }
+
+
+def _unread(pid: str, note: str) -> dict:
+    return {"paper_id": pid, "relevant": False, "evidence": [], "evidence_chunk_ids": [], "note": note}
 
 
 register("rra", __name__)

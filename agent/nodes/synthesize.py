@@ -15,7 +15,7 @@ import time
 from langgraph.runtime import Runtime
 
 from agent import prompts
-from agent.answer.assemble import build_answer
+from agent.answer.assemble import build_answer, papers_answer
 from agent.answer.choice import score_options
 from agent.answer.claims import support_judge
 from agent.answer.selection import evidence_sentences
@@ -31,13 +31,19 @@ from agent.methods.common import llm
 from agent.models import ENDPOINT_KINDS
 from agent.resources import index_for
 from agent.schemas import synthesis_model
+from agent.shape import claims_cap, shape_for
 from agent.state import State
 from tools.retrieval.sentences import Sentence, sentence_ids
 
 
-def answer_instructions(state: State) -> str:
+def answer_instructions(state: State, ctx) -> str:
     types = state.get("answer_types") or ["freeform"]
     lines = []
+    if shape_for(state["question"], ctx.answer_shape) == "papers" and "multiple_choice" not in types:
+        lines.append(
+            "The question asks which papers qualify: write one claim for each paper whose sentences show "
+            "that it does, naming the paper, the best-supported first."
+        )
     if "multiple_choice" in types and state.get("options"):
         opts = "\n".join(f"{k}: {v}" for k, v in sorted(state["options"].items()))
         lines.append(
@@ -57,7 +63,7 @@ def synthesis_schema(state: State, ctx, shown: list[Sentence]):
     types = state.get("answer_types") or ["freeform"]
     options = sorted(state.get("options") or {}) if "multiple_choice" in types else []
     table = "table" in types and bool(state.get("table_schema"))
-    return synthesis_model(sentence_ids(len(shown)), ctx.synthesize_claims, options, table)
+    return synthesis_model(sentence_ids(len(shown)), claims_cap(ctx, state["question"]), options, table)
 
 
 def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None) -> str:
@@ -67,9 +73,12 @@ def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None
     return prompts.render(
         "synthesize",
         question=state["question"],
-        answer_instructions=answer_instructions(state),
+        answer_instructions=answer_instructions(state, ctx),
+        source=(
+            "the best-matching passages of the papers found" if ctx.reading == "joint" else "the papers judged relevant"
+        ),
         evidence=listing(idx, shown, with_paper=True),
-        max_claims=ctx.synthesize_claims,
+        max_claims=claims_cap(ctx, state["question"]),
     )
 
 
@@ -77,6 +86,13 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
     readings = state.get("readings", [])
+    shape = shape_for(state["question"], ctx.answer_shape)
+    if shape == "papers" and ctx.reading == "joint" and ctx.mode == "rra" and not state.get("options"):
+        # the joint reading already chose each paper's sentences: the answer names them, no call
+        if any(r.get("failed") for r in readings) and all(r.get("failed") or not r.get("relevant") for r in readings):
+            return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
+        answer = papers_answer(state, idx, readings)
+        return {"answer": {**answer, "status": answer_status(readings, state.get("errors", []))}}
     shown = evidence_sentences(state, idx, ctx)
     if not shown:
         status = answer_status(readings, state.get("errors", []))
@@ -120,7 +136,7 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     if judge is not None:
         usage = _added(usage, judged)
         usage["seconds_support"] = time.perf_counter() - t
-    return {"answer": {**answer, "status": status}, "usage": usage, "errors": errors}
+    return {"answer": {**answer, "shape": shape, "status": status}, "usage": usage, "errors": errors}
 
 
 def _added(usage: dict, more: dict) -> dict:

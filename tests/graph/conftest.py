@@ -85,6 +85,22 @@ def ui_access(monkeypatch):
     configured_endpoint.cache_clear()
 
 
+def logprob_reply(**probs):
+    """A one-token reply whose top log-probabilities are `probs` (label -> probability)."""
+    import math
+
+    from langchain_core.messages import AIMessage
+
+    top = [{"token": k, "logprob": math.log(v)} for k, v in probs.items()]
+    best = max(probs, key=probs.get)
+    return AIMessage(
+        content=best,
+        response_metadata={
+            "logprobs": {"content": [{"token": best, "logprob": math.log(probs[best]), "top_logprobs": top}]}
+        },
+    )
+
+
 SENTENCE = re.compile(r"^(S\d+) (.*)$", re.MULTILINE)
 
 

@@ -21,6 +21,7 @@ from .conftest import (
     cite_first_chunk,
     claims_answer,
     ids_with,
+    logprob_reply,
     shown_sentences,
 )
 
@@ -165,22 +166,6 @@ def test_an_instruction_in_a_paper_changes_nothing(scripted, injected_index, mon
     assert cited["injected"] == cited["clean"] and cited["clean"]
     assert "42" not in runs["injected"]["answer"]["text"]
     assert runs["injected"]["answer"]["text"] == runs["clean"]["answer"]["text"] == "CRFs reach 95.7 F1 [1]."
-
-
-def logprob_reply(**probs):
-    """A one-token reply whose top log-probabilities are `probs` (label -> probability)."""
-    import math
-
-    from langchain_core.messages import AIMessage
-
-    top = [{"token": k, "logprob": math.log(v)} for k, v in probs.items()]
-    best = max(probs, key=probs.get)
-    return AIMessage(
-        content=best,
-        response_metadata={
-            "logprobs": {"content": [{"token": best, "logprob": math.log(probs[best]), "top_logprobs": top}]}
-        },
-    )
 
 
 def test_the_choice_is_scored_from_the_evidence_and_calibrated(scripted):
@@ -344,3 +329,13 @@ def test_claims_of_a_synthesis_that_says_the_evidence_is_insufficient_are_not_th
     ans = ask("What F1 do HMMs reach on chunking?", **SMALL)["answer"]
     assert ans["fallback"] == "extractive" and ans["insufficient_evidence"] is True and ans["claims"] == []
     assert ans["rejected_claims"][0]["reason"] == "the synthesis said the sentences do not answer the question"
+
+
+def test_a_name_the_claim_takes_from_the_question_needs_not_be_in_its_sentences(scripted):
+    claim = claims_answer(("The ZephyrNet chunker reaches 95.7 F1.", "95.7"))
+    scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[claim])
+    asked = ask("What F1 does the ZephyrNet chunker built on CRFs reach?", support_judge=False, **SMALL)["answer"]
+    assert asked["text"] == "The ZephyrNet chunker reaches 95.7 F1 [1]."
+    scripted(decompose=[{"subqueries": ["crf F1"]}], verify=[SATISFIED], read=(cite_first_chunk,), synthesize=[claim])
+    other = ask("What F1 do CRFs reach?", support_judge=False, **SMALL)["answer"]
+    assert other["claims"] == [] and "'ZephyrNet'" in other["rejected_claims"][0]["reason"]

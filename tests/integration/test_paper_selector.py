@@ -51,3 +51,16 @@ def test_the_reader_uses_it_when_the_run_asks(idx, monkeypatch):
     state = {"question": QUESTION, "subqueries": [], "pool": {}}
     runtime = SimpleNamespace(context=make_context("local-fast", evidence_selector="paper"))
     assert any(GOLD in s["text"] for s in rra.sentences_to_read(state, runtime, PDF))
+
+
+def test_a_cited_papers_id_in_a_claim_is_not_read_as_a_figure(idx):
+    from agent.answer.claims import check_claims
+    from agent.schemas import Claim
+
+    shown = [s for s in pick_paper_sentences(idx, PDF, [QUESTION], 1000) if GOLD in s["text"]]
+    ok, _ = check_claims([Claim(text="N18-3011 initializes word embeddings with GloVe.", sentences=["S1"])], shown, idx)
+    assert ok, "the paper's id is not a figure"
+    _, bad = check_claims(
+        [Claim(text="N18-3011 initializes 3011 embeddings with GloVe.", sentences=["S1"])], shown, idx
+    )
+    assert "'3011'" in bad[0]["reason"]  # the same digits written as a figure still need the sentence

@@ -15,7 +15,10 @@ EXPECTED = {
     "venue_year": {"venue", "year"},
     "verify": {"question", "n_papers", "papers"},
     "read_paper": {"question", "paper_id", "title", "venue_year", "sentences", "max_sentences"},
-    "synthesize": {"question", "answer_instructions", "evidence", "max_claims"},
+    "read_papers": {"question", "sentences"},
+    "qualifies": {"question", "title", "sentences"},
+    "qualifies_system": set(),
+    "synthesize": {"question", "answer_instructions", "source", "evidence", "max_claims"},
     "repair": {"error", "schema"},
 }
 

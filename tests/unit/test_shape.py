@@ -1,0 +1,58 @@
+"""The answer's shape read from the question's wording (agent/shape.py), and what it sizes."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.context import make_context
+from agent.shape import claims_cap, papers_to_read, question_shape, shape_for
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which papers apply reinforcement learning on a mobile robot?",
+        "Which of the demo papers use GROBID?",
+        "What other studies report HMM extractors?",
+        "List the papers that build citation indexes",
+        "Name all studies that use ScienceParse",
+        "Papers that combine collaborative filtering with content-based filtering",
+        "Are there any papers on wrapper induction?",
+        "which works build on SciBERT",
+    ],
+)
+def test_which_papers_questions_ask_for_papers(question):
+    assert question_shape(question) == "papers"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What loss function does SPECTER train with?",
+        "What F1 does S2ORC report for titles?",
+        "How many papers does S2ORC contain?",
+        "What share of papers carry a DOI?",
+        "Which dataset has the most papers?",
+        "Which model is best on SciDocs?",
+        "",
+    ],
+)
+def test_everything_else_is_a_fact(question):
+    assert question_shape(question) == "fact"
+
+
+def test_the_run_can_say_the_shape_itself():
+    assert shape_for("What loss does SPECTER use?", "papers") == "papers"
+    assert shape_for("Which papers use GROBID?", "fact") == "fact"
+    assert shape_for("Which papers use GROBID?", "auto") == "papers"
+
+
+def test_the_shape_sizes_the_reading_and_the_claims():
+    ctx = make_context("local-fast")  # reads 2 papers, at most 3 claims
+    assert papers_to_read(ctx, "What loss does SPECTER use?") == ctx.read_papers == 2
+    assert papers_to_read(ctx, "Which papers use GROBID?") == ctx.list_papers == 10
+    assert claims_cap(ctx, "What loss does SPECTER use?") == 2  # fact_claims
+    assert claims_cap(ctx, "Which papers use GROBID?") == 10
+    wide = make_context("paper")  # reads 50, at most 8 claims
+    assert papers_to_read(wide, "Which papers use GROBID?") == 50
+    assert claims_cap(make_context("paper", fact_claims=5), "What loss?") == 5
