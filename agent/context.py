@@ -41,7 +41,7 @@ Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSe
 EvidenceSelector = Literal["chunks", "paper"]
 AnswerShape = Literal["auto", "fact", "papers"]
 ReadingMode = Literal["per_paper", "joint"]
-ListReading = Literal["similarity", "judge", "pick"]
+ListReading = Literal["per_paper", "similarity", "judge", "pick"]
 
 
 class ContextError(ValueError):
@@ -79,11 +79,9 @@ class Context:
     read_relevance_logprobs: bool = False
     read_relevance_threshold: Probability = 0.0
     read_concurrency: Count = 4
-    # "per_paper": one model call judges each candidate paper on its own (the method's Read);
-    # "joint": no call per paper: the evidence selector picks each candidate's best sentences
-    # and one call reads them together (the synthesis for a fact; for a "which papers" question
-    # one call that picks the sentences showing their paper qualifies). docs/benchmarks.md,
-    # "Breadth on the CPU"
+    # how a fact question's candidates are read: "per_paper", one model call judges each paper on
+    # its own (the method's Read); "joint", no call per paper: the evidence selector picks each
+    # candidate's best sentences and the synthesis reads them together
     reading: ReadingMode = "per_paper"
     # the answer's shape (agent/shape.py): "auto" reads it from the question ("which papers ..."
     # is `papers`, anything else `fact`). A fact gets at most `fact_claims` claims; a `papers`
@@ -93,12 +91,14 @@ class Context:
     fact_claims: Count = 2
     list_papers: Count = 10
     list_sentence_chars: Count = 400
-    # how a joint reading decides which candidates of a "which papers" question qualify:
-    # "similarity", no model call: the bundled embedder's cosine between the question and the
-    # paper's title with its best sentences reaches `list_min_similarity`; "judge", the model's
-    # P(yes) for each paper on the same text (one token a paper) reaches `list_threshold`;
-    # "pick", one call shown them all picks the sentences that show their paper qualifies
-    list_reading: ListReading = "similarity"
+    # how the candidates of a "which papers" question are read: "per_paper", as a fact's with
+    # `reading` "per_paper", and the synthesis names the papers; the others read them together
+    # and name each paper that qualifies with its best sentences: "similarity", no model call,
+    # the bundled embedder's cosine between the question and the paper's title with its best
+    # sentences reaches `list_min_similarity`; "judge", the model's P(yes) for each paper on the
+    # same text (one token a paper) reaches `list_threshold`; "pick", one call shown them all
+    # picks the sentences that show their paper qualifies
+    list_reading: ListReading = "per_paper"
     list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.5
     list_threshold: Probability = 0.5
     synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from

@@ -55,3 +55,11 @@ def claims_cap(ctx, question: str) -> int:
     if shape_for(question, ctx.answer_shape) == "papers":
         return max(ctx.synthesize_claims, ctx.list_papers)
     return min(ctx.synthesize_claims, ctx.fact_claims)
+
+
+def reads_jointly(ctx, question: str) -> bool:
+    """Whether a run reads its candidates together, with no model call per paper: a "which
+    papers" question unless `list_reading` is "per_paper"; a fact when `reading` is "joint"."""
+    if shape_for(question, ctx.answer_shape) == "papers":
+        return ctx.list_reading != "per_paper"
+    return ctx.reading == "joint"

@@ -19,7 +19,7 @@ from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
 from agent.schemas import Verification, reading_model, selection_model
-from agent.shape import papers_to_read, shape_for
+from agent.shape import papers_to_read, reads_jointly, shape_for
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.base import Hit
@@ -320,11 +320,11 @@ def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dic
 
 def read_paper(state: State, runtime) -> dict:
     """Each candidate paper read concurrently with a bound (docs/design.md section 5), or, with
-    `reading` "joint", all of them at once (`read_jointly`)."""
+    a joint reading (`agent.shape.reads_jointly`), all of them at once (`read_jointly`)."""
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
     ctx = runtime.context
-    if ctx.reading == "joint":
+    if reads_jointly(ctx, state["question"]):
         return read_jointly(state, runtime)
     papers = state.get("candidates", [])[: papers_to_read(ctx, state["question"])]
     t = time.perf_counter()

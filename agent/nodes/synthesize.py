@@ -31,7 +31,7 @@ from agent.methods.common import llm
 from agent.models import ENDPOINT_KINDS
 from agent.resources import index_for
 from agent.schemas import synthesis_model
-from agent.shape import claims_cap, shape_for
+from agent.shape import claims_cap, reads_jointly, shape_for
 from agent.state import State
 from tools.retrieval.sentences import Sentence, sentence_ids
 
@@ -75,7 +75,9 @@ def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None
         question=state["question"],
         answer_instructions=answer_instructions(state, ctx),
         source=(
-            "the best-matching passages of the papers found" if ctx.reading == "joint" else "the papers judged relevant"
+            "the best-matching passages of the papers found"
+            if reads_jointly(ctx, state["question"])
+            else "the papers judged relevant"
         ),
         evidence=listing(idx, shown, with_paper=True),
         max_claims=claims_cap(ctx, state["question"]),
@@ -87,7 +89,7 @@ def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     idx = index_for(ctx)
     readings = state.get("readings", [])
     shape = shape_for(state["question"], ctx.answer_shape)
-    if shape == "papers" and ctx.reading == "joint" and ctx.mode == "rra" and not state.get("options"):
+    if shape == "papers" and reads_jointly(ctx, state["question"]) and ctx.mode == "rra" and not state.get("options"):
         # the joint reading already chose each paper's sentences: the answer names them, no call
         if any(r.get("failed") for r in readings) and all(r.get("failed") or not r.get("relevant") for r in readings):
             return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}

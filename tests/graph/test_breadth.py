@@ -14,7 +14,7 @@ pytestmark = pytest.mark.graph
 
 WHICH = "Which papers use Markov models for tagging or information extraction?"
 MARKOV = {"hmm", "memm"}  # the papers whose text says "Markov"
-JOINT = dict(preset="local-fast", reading="joint", list_papers=10)
+JOINT = dict(preset="local-fast", list_papers=10)  # list_reading "similarity"
 
 
 def _quoted_verbatim(answer) -> None:
@@ -97,7 +97,7 @@ def test_a_which_question_read_per_paper_lets_the_synthesis_name_each_paper(scri
         read=(lambda messages: {"sentences": ids_with(messages, "markov")[:1], "relevant": True, "finding": ""},),
         synthesize=[ANSWER],
     )
-    ask(WHICH, preset="local-fast")
+    ask(WHICH, preset="local-fast", list_reading="per_paper")
     assert len(m["read"].calls) == 6  # list_papers, capped by the corpus, not read_papers (2)
     synthesis = next(c for c in m["synthesize"].calls if c.kwargs.get("scripted_method"))
     assert synthesis.kwargs["scripted_schema"]["properties"]["claims"]["maxItems"] == 10
