@@ -73,7 +73,7 @@ def check_claims(
             why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
         else:
             why = check_claim(
-                without_paper_ids(text, idx, cited),
+                without_paper_ids(text, idx, shown),
                 [s["text"] for s in cited],
                 [*support_context(idx, cited), question],
             ) or _only_steering(idx, cited)
@@ -104,13 +104,14 @@ def check_claims(
     return kept, rejected
 
 
-def without_paper_ids(text: str, idx, cited: list[Sentence]) -> str:
-    """The claim as the check reads it: the ids of the cited papers, which a prompt shows in each
-    sentence's header and a model may repeat ("N18-3011 reports ..."), taken out, so the digits
-    of an id are not read as a figure the sentences must hold."""
+def without_paper_ids(text: str, idx, shown: list[Sentence]) -> str:
+    """The claim as the check reads it: the ids of the papers whose sentences were shown, which a
+    prompt prints in each sentence's header and a model may repeat ("N18-3011 reports ..."), taken
+    out (longest first), so the digits of an id are not read as a figure the sentences must hold."""
     from tools.retrieval.retrieve import chunk_of
 
-    for pid in dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in cited):
+    ids = {chunk_of(idx, s["chunk_id"]).paper_id for s in shown}
+    for pid in sorted(ids, key=len, reverse=True):
         text = text.replace(pid, "")
     return text
 
@@ -154,7 +155,7 @@ def _reanchor(
     for i in order[:tries]:
         s = shown[i]
         if check_claim(
-            without_paper_ids(text, idx, [s]), [s["text"]], [*support_context(idx, [s]), question]
+            without_paper_ids(text, idx, shown), [s["text"]], [*support_context(idx, [s]), question]
         ) or _only_steering(idx, [s]):
             continue
         p = judge(text, [s["text"]])
