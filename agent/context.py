@@ -38,7 +38,7 @@ Count = Annotated[int, Field(ge=1)]  # papers, chunks, characters, rounds: at le
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]  # thresholds and margins of probabilities
 ChoiceScoring = Literal["model", "scored", "calibrated"]
 Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSettings.backend
-EvidenceSelector = Literal["chunks", "paper"]
+EvidenceSelector = Literal["chunks", "paper", "mixed"]
 AnswerShape = Literal["auto", "fact", "papers"]
 ReadingMode = Literal["per_paper", "joint"]
 ListReading = Literal["per_paper", "similarity", "judge", "pick"]

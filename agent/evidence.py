@@ -129,6 +129,31 @@ def pick_paper_sentences(
     return sorted(chosen, key=lambda s: (idx.chunk_row[s["chunk_id"]], s["start"]))
 
 
+def pick_mixed_sentences(
+    idx,
+    paper_id: str,
+    chunk_ids: Iterable[str],
+    queries: Sequence[str],
+    budget_chars: int,
+    wide_share: float = 0.4,
+) -> list[Sentence]:
+    """The reader's chunks' best sentences (`pick_sentences`) with the paper-wide selector's best
+    ones (`paper_sentences_ranked`) added first, within `wide_share` of the budget: a sentence
+    from anywhere in the paper, and the neighbours of the chunks the reader reads, in one budget.
+    Returned in the paper's order."""
+    ids = list(dict.fromkeys(chunk_ids))
+    ranked = paper_sentences_ranked(idx, paper_id, queries, ids)
+    wide = [
+        ranked[i]
+        for i in within_budget(range(len(ranked)), [len(s["text"]) for s in ranked], int(budget_chars * wide_share))
+    ]
+    taken = {(s["chunk_id"], s["start"]) for s in wide}
+    used = sum(len(s["text"]) + 1 for s in wide)
+    rest = [s for cid in ids for s in chunk_sentences(idx, cid) if (s["chunk_id"], s["start"]) not in taken]
+    near = select_sentences(rest, queries, max(1, budget_chars - used)) if rest and used < budget_chars else []
+    return sorted([*wide, *near], key=lambda s: (idx.chunk_row[s["chunk_id"]], s["start"]))
+
+
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:
     """Sentences numbered S1..Sn, grouped under a header per chunk (its kind and locator; with
     `with_paper`, the paper's id and title too)."""

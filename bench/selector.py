@@ -154,6 +154,22 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
                 }
             )
         near = [c["chunk_id"] for c in chunks]
+        if "mixed" in variants:
+            from agent.evidence import pick_mixed_sentences
+
+            t = time.perf_counter()
+            shown = pick_mixed_sentences(idx, item["paper_id"], near, [item["question"]], ctx.read_sentence_chars)
+            seconds["mixed"] += time.perf_counter() - t
+            hit = any(matches(item["gold"], s["text"]) for s in shown)
+            rows["mixed"].append(
+                {
+                    "id": item["id"],
+                    "kind": item.get("kind"),
+                    "rank": None,
+                    "shown": hit,
+                    **{f"recall@{k}": None for k in KS},
+                }
+            )
         for v in wide:
             t = time.perf_counter()
             ranked = paper_sentences_ranked(idx, item["paper_id"], [item["question"]], near, **PAPER_WIDE[v])
@@ -177,11 +193,17 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     for v, rs in rows.items():
         summary["variants"][v] = {
             "shown": round(statistics.fmean(r["shown"] for r in rs), 3) if rs else None,
-            **{f"recall@{k}": round(statistics.fmean(r[f"recall@{k}"] for r in rs), 3) if rs else None for k in KS},
+            # a selector that keeps a set, not a ranking ("mixed"), has no recall@k
+            **{f"recall@{k}": _mean([r[f"recall@{k}"] for r in rs]) for k in KS},
             "shown_tables": _share([r for r in rs if r["kind"] == "table"]),
             "ms_per_question": round(1000 * seconds[v] / n, 1) if n else None,
         }
     return {"summary": summary, "rows": rows}
+
+
+def _mean(values: list) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.fmean(known), 3) if known else None
 
 
 def _share(rs: list[dict]) -> float | None:
@@ -192,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     ap.add_argument("--preset", default="local-fast")
-    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE]))
+    ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE, "mixed"]))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     result = run(args.split, args.preset, [v.strip() for v in args.variants.split(",") if v.strip()])

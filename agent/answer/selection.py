@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.evidence import pick_paper_sentences, pick_sentences
+from agent.evidence import pick_mixed_sentences, pick_paper_sentences, pick_sentences
 from agent.state import State
 from tools.retrieval.fusion import round_robin
 from tools.retrieval.sentences import Sentence
@@ -28,6 +28,8 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
             ids = [c for c in r.get("evidence_chunk_ids", []) if c in idx.chunk_row]
             if ctx.evidence_selector == "paper" and r.get("paper_id") in idx.papers:
                 sents = pick_paper_sentences(idx, r["paper_id"], queries, ctx.read_sentence_chars, ids)
+            elif ctx.evidence_selector == "mixed" and r.get("paper_id") in idx.papers:
+                sents = pick_mixed_sentences(idx, r["paper_id"], ids, queries, ctx.read_sentence_chars)
             else:
                 sents = pick_sentences(idx, ids, queries, ctx.read_sentence_chars)
         per_paper.append(sents)

@@ -14,7 +14,14 @@ from typing import Any
 
 from agent import prompts
 from agent.answer.support import check_claim
-from agent.evidence import listing, pick_paper_sentences, pick_sentences, sentence_record, support_context
+from agent.evidence import (
+    listing,
+    pick_mixed_sentences,
+    pick_paper_sentences,
+    pick_sentences,
+    sentence_record,
+    support_context,
+)
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
@@ -183,6 +190,8 @@ def sentences_to_read(
     ids = [c["chunk_id"] for c in chunks]
     if ctx.evidence_selector == "paper":
         return pick_paper_sentences(idx, paper_id, reading_queries(state), budget, ids)
+    if ctx.evidence_selector == "mixed":
+        return pick_mixed_sentences(idx, paper_id, ids, reading_queries(state), budget)
     return pick_sentences(idx, ids, reading_queries(state), budget)
 
 

@@ -64,3 +64,15 @@ def test_a_cited_papers_id_in_a_claim_is_not_read_as_a_figure(idx):
         [Claim(text="N18-3011 initializes 3011 embeddings with GloVe.", sentences=["S1"])], shown, idx
     )
     assert "'3011'" in bad[0]["reason"]  # the same digits written as a figure still need the sentence
+
+
+def test_the_mixed_selector_keeps_the_reader_chunks_neighbours_and_the_papers_best(idx):
+    from agent.evidence import pick_mixed_sentences
+
+    far = [c.chunk_id for c in idx.paper_chunks(PDF) if GOLD not in c.text][:2]  # chunks without the answer
+    shown = pick_mixed_sentences(idx, PDF, far, [QUESTION], 1000)
+    assert any(GOLD in s["text"] for s in shown)  # found paper-wide, outside the reader's chunks
+    assert {s["chunk_id"] for s in shown} & set(far)  # and the reader's chunks still have their place
+    assert sum(len(s["text"]) + 1 for s in shown) <= 1000 + max(len(s["text"]) for s in shown)
+    rows = [(idx.chunk_row[s["chunk_id"]], s["start"]) for s in shown]
+    assert rows == sorted(rows) and len(set(rows)) == len(rows)
