@@ -230,7 +230,6 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
     from tools.index import open_index
     from tools.retrieval.relate import ranking_b
     from tools.retrieval.retrieve import query_ranking
-    from tools.retrieval.text import tokenize
 
     settings = get_settings(index=root)
     rss_start = rss_gb()
@@ -256,8 +255,8 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
     out["paper_emb_load_s"] = round(time.perf_counter() - t, 3)
     k = cfg.per_index_k
     runs = {
-        "bm25": lambda q: idx.chunk_bm25.top_k(tokenize(q), k),
-        "paper_bm25": lambda q: idx.paper_bm25.top_k(tokenize(q), k),
+        "bm25": lambda q: idx.chunk_bm25.top_k(idx.tokenize(q), k),
+        "paper_bm25": lambda q: idx.paper_bm25.top_k(idx.tokenize(q), k),
         "dense": lambda q: idx.dense_chunks(q, k),
         "hybrid": lambda q: query_ranking(idx, q, cfg),
     }
@@ -272,7 +271,7 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
     times = []
     for q in make_queries(vocab, queries, seed + 3, skip=0):
         t = time.perf_counter()
-        idx.chunk_bm25.top_k(tokenize(q), k)
+        idx.chunk_bm25.top_k(idx.tokenize(q), k)
         times.append(time.perf_counter() - t)
     out["bm25_common"] = latency_ms(times)
     rng = np.random.default_rng(seed + 2)

@@ -136,6 +136,23 @@ class RetrievalSettings(BaseModel):
     pool_per_subquery: int = Field(
         20, ge=1, description="Chunks per subquery that enter the evidence pool (paper: 20)."
     )
+    tokenizer: Literal["plain", "snowball"] = Field(
+        "plain",
+        description="Tokenizer a new index's BM25 indexes (chunk and paper) are built with: `plain` "
+        "(lower-cased words without stopwords) or `snowball` (the same, each word reduced to its Snowball "
+        "English stem, so `titles` finds `title`); the full names `lower-word-stop-v1` and "
+        "`lower-word-stop-snowball-v1` are accepted too. Read by `litloop index build` when it starts a "
+        "new index (or `--rebuild`s one); an add keeps the tokenizer the index was built with, and a query "
+        "always uses the one the index's manifest records, whatever this says.",
+    )
+
+    @field_validator("tokenizer", mode="before")
+    @classmethod
+    def _tokenizer_alias(cls, value: Any) -> Any:
+        from tools.retrieval.text import TOKENIZER_ALIASES
+
+        names = {full: alias for alias, full in TOKENIZER_ALIASES.items()}
+        return names.get(value.strip(), value.strip()) if isinstance(value, str) else value
 
 
 class RelateSettings(BaseModel):

@@ -153,7 +153,7 @@ def expand_neighbors(state: State, runtime) -> dict:
 def question_chunk_scores(state: State, idx):
     """Chunk-BM25 scores of the question and its subqueries over the whole index (one pass,
     shared by every paper read in the node)."""
-    return idx.chunk_bm25.scores(tokenize(" ".join([state["question"], *state.get("subqueries", [])])))
+    return idx.chunk_bm25.scores(idx.tokenize(" ".join([state["question"], *state.get("subqueries", [])])))
 
 
 def chunks_to_read(state: State, idx, paper_id: str, n: int, all_scores=None) -> list[dict[str, Any]]:

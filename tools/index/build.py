@@ -38,7 +38,7 @@ from tools.index.versions import (
 )
 from tools.index.view import IndexView, open_index
 from tools.ingest import INGEST_VERSION
-from tools.retrieval.text import TOKENIZER_VERSION, tokenize
+from tools.retrieval.text import TOKENIZER_ALIASES, tokenizer_for
 from tools.settings import ToolSettings
 
 
@@ -178,9 +178,12 @@ def _write_version(
     t = time.perf_counter()
     new_chunks = [c for cs in loaded.chunks_of(settings.ingest.max_chunks_per_paper) for c in cs]
     report.seconds["chunk"] = time.perf_counter() - t
+    # an add tokenises the new papers as the index was built (its manifest); a new index, as the setting says
+    tokenizer = old.manifest.tokenizer if old else TOKENIZER_ALIASES[settings.retrieval.tokenizer]
+    assert tokenizer is not None  # opening `old` checked it is a known one
 
     segment, chunk_postings, paper_postings, dim, paper_dim = _write_new_segment(
-        stage.parent, old, new_chunks, new_papers, settings, report, progress, imported
+        stage.parent, old, new_chunks, new_papers, settings, report, progress, imported, tokenizer
     )
 
     t = time.perf_counter()
@@ -228,7 +231,7 @@ def _write_version(
             updated=now,
             embedder=EmbedderRecord(name=e.model, dim=dim, window_chars=e.window_chars, backend=e.backend),
             paper_embedder=EmbedderRecord(name=e.paper_model or e.model, dim=paper_dim),
-            tokenizer=TOKENIZER_VERSION,
+            tokenizer=tokenizer,
             bm25=bm25_meta,
             corpus_fingerprint=_fingerprint(new_chunks, old.manifest.corpus_fingerprint if old else ""),
             # the oldest ingestion that cut papers kept here (an add keeps the old papers' chunks)
@@ -249,15 +252,17 @@ def _write_new_segment(
     report: BuildReport,
     progress: bool,
     imported=None,
+    tokenizer: str = TOKENIZER_ALIASES["plain"],
 ):
-    """The build's segment: its chunks' and papers' postings, its windows embedded (or imported)
-    into its dense store, its papers' vectors. Returns the record, the two postings and the
+    """The build's segment: its chunks' and papers' postings (tokenised with `tokenizer`, the name
+    the manifest records), its windows embedded (or imported) into its dense store, its papers' vectors. Returns the record, the two postings and the
     dimensions of the window and paper vectors."""
     from tools.ingest.plan import settings_embedder
     from tools.retrieval.bm25_segments import Postings
     from tools.retrieval.dense import windows_for
 
     t = time.perf_counter()
+    tokenize = tokenizer_for(tokenizer)
     chunk_postings = Postings.build(tokenize(c.text) for c in chunks)
     paper_postings = Postings.build(tokenize("\n".join(c.text for c in cs)) for cs in _group(chunks, papers))
     report.seconds["bm25"] = time.perf_counter() - t

@@ -36,7 +36,7 @@ def index_info(root: Path, settings: ToolSettings) -> dict[str, Any]:
     finally:
         lease.release()
     try:
-        check_manifest(manifest, settings, root)
+        check_manifest(manifest, settings, root, version)
         compatible, problem = True, None
     except IndexProblem as exc:
         compatible, problem = False, str(exc)

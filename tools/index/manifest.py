@@ -8,6 +8,7 @@ and keys this model does not name are kept as they are (`extra="allow"`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from tools.index.layout import (
     IndexProblem,
     _fsync_tree,
 )
-from tools.retrieval.text import TOKENIZER_VERSION
+from tools.retrieval.text import TOKENIZERS, tokenizer_for
 from tools.settings import ToolSettings
 
 
@@ -105,7 +106,9 @@ def _check_format(manifest: Manifest | dict[str, Any], root: Path) -> None:
         )
 
 
-def check_manifest(manifest: Manifest, settings: ToolSettings, root: Path) -> None:
+def check_manifest(manifest: Manifest, settings: ToolSettings, root: Path, version: Path | None = None) -> None:
+    """The manifest of `root` (its live version `version`, when given, is named in a tokenizer problem)
+    against this run's settings and this litloop."""
     _check_format(manifest, root)
     built = manifest.embedder.name
     if built != settings.embedder.model:
@@ -118,8 +121,19 @@ def check_manifest(manifest: Manifest, settings: ToolSettings, root: Path) -> No
             f"{root}: index embedded {manifest.embedder.window_chars}-character windows but "
             f"LITLOOP_EMBEDDER__WINDOW_CHARS is {settings.embedder.window_chars}; use the built value or rebuild"
         )
-    if manifest.tokenizer != TOKENIZER_VERSION:
+    manifest_tokenizer(manifest, root, version)
+
+
+def manifest_tokenizer(manifest: Manifest, root: Path, version: Path | None = None) -> Callable[[str], list[str]]:
+    """The tokenize function the index's BM25 indexes were built with, so queries with: the
+    manifest decides, not LITLOOP_RETRIEVAL__TOKENIZER (which only chooses a new index's)."""
+    try:
+        return tokenizer_for(manifest.tokenizer or "")
+    except ValueError:
+        where = version / MANIFEST_FILE if version is not None else root
         raise IndexProblem(
-            f"{root}: index tokenizer {manifest.tokenizer!r} differs from this litloop's "
-            f"{TOKENIZER_VERSION!r}; rebuild the index"
-        )
+            f"{where}: index tokenizer {manifest.tokenizer!r} is not one this litloop knows "
+            f"({', '.join(TOKENIZERS)}); use the litloop that built the index, or rebuild it with "
+            f"`litloop index build PATH... --index {root} --rebuild` (LITLOOP_RETRIEVAL__TOKENIZER "
+            "chooses plain or snowball)"
+        ) from None

@@ -16,6 +16,9 @@ single corpus (or `--index`) keeps the plain `Index`, untouched and as fast as b
   so no corpus wins merely by having longer or more similar-looking texts.
 - `chunk_bm25.scores(tokens)` concatenates each corpus's own scores; callers compare them only
   within one paper (best chunk of a paper), which lies in one corpus.
+- Tokens: each corpus's BM25 indexes are queried with its own tokenizer (the one its manifest
+  records: plain or Snowball-stemmed). `MultiIndex.tokenize` gives the corpora's common tokens,
+  or, where they differ, `PartTokens`, which the fused BM25 hands each corpus its own of.
 - Paper embeddings come from the one embedder the settings name (the manifests are checked
   against it), so cosine similarity across corpora is meaningful for Relate.
 
@@ -56,6 +59,19 @@ def _bm25_of(index: Any, name: str) -> Callable[[], Any]:
     return lambda: getattr(index, name)
 
 
+class PartTokens(list[str]):
+    """The query tokens of a MultiIndex whose corpora tokenise differently: a list (the first
+    corpus's tokens) that also holds every corpus's own, in the order the corpora were named."""
+
+    def __init__(self, per_part: Sequence[list[str]]):
+        super().__init__(per_part[0])
+        self.per_part = list(per_part)
+
+
+def _part_tokens(query_tokens: list[str], i: int) -> list[str]:
+    return query_tokens.per_part[i] if isinstance(query_tokens, PartTokens) else query_tokens
+
+
 class _FusedBM25:
     """A BM25 index over several corpora: per-corpus rankings fused by rank, scores concatenated."""
 
@@ -64,13 +80,13 @@ class _FusedBM25:
 
     def top_k(self, query_tokens: list[str], k: int) -> list[tuple[int, float]]:
         rankings = [
-            [off + row for row, _ in get().top_k(query_tokens, k)]
-            for get, off in zip(self._get, self._offsets, strict=True)
+            [off + row for row, _ in get().top_k(_part_tokens(query_tokens, i), k)]
+            for i, (get, off) in enumerate(zip(self._get, self._offsets, strict=True))
         ]
         return fuse_rankings(rankings, k, self._rrf_k)
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
-        return np.concatenate([get().scores(query_tokens) for get in self._get])
+        return np.concatenate([get().scores(_part_tokens(query_tokens, i)) for i, get in enumerate(self._get)])
 
     def __len__(self) -> int:
         return sum(len(get()) for get in self._get)
@@ -275,6 +291,16 @@ class MultiIndex(RecordView):
         self.chunk_bm25 = _FusedBM25([_bm25_of(i, "chunk_bm25") for i in parts_list], self._chunk_offsets, rrf_k)
         self.paper_bm25 = _FusedBM25([_bm25_of(i, "paper_bm25") for i in parts_list], self._paper_offsets, rrf_k)
         self.graph = _FusedGraph(self.parts)
+
+    def tokenize(self, text: str) -> list[str]:
+        """Each corpus's query tokens, tokenised as its manifest says (see the module docstring)."""
+        by_name: dict[str | None, list[str]] = {}
+        for idx in self.parts.values():
+            if idx.manifest.tokenizer not in by_name:
+                by_name[idx.manifest.tokenizer] = idx.tokenize(text)
+        if len(by_name) == 1:
+            return next(iter(by_name.values()))
+        return PartTokens([by_name[idx.manifest.tokenizer] for idx in self.parts.values()])
 
     @cached_property
     def paper_embeddings(self) -> np.ndarray:

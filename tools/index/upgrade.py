@@ -34,7 +34,7 @@ from tools.index.versions import (
     lease_current_version,
 )
 from tools.jsonl import iter_jsonl
-from tools.retrieval.text import tokenize
+from tools.retrieval.text import TOKENIZERS, tokenizer_for
 from tools.settings import ToolSettings
 
 
@@ -77,6 +77,14 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
     from tools.retrieval.dense import open_dense, store_of
 
     root = stage.parent
+    # the postings are recounted with the tokenizer the version was built with (its manifest keeps it)
+    if manifest.get("tokenizer") not in TOKENIZERS:
+        raise IndexProblem(
+            f"{v1 / MANIFEST_FILE}: index tokenizer {manifest.get('tokenizer')!r} is not one this litloop "
+            f"knows ({', '.join(TOKENIZERS)}); rebuild the index with "
+            f"`litloop index build PATH... --index {root} --rebuild`"
+        )
+    tokenize = tokenizer_for(manifest["tokenizer"])
     papers = [Paper.from_dict(r) for _, r in iter_jsonl(v1 / "papers.jsonl")]
 
     def chunks():

@@ -24,9 +24,8 @@ from tools.index.layout import (
     SEGMENTS,
     IndexProblem,
 )
-from tools.index.manifest import Manifest, _check_format, check_manifest, read_manifest
+from tools.index.manifest import Manifest, _check_format, check_manifest, manifest_tokenizer, read_manifest
 from tools.index.versions import lease_current_version
-from tools.retrieval.text import tokenize
 from tools.settings import ToolSettings
 
 if TYPE_CHECKING:
@@ -48,6 +47,12 @@ class RecordView:
     chunk_bm25: Any  # SegmentedBM25, or a MultiIndex's fusion of several
     paper_bm25: Any
     embedder: Any
+
+    def tokenize(self, text: str) -> list[str]:
+        """`text` as the query tokens of this view's BM25 indexes: tokenised with the tokenizer the
+        index was built with (its manifest's), whatever LITLOOP_RETRIEVAL__TOKENIZER says now.
+        Everything that scores text against `chunk_bm25` or `paper_bm25` tokenises with this."""
+        raise NotImplementedError
 
     def title_abstract(self, paper_id: str) -> Chunk:
         return self.chunks[self.chunks_of[paper_id][0]]
@@ -79,10 +84,12 @@ class RecordView:
 
     # --- the three retrievers; each returns chunk-level passages, best first
     def bm25_chunks(self, query: str, k: int) -> list[Passage]:
-        return [Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(tokenize(query), k)]
+        return [
+            Passage.from_chunk(self.chunks[i], s, "bm25") for i, s in self.chunk_bm25.top_k(self.tokenize(query), k)
+        ]
 
     def bm25_papers(self, query: str, k: int) -> list[tuple[str, float]]:
-        return [(self.paper_ids[i], s) for i, s in self.paper_bm25.top_k(tokenize(query), k)]
+        return [(self.paper_ids[i], s) for i, s in self.paper_bm25.top_k(self.tokenize(query), k)]
 
     def dense_chunks(self, query: str, k: int) -> list[Passage]:
         vec = self.embedder.encode([query])[0]
@@ -110,7 +117,7 @@ class IndexView(RecordView):
         try:
             self.manifest: Manifest = read_manifest(self.version_dir)
             if check:
-                check_manifest(self.manifest, settings, root)
+                check_manifest(self.manifest, settings, root, self.version_dir)
             else:
                 _check_format(self.manifest, root)
             self._open_records()
@@ -146,6 +153,13 @@ class IndexView(RecordView):
         self.chunks_of = ChunkRanges(papers, n)
         self.chunks = ChunkTable(chunk_files, [s.chunks for s in self.manifest.segments])
         self.chunk_row = ChunkRows(self.chunks)
+
+    @cached_property
+    def _tokenize(self):
+        return manifest_tokenizer(self.manifest, self.root, self.version_dir)
+
+    def tokenize(self, text: str) -> list[str]:
+        return self._tokenize(text)
 
     @property
     def segment_dirs(self) -> list[Path]:

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from tools.retrieval.fusion import round_robin, rrf, seeds_first
-from tools.retrieval.text import tokenize
 from tools.settings import RelateSettings
 
 NeighbourSource = Callable[[Any, str, RelateSettings], list[str]]  # (index, seed, settings)
@@ -38,7 +37,7 @@ def coupling_neighbours(index: Any, seed: str, cfg: RelateSettings) -> list[str]
 
 def bm25_neighbours(index: Any, seed: str, cfg: RelateSettings) -> list[str]:
     """Paper BM25 queried with the first `seed_text_chars` characters of the seed's indexed text."""
-    query = tokenize(index.paper_text(seed)[: cfg.seed_text_chars])
+    query = index.tokenize(index.paper_text(seed)[: cfg.seed_text_chars])
     hits = index.paper_bm25.top_k(query, cfg.neighbours_per_seed + 1)
     return [index.paper_ids[i] for i, _ in hits if index.paper_ids[i] != seed][: cfg.neighbours_per_seed]
 

@@ -34,7 +34,6 @@ from tools.retrieval.fusion import (
     round_robin,
     rrf,
 )
-from tools.retrieval.text import tokenize
 from tools.settings import RetrievalSettings, ToolSettings
 
 log = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ def passage_of(index: Any, hit: Hit) -> Passage:
 def query_ranking(index: Any, query: str, settings: RetrievalSettings, use_dense: bool = True) -> QueryRanking:
     """The three indexes for one query, fused at paper level (docs/design.md section 3 step 2)."""
     k = settings.per_index_k
-    tokens = tokenize(query)
+    tokens = index.tokenize(query)  # the index's own tokenizer (its manifest's)
     chunk_rank: dict[int, int] = {}  # chunk row -> best rank over the chunk-level indexes
     bm25_rows = [row for row, _ in index.chunk_bm25.top_k(tokens, k)]
     for r, row in enumerate(bm25_rows, start=1):

@@ -15,7 +15,6 @@ import numpy as np
 from tools.base import Passage
 from tools.index import Index
 from tools.retrieval.fusion import by_paper, rrf_scores
-from tools.retrieval.text import tokenize
 
 Retriever = Literal["bm25", "paper-bm25", "dense", "hybrid"]
 RETRIEVERS: tuple[Retriever, ...] = ("bm25", "paper-bm25", "dense", "hybrid")
@@ -59,7 +58,7 @@ def search(index: Index, query: str, retriever: Retriever = "hybrid", k: int = 1
         best = {pid: passages[hits[0]["chunk_id"]] for pid, hits in by_paper(p.hit() for p in found).items()}
         return [_hit(index, pid, p.score, p) for pid, p in list(best.items())[:k]]
     if retriever == "paper-bm25":
-        chunk_scores = index.chunk_bm25.scores(tokenize(query))
+        chunk_scores = index.chunk_bm25.scores(index.tokenize(query))
         return [
             _hit(index, pid, score, best_chunk_in_paper(index, pid, chunk_scores))
             for pid, score in index.bm25_papers(query, k)

@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Callable
 
 TOKENIZER_VERSION = "lower-word-stop-v1"
 STEMMED_TOKENIZER = "lower-word-stop-snowball-v1"
 TOKENIZERS = (TOKENIZER_VERSION, STEMMED_TOKENIZER)
+# the names LITLOOP_RETRIEVAL__TOKENIZER takes -> the tokenizer a manifest records
+TOKENIZER_ALIASES = {"plain": TOKENIZER_VERSION, "snowball": STEMMED_TOKENIZER}
 
 # A short English stopword list (function words only): content words such as "model" or
 # "learning" are kept, since in a scientific corpus they still discriminate between papers.
@@ -180,6 +183,11 @@ def tokenize(text: str, stem: bool = False) -> list[str]:
     return stem_words(tokens) if stem else tokens
 
 
+def tokenize_stemmed(text: str) -> list[str]:
+    """`tokenize` with Snowball stemming: the query side of an index built with STEMMED_TOKENIZER."""
+    return tokenize(text, stem=True)
+
+
 _local = threading.local()  # a PyStemmer stemmer is not thread-safe: one per thread
 
 
@@ -193,12 +201,14 @@ def stem_words(words: list[str]) -> list[str]:
     return stemmer.stemWords(words)
 
 
-def tokenizer_for(name: str):
-    """The tokenize function an index built with tokenizer `name` queries with."""
+def tokenizer_for(name: str) -> Callable[[str], list[str]]:
+    """The tokenize function an index built with tokenizer `name` queries with (a manifest's
+    name, or an alias of LITLOOP_RETRIEVAL__TOKENIZER)."""
+    name = TOKENIZER_ALIASES.get(name, name)
     if name == TOKENIZER_VERSION:
         return tokenize
     if name == STEMMED_TOKENIZER:
-        return lambda text: tokenize(text, stem=True)
+        return tokenize_stemmed
     raise ValueError(f"unknown tokenizer {name!r}; this litloop knows {', '.join(TOKENIZERS)}")
 
 
