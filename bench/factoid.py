@@ -28,13 +28,13 @@ import argparse
 import json
 import re
 import statistics
-import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.questions import add_set_option, run_knobs, run_rows
 from evals.answers import percentile
 
 DATA = Path(__file__).resolve().parent / "data" / "factoid_demo.jsonl"
@@ -271,23 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="one JSON line per question")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--check", action="store_true", help="only check the data set against the index")
-    ap.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a run knob over the preset (docs/settings.md), as `litloop eval --set`; repeatable",
-    )
+    add_set_option(ap)
     args = ap.parse_args(argv)
-    bad = [kv for kv in args.set if "=" not in kv]
-    if bad:
-        ap.error(f"--set takes KEY=VALUE (a run knob of docs/settings.md), not {bad[0]!r}")
-    from agent.context import ContextError, check_values
-
-    try:  # a typo or a bad value fails here, before any question is asked
-        overrides: dict[str, Any] = check_values(dict(kv.split("=", 1) for kv in args.set), "--set")
-    except ContextError as exc:
-        ap.error(str(exc))
+    overrides = run_knobs(ap, args.set)
     items = load_items(args.data)
     index = args.index or demo_index_path()
     if args.check:
@@ -301,23 +287,15 @@ def main(argv: list[str] | None = None) -> int:
             idx.close()
         print(json.dumps({"items": len(items), "problems": problems}, indent=2))
         return 1 if problems else 0
-    rows = []
-    out = args.out.open("w", encoding="utf-8") if args.out else None
-    try:
-        for item in items[: args.limit]:
-            row = run_question(item, args.preset, index, overrides)
-            rows.append(row)
-            if out:
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                out.flush()
-            print(
-                f"{row['seconds']:6.1f} s  {row['llm_calls']:3.0f} calls  correct={row['correct']!s:5}  "
-                f"paper={row['paper_cited']!s:5}  page={row['page_cited']!s:5}  {item['id']}",
-                file=sys.stderr,
-            )
-    finally:
-        if out:
-            out.close()
+    rows = run_rows(
+        items[: args.limit],
+        lambda item: run_question(item, args.preset, index, overrides),
+        args.out,
+        lambda row: (
+            f"{row['seconds']:6.1f} s  {row['llm_calls']:3.0f} calls  correct={row['correct']!s:5}  "
+            f"paper={row['paper_cited']!s:5}  page={row['page_cited']!s:5}"
+        ),
+    )
     print(json.dumps(summarise(rows), indent=2))
     return 0
 

@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.questions import add_set_option, run_knobs, run_rows
 from evals.answers import percentile
 
 DATA = Path(__file__).resolve().parent / "data" / "multi_paper.jsonl"
 GOLD_CAP = 10  # at most this many gold papers are asked for
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def load_items(path: Path = DATA, split: str = "dev") -> list[dict[str, Any]]:
@@ -53,11 +51,15 @@ def score_papers(gold: Sequence[str], cited: Sequence[str]) -> dict[str, Any]:
 
 
 def numbers_outside(claims: Sequence[Mapping[str, Any]]) -> int:
-    """Numbers of the claims that occur in none of their cited sentences or titles."""
+    """Numbers of the claims whose value is in none of their cited sentences or titles, read by
+    the claim check's own number reader (`agent.answer.support.numbers`: "81.1M" is 81.1
+    million, "CoNLL-2003" holds no number)."""
+    from agent.answer.support import numbers  # pure text logic, no heavy import
+
     out = 0
     for c in claims:
-        where = " ".join([*c.get("sentences", []), *c.get("titles", [])])
-        out += sum(1 for n in _NUMBER.findall(c.get("text", "")) if n not in where)
+        have = {value for value, _, _ in numbers(" ".join([*c.get("sentences", []), *c.get("titles", [])]))}
+        out += sum(1 for value, _, _ in numbers(c.get("text", "")) if value not in have)
     return out
 
 
@@ -132,6 +134,11 @@ def retrieval_row(item: Mapping[str, Any], idx) -> dict[str, Any]:
     return {"id": item["id"], **score_papers(item["gold_papers"], top), "cited_papers": top}
 
 
+def _line(row: Mapping[str, Any]) -> str:
+    spent = f"{row['seconds']:6.1f} s  {row['llm_calls']:3.0f} calls  " if "seconds" in row else ""
+    return f"{spent}recall={row['recall']:.2f}  precision={row['precision']:.2f}  cited={row['cited']}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", choices=["dev", "test", "all"], default="dev")
@@ -141,47 +148,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="one JSON line per question")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--retrieval", action="store_true", help="score the fused ranking's top 10 (no LLM)")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a run knob over the preset")
+    add_set_option(ap)
     args = ap.parse_args(argv)
-    from agent.context import ContextError, check_values
     from bench.factoid import demo_index_path
 
-    bad = [kv for kv in args.set if "=" not in kv]
-    if bad:
-        ap.error(f"--set takes KEY=VALUE (a run knob of docs/settings.md), not {bad[0]!r}")
-    try:
-        overrides: dict[str, Any] = check_values(dict(kv.split("=", 1) for kv in args.set), "--set")
-    except ContextError as exc:
-        ap.error(str(exc))
+    overrides = run_knobs(ap, args.set)
     items = load_items(args.data, args.split)[: args.limit]
     index = args.index or demo_index_path()
-    rows: list[dict[str, Any]] = []
-    out = args.out.open("w", encoding="utf-8") if args.out else None
-    try:
-        if args.retrieval:
-            from agent.settings import get_settings
-            from tools.index import open_index
+    if args.retrieval:
+        from agent.settings import get_settings
+        from tools.index import open_index
 
-            idx = open_index(Path(index).expanduser(), get_settings())
-            try:
-                rows = [retrieval_row(it, idx) for it in items]
-            finally:
-                idx.close()
-        else:
-            for item in items:
-                row = run_question(item, args.preset, index, overrides)
-                rows.append(row)
-                if out:
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    out.flush()
-                print(
-                    f"{row['seconds']:6.1f} s  {row['llm_calls']:3.0f} calls  recall={row['recall']:.2f}  "
-                    f"precision={row['precision']:.2f}  cited={row['cited']}  {item['id']}",
-                    file=sys.stderr,
-                )
-    finally:
-        if out:
-            out.close()
+        idx = open_index(Path(index).expanduser(), get_settings())
+        try:
+            rows = run_rows(items, lambda item: retrieval_row(item, idx), args.out, _line)
+        finally:
+            idx.close()
+    else:
+        rows = run_rows(items, lambda item: run_question(item, args.preset, index, overrides), args.out, _line)
     print(json.dumps(summarise(rows), indent=2))
     return 0
 
