@@ -154,6 +154,20 @@ def pick_mixed_sentences(
     return sorted([*wide, *near], key=lambda s: (idx.chunk_row[s["chunk_id"]], s["start"]))
 
 
+def pick_evidence(
+    idx, selector: str, paper_id: str, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int
+) -> list[Sentence]:
+    """A paper's sentences for `queries` within `budget_chars`, by the run's `evidence_selector`:
+    "chunks", those of `chunk_ids` (`pick_sentences`); "paper", every sentence of the paper
+    (`pick_paper_sentences`); "mixed", both in one budget (`pick_mixed_sentences`). The one
+    place the reader, the joint reading and the synthesis choose sentences."""
+    if selector == "paper":
+        return pick_paper_sentences(idx, paper_id, queries, budget_chars, chunk_ids)
+    if selector == "mixed":
+        return pick_mixed_sentences(idx, paper_id, chunk_ids, queries, budget_chars)
+    return pick_sentences(idx, chunk_ids, queries, budget_chars)
+
+
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:
     """Sentences numbered S1..Sn, grouped under a header per chunk (its kind and locator; with
     `with_paper`, the paper's id and title too)."""

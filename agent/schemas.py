@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, Field, create_model
 from pydantic.json_schema import SkipJsonSchema
@@ -66,21 +66,30 @@ def _ids(ids: Sequence[str]) -> Any:
     return Annotated[str, Field(json_schema_extra={"enum": list(ids)})]
 
 
-def reading_model(ids: Sequence[str], max_sentences: int) -> type[PaperReading]:
-    """PaperReading whose `sentences` are the shown ids, at most `max_sentences` (schema hints).
-    `sentences` is required, so a grammar writes it before `relevant` (llama.cpp orders required
-    properties first): the evidence is chosen before the verdict."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def _with_shown_ids(base: type[M], ids: Sequence[str], max_sentences: int) -> type[M]:
+    """`base` whose `sentences` field takes only the shown ids, at most `max_sentences` (schema
+    hints), with its own description."""
     return create_model(
-        "PaperReading",
-        __base__=PaperReading,
+        base.__name__,
+        __base__=base,
         sentences=(
             list[_ids(ids)],  # type: ignore[misc, arg-type]  # the shown ids, a type built at run time
             Field(
-                description=PaperReading.model_fields["sentences"].description,
+                description=base.model_fields["sentences"].description,
                 json_schema_extra={"maxItems": max(1, max_sentences)},
             ),
         ),
     )
+
+
+def reading_model(ids: Sequence[str], max_sentences: int) -> type[PaperReading]:
+    """PaperReading whose `sentences` are the shown ids, at most `max_sentences` (schema hints).
+    `sentences` is required, so a grammar writes it before `relevant` (llama.cpp orders required
+    properties first): the evidence is chosen before the verdict."""
+    return _with_shown_ids(PaperReading, ids, max_sentences)
 
 
 class PaperSelection(BaseModel):
@@ -96,17 +105,7 @@ class PaperSelection(BaseModel):
 
 def selection_model(ids: Sequence[str], max_sentences: int) -> type[PaperSelection]:
     """PaperSelection whose `sentences` are the shown ids, at most `max_sentences`."""
-    return create_model(
-        "PaperSelection",
-        __base__=PaperSelection,
-        sentences=(
-            list[_ids(ids)],  # type: ignore[misc, arg-type]  # the shown ids, a type built at run time
-            Field(
-                description=PaperSelection.model_fields["sentences"].description,
-                json_schema_extra={"maxItems": max(1, max_sentences)},
-            ),
-        ),
-    )
+    return _with_shown_ids(PaperSelection, ids, max_sentences)
 
 
 class Claim(BaseModel):

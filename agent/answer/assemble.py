@@ -10,7 +10,7 @@ from agent.answer.choice import choice_from_text
 from agent.answer.citations import Citations, with_markers
 from agent.answer.claims import check_claims
 from agent.answer.disagree import disagreement_note, disagreements
-from agent.answer.selection import extractive
+from agent.answer.selection import extractive, reading_sentences
 from agent.answer.types import Answer, ChoiceScores
 from agent.evidence import sentence_record
 from agent.schemas import Synthesis
@@ -27,6 +27,19 @@ NO_EVIDENCE_READ = (
 
 def _quote(text: str, limit: int = 400) -> str:
     return "\u201c" + (text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …") + "\u201d"
+
+
+def _blank() -> dict[str, Any]:
+    """The fields of an answer record that say nothing yet: no choice, rows, claims, citations."""
+    return {
+        "choice": "",
+        "table_rows": [],
+        "claims": [],
+        "rejected_claims": [],
+        "citations": [],
+        "papers": [],
+        "fallback": "",
+    }
 
 
 def flagged_papers(idx, shown: list[Sentence]) -> list[dict[str, str]]:
@@ -58,15 +71,7 @@ def build_answer(
     answer the question (`fallback` "extractive"). With nothing shown at all, the no-evidence
     sentence; `unread` (failed, total readings) says how many papers could not be judged."""
     options = state.get("options") or {}
-    base: dict[str, Any] = {
-        "choice": "",
-        "table_rows": [],
-        "claims": [],
-        "rejected_claims": [],
-        "citations": [],
-        "papers": [],
-        "fallback": "",
-    }
+    base = _blank()
     if not shown:
         none_found = NO_EVIDENCE_READ.format(failed=unread[0], total=unread[1]) if unread[0] else NO_EVIDENCE
         return cast(Answer, {**base, "text": none_found, "insufficient_evidence": True})
@@ -147,7 +152,8 @@ def build_answer(
 
 
 def papers_answer(state: State, idx, readings: list) -> Answer:
-    """The answer to a "which papers" question read jointly (`reading` "joint"): each paper the
+    """The answer to a "which papers" question read jointly (`list_reading` other than
+    "per_paper"): each paper the
     reading picked, in the order of the fused ranking (the strength of its retrieval evidence),
     named with the sentences that show it qualifies, quoted as they stand in the paper. Each
     paper is one claim whose text is those sentences, so nothing in it is the model's words."""
@@ -155,13 +161,7 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
     claims: list[Any] = []
     lines: list[str] = []
     for r in readings:
-        if not r.get("relevant") or not r.get("evidence"):
-            continue
-        sents = [
-            Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
-            for e in r["evidence"]
-            if e["chunk_id"] in idx.chunk_row
-        ]
+        sents = reading_sentences(r, idx) if r.get("relevant") else []
         if not sents:
             continue
         quote = " ".join(s["text"] for s in sents)
@@ -173,21 +173,8 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
         )
     read = sum(1 for r in readings if not r.get("failed"))
     if not claims:
-        return cast(
-            Answer,
-            {
-                "text": f"None of the {read} papers read shows that it is one the question asks for.",
-                "insufficient_evidence": True,
-                "choice": "",
-                "table_rows": [],
-                "claims": [],
-                "rejected_claims": [],
-                "citations": [],
-                "papers": [],
-                "fallback": "",
-                "shape": "papers",
-            },
-        )
+        text = f"None of the {read} papers read shows that it is one the question asks for."
+        return cast(Answer, {**_blank(), "text": text, "insufficient_evidence": True, "shape": "papers"})
     lead = (
         f"{len(claims)} of the {read} papers read answer this:"
         if len(claims) > 1
@@ -196,15 +183,12 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
     citations = cites.all()
     shown = [s for c in claims for s in c["sentences"]]
     answer: dict[str, Any] = {
+        **_blank(),
         "text": "\n".join([lead, *lines]),
         "insufficient_evidence": False,
-        "choice": "",
-        "table_rows": [],
         "claims": claims,
-        "rejected_claims": [],
         "citations": citations,
         "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
-        "fallback": "",
         "shape": "papers",
     }
     flagged = flagged_papers(idx, shown)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from agent.evidence import pick_mixed_sentences, pick_paper_sentences, pick_sentences
+from agent.evidence import pick_evidence
 from agent.state import State
 from tools.retrieval.fusion import round_robin
 from tools.retrieval.sentences import Sentence
+
+
+def reading_sentences(reading, idx) -> list[Sentence]:
+    """The sentences a reading selected as evidence, those whose chunk the index still has."""
+    return [
+        Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
+        for e in reading.get("evidence", [])
+        if e["chunk_id"] in idx.chunk_row
+    ]
 
 
 def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
@@ -19,19 +28,12 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
         if not r.get("relevant"):
             continue
         if r.get("evidence"):
-            sents = [
-                Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
-                for e in r["evidence"]
-                if e["chunk_id"] in idx.chunk_row
-            ]
+            sents = reading_sentences(r, idx)
         else:
             ids = [c for c in r.get("evidence_chunk_ids", []) if c in idx.chunk_row]
-            if ctx.evidence_selector == "paper" and r.get("paper_id") in idx.papers:
-                sents = pick_paper_sentences(idx, r["paper_id"], queries, ctx.read_sentence_chars, ids)
-            elif ctx.evidence_selector == "mixed" and r.get("paper_id") in idx.papers:
-                sents = pick_mixed_sentences(idx, r["paper_id"], ids, queries, ctx.read_sentence_chars)
-            else:
-                sents = pick_sentences(idx, ids, queries, ctx.read_sentence_chars)
+            # the paper-wide selectors need the paper in the index; the chunks' do not
+            selector = ctx.evidence_selector if r.get("paper_id") in idx.papers else "chunks"
+            sents = pick_evidence(idx, selector, r.get("paper_id", ""), ids, queries, ctx.read_sentence_chars)
         per_paper.append(sents)
     keyed = {(s["chunk_id"], s["start"]): s for sents in per_paper for s in sents}
     order = round_robin([[(s["chunk_id"], s["start"]) for s in sents] for sents in per_paper])

@@ -14,14 +14,7 @@ from typing import Any
 
 from agent import prompts
 from agent.answer.support import check_claim
-from agent.evidence import (
-    listing,
-    pick_mixed_sentences,
-    pick_paper_sentences,
-    pick_sentences,
-    sentence_record,
-    support_context,
-)
+from agent.evidence import listing, pick_evidence, sentence_record, support_context
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
@@ -182,17 +175,14 @@ def sentences_to_read(
     """The paper's sentences the reader is shown: those that best match the question, within
     `budget_chars` (default `read_sentence_chars`), in the paper's order. Which sentences compete
     is `evidence_selector`: "chunks", those of its chunks to read (pooled first, then by BM25,
-    then title and abstract); "paper", every sentence of the paper."""
+    then title and abstract); "paper", every sentence of the paper; "mixed", both
+    (`agent.evidence.pick_evidence`)."""
     ctx = runtime.context
     idx = index_for(ctx)
     budget = budget_chars or ctx.read_sentence_chars
     chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
     ids = [c["chunk_id"] for c in chunks]
-    if ctx.evidence_selector == "paper":
-        return pick_paper_sentences(idx, paper_id, reading_queries(state), budget, ids)
-    if ctx.evidence_selector == "mixed":
-        return pick_mixed_sentences(idx, paper_id, ids, reading_queries(state), budget)
-    return pick_sentences(idx, ids, reading_queries(state), budget)
+    return pick_evidence(idx, ctx.evidence_selector, paper_id, ids, reading_queries(state), budget)
 
 
 def matches_question(sentences: list[Sentence], queries: list[str]) -> bool:
