@@ -160,6 +160,18 @@ def citation_as_data(citation: Citation) -> Citation:
 # ----------------------------------------------------------------------------- the tools' bodies
 
 
+def step_message(stage) -> str:
+    """A progress message from the step the chats show (`agent.chat.render.Timeline`): its
+    newest line, after the round it belongs to (`Round 1/3: Papers found: 7`), or after the
+    answer's title (`Answer written: 2 citations`)."""
+    line = stage.lines[-1] if stage.lines else ""
+    if stage.key.startswith("round-"):
+        return f"{stage.title.split(':', 1)[0]}: {line}"
+    if stage.key == "answer":
+        return f"{stage.title}: {line}" if line else stage.title
+    return line or stage.title
+
+
 class Library:
     """What the tools share: the index (or corpora) and preset the server was started with, the
     index opened once (in `agent.resources`' cache, where the graph's nodes find it too)."""
@@ -222,7 +234,7 @@ class Library:
         def on_event(ev: dict[str, Any]) -> None:
             stage = timeline.add(ev)
             if on_step is not None and stage is not None:
-                on_step(stage.title + (f": {stage.lines[-1]}" if stage.lines else ""))
+                on_step(step_message(stage))
 
         preset = preset or self.preset
         result = ask(question, preset=preset, index=self.index, corpora=self.corpora or None, on_event=on_event)
