@@ -55,12 +55,30 @@ def mcp(
     if problem:
         raise fail(problem, 2)
     corpora = check_names(corpus, index)
+    first_build_note(index, corpora)
     from agent.mcp_server import Library, serve
 
     def ready(where: str) -> None:  # stderr: on stdio, stdout is the protocol's
         err.print(f"[green]litloop MCP server[/] on {escape(where)}")
 
     serve(Library(index, corpora, preset), "http" if transport == "http" else "stdio", host, port, on_ready=ready)
+
+
+def first_build_note(index, corpora: list[str] | None) -> None:
+    """Say so on stderr when the server's start will build the demo index or a corpus first."""
+    from agent.settings import get_settings
+
+    settings = get_settings(index=index)
+    if corpora:
+        from tools.registry import get_corpus
+
+        for name in corpora:
+            if not get_corpus(name).is_built(settings):
+                err.print(f"[dim]Building corpus {escape(name)} (first use) before serving...[/]")
+    elif settings.index is None and not (settings.demo_index / "CURRENT").exists():
+        err.print(
+            f"[dim]Building the demo index in {settings.demo_index} (first use, a few minutes) before serving...[/]"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -57,20 +59,24 @@ def stub():
         yield s
 
 
-@pytest.fixture
-def env(stub, tmp_path) -> dict[str, str]:
-    """The server's environment: the stub as its model endpoint, a data folder of its own."""
+def server_env(base_url: str, folder: Path) -> dict[str, str]:
+    """A server's environment: `base_url` as its model endpoint, a data folder of its own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
     env.update(
         {
-            "LITLOOP_DATA_DIR": str(tmp_path / "data"),
-            "LITLOOP_LLM__BASE_URL": stub.base_url,
+            "LITLOOP_DATA_DIR": str(folder / "data"),
+            "LITLOOP_LLM__BASE_URL": base_url,
             "LITLOOP_LLM__MODEL": "stub-model",
             "LITLOOP_LLM__MAX_RETRIES": "0",
-            "HOME": str(tmp_path / "home"),
+            "HOME": str(folder / "home"),
         }
     )
     return env
+
+
+@pytest.fixture
+def env(stub, tmp_path) -> dict[str, str]:
+    return server_env(stub.base_url, tmp_path)
 
 
 @asynccontextmanager
@@ -235,8 +241,11 @@ def test_a_failed_answer_is_a_tool_error_with_its_record(mcp_index, env, tmp_pat
         run(main)
 
 
-@pytest.fixture
-def http_server(mcp_index, env, tmp_path):
+@pytest.fixture(scope="module")
+def http_server(mcp_index, stub, tmp_path_factory):
+    """`litloop mcp --transport http`, one process for the module's HTTP tests."""
+    tmp_path = tmp_path_factory.mktemp("mcp-http")
+    env = server_env(stub.base_url, tmp_path)
     port = free_port()
     log = (tmp_path / "http.log").open("w")
     proc = subprocess.Popen(
@@ -264,6 +273,35 @@ def http_server(mcp_index, env, tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def test_a_remote_host_needs_allow_remote_and_a_transport_must_exist():
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    remote = CliRunner().invoke(app, ["mcp", "--transport", "http", "--host", "0.0.0.0"])
+    assert remote.exit_code == 2
+    assert "not a loopback address" in remote.output and "--allow-remote" in remote.output
+    assert CliRunner().invoke(app, ["mcp", "--transport", "sse"]).exit_code == 2
+
+
+def test_the_http_server_refuses_another_host_name(http_server):
+    """DNS rebinding: a page on another site that resolves its name to 127.0.0.1 is refused."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    request = urllib.request.Request(
+        http_server,
+        data=body,
+        method="POST",
+        headers={
+            "Host": "rebind.example:80",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code in (403, 421)
 
 
 def test_a_cited_answer_over_http_is_the_answer_of_litloop_ask(http_server, mcp_index, env):
