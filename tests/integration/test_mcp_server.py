@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -304,13 +305,36 @@ def test_the_http_server_refuses_another_host_name(http_server):
     assert refused.value.code in (403, 421)
 
 
-def test_a_cited_answer_over_http_is_the_answer_of_litloop_ask(http_server, mcp_index, env):
-    async def main() -> dict:
-        async with http_session(http_server) as s:
-            assert "no paper 'nope'" in error_text(await s.call_tool("show_paper", {"paper_id": "nope"}))
-            return await check_cited_answer(s)
+def test_a_cited_answer_over_http_is_the_answer_of_litloop_ask(http_server, mcp_index, env, stub):
+    """Over HTTP: a cited answer, and while it is being written (the synthesis call held back by
+    the stub) another client's search is answered."""
 
-    answer = run(main)
+    async def main() -> dict:
+        done: dict[str, Any] = {}
+        async with http_session(http_server) as asker, http_session(http_server) as searcher:
+            assert "no paper 'nope'" in error_text(await searcher.call_tool("show_paper", {"paper_id": "nope"}))
+
+            async def asking() -> None:
+                done["answer"] = await check_cited_answer(asker)
+                done["answered"] = time.monotonic()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(asking)
+                with anyio.fail_after(120):
+                    while not any(r["role"] == "synthesize" for r in stub.requests[seen:]):
+                        await anyio.sleep(0.1)
+                found = await searcher.call_tool("search", {"query": "hidden markov models tagging", "k": 2})
+                done["searched"] = time.monotonic()
+                assert found.structured_content["hits"][0]["paper_id"] == "hmm"
+        assert done["searched"] < done["answered"]
+        return done["answer"]
+
+    seen = len(stub.requests)
+    stub.delays = {"synthesize": 3.0}
+    try:
+        answer = run(main)
+    finally:
+        stub.delays = {}
     cli = subprocess.run(
         [*litloop(), "ask", QUESTION, "--index", str(mcp_index), "--json"],
         cwd=REPO,
