@@ -182,7 +182,8 @@ class Library:
         self.preset = preset
 
     def open(self):
-        """The open index; an index that is missing or unreadable is a ValueError-like user problem."""
+        """The open index (opened on the first call); one that is missing or unreadable raises its
+        user problem (an IndexProblem naming the folder and what to run), and the next call tries again."""
         from agent.api import make_run_context
         from agent.resources import index_for
 
