@@ -59,15 +59,15 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Top papers for a query, each with its best evidence chunk and locator."""
+    from agent.queries import search_record
     from tools.retrieval.search import RETRIEVERS
-    from tools.retrieval.search import search as run_search
 
     if retriever not in RETRIEVERS:
         raise fail(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}", 2)
     with using_index(index, corpus) as idx:  # open while printing: records are read on demand
-        hits = run_search(idx, query, retriever, k)
+        hits, record = search_record(idx, query, retriever, k)
         if as_json:
-            out.print_json(json.dumps({"query": query, "retriever": retriever, "hits": [h.to_dict() for h in hits]}))
+            out.print_json(json.dumps(record))
             return
         print_hits(query, retriever, hits, idx)
 
@@ -99,51 +99,20 @@ def retrieve(
 ) -> None:
     """Retrieve and Relate without an LLM: ranking A, ranking B or their fusion, with the chunks
     (or neighbour links) that put each paper there."""
-    from tools.retrieval.pipeline import STAGES, run_retrieval
+    from agent.queries import UnknownPaper, retrieve_record
+    from tools.retrieval.pipeline import STAGES
 
     if stage not in STAGES:
         raise fail(f"--stage must be a, b or fused, not {stage!r}", 2)
     with using_index(index, corpus) as idx:
-        unknown = [s for s in seed or [] if s not in idx.papers]
-        if unknown:
-            raise fail(f"unknown seed paper id(s): {', '.join(unknown)}; use ids from `litloop search`", 2)
-        run = run_retrieval(idx, question, idx.settings, subqueries=subquery, seeds=seed, relate=stage != "a")
-        scores = run.stage_scores(stage, idx.settings)
-        papers = [
-            _retrieved_paper(idx, run, pid, rank, scores.get(pid, 0.0))
-            for rank, pid in enumerate(run.ranking(stage)[:k], start=1)
-        ]
+        try:
+            run, record = retrieve_record(idx, question, subqueries=subquery, seeds=seed, stage=stage, k=k)
+        except UnknownPaper as exc:
+            raise fail(str(exc), 2) from None
     if as_json:
-        out.print_json(
-            json.dumps(
-                {
-                    "question": question,
-                    "stage": stage,
-                    "subqueries": run.subqueries,
-                    "seeds": run.seeds,
-                    "papers": papers,
-                    "seconds": run.seconds,
-                }
-            )
-        )
+        out.print_json(json.dumps(record))
         return
-    print_retrieval(question, stage, run, papers)
-
-
-def _retrieved_paper(idx, run, pid: str, rank: int, score: float) -> dict:
-    """One paper of `litloop retrieve` as its JSON carries it: score, rank, the chunks that put it
-    in ranking A and the neighbour links that put it in ranking B."""
-    from tools.retrieval.retrieve import passage_of
-
-    chunks = [passage_of(idx, h).to_dict() for h in run.evidence(pid)]
-    return {
-        "paper_id": pid,
-        "title": idx.papers[pid].title,
-        "score": score,
-        "rank": rank,
-        "chunks": chunks,
-        "via": run.b_why.get(pid, []),
-    }
+    print_retrieval(question, stage, run, record["papers"])
 
 
 # ----------------------------------------------------------------------------- agent
@@ -333,6 +302,9 @@ cli_index.register(app)
 from agent import cli_chat  # noqa: E402  (ui, chat and trace live in their own module)
 
 cli_chat.register(app)
+from agent import cli_mcp  # noqa: E402  (the MCP server lives in its own module)
+
+cli_mcp.register(app)
 
 
 def main() -> None:

@@ -286,32 +286,17 @@ def index_show(
     as_json: JsonOpt = False,
 ) -> None:
     """What the index holds for one paper: its record and its chunks in order (kind, locator, text)."""
+    from agent.queries import UnknownPaper, paper_record
+
     with using_index(index, corpus) as idx:
-        paper = idx.papers.get(paper_id)
-        if paper is None:
-            raise fail(_unknown_paper(idx, paper_id), 2)
-        chunks = idx.paper_chunks(paper_id)
+        try:
+            paper, chunks, record = paper_record(idx, paper_id)
+        except UnknownPaper as exc:
+            raise fail(str(exc), 2) from None
     if as_json:
-        out.print_json(
-            json.dumps(
-                {
-                    "paper": paper.to_dict(),
-                    "chunks": [
-                        {"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()}
-                        for c in chunks
-                    ],
-                }
-            )
-        )
+        out.print_json(json.dumps(record))
         return
     print_paper(paper, chunks)
-
-
-def _unknown_paper(idx, paper_id: str) -> str:
-    where = f"index {idx.root}" if idx.root is not None else f"corpora {', '.join(idx.names)}"
-    message = f'no paper {paper_id!r} in {where}; find paper ids with `litloop search "..."`'
-    like = idx.ids_like(paper_id)
-    return message + (f"; did you mean {', '.join(like)}?" if like else "")
 
 
 # ----------------------------------------------------------------------------- search

@@ -103,14 +103,15 @@ PAPERS = [
 ]
 
 
-def build_papers_index(folder: Path) -> Path:
-    """A real index (BM25, Chroma, embedder, citation graph) of PAPERS, built in `folder`."""
+def build_papers_index(folder: Path, extra: tuple = ()) -> Path:
+    """A real index (BM25, Chroma, embedder, citation graph) of PAPERS and the `extra` papers
+    (tuples as in PAPERS), built in `folder`."""
     from agent.settings import get_settings
     from tools.index import build_index
 
     rows = [
         {"paper_id": p, "title": t, "abstract": a, "references": r, "venue": "ACL", "year": 2005}
-        for p, t, a, r in PAPERS
+        for p, t, a, r in (*PAPERS, *extra)
     ]
     (folder / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     build_index([folder / "papers.jsonl"], folder / "idx", get_settings())
