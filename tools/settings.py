@@ -275,6 +275,13 @@ class ToolSettings(BaseSettings):
     relate: RelateSettings = Field(default_factory=RelateSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
 
+    @field_validator("data_dir", "index", mode="after")
+    @classmethod
+    def _home(cls, value: Path | None) -> Path | None:
+        # `~/litloop-index` from an environment file or an MCP client's arguments reaches us
+        # unexpanded (no shell in between): the user's home, not a folder named `~`
+        return value.expanduser() if value is not None else None
+
     @property
     def demo_index(self) -> Path:
         return self.data_dir / "demo-index"

@@ -84,3 +84,11 @@ def test_every_context_field_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "settings.md").read_text()
     missing = [f.name for f in fields(Context) if f.name != "preset" and f"`{f.name}`" not in doc]
     assert not missing, f"document these context fields in docs/settings.md: {missing}"
+
+
+def test_a_home_relative_index_is_the_users_home(monkeypatch, tmp_path):
+    # an MCP client or an env file passes `~/...` with no shell to expand it
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("LITLOOP_DATA_DIR", "~/data")
+    s = get_settings(index=Path("~/litloop-index"))
+    assert s.index == tmp_path / "litloop-index" and s.data_dir == tmp_path / "data"
