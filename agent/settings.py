@@ -157,11 +157,28 @@ class TracingSettings(BaseModel):
     )
 
 
+class CheckpointSettings(BaseModel):
+    """Where threads' checkpoints live (agent/checkpoint.py). SEE: docs/settings.md, docs/chat.md."""
+
+    url: str | None = Field(
+        None,
+        description="Postgres for the checkpoints of threads (`postgresql://USER:PASSWORD@HOST:PORT/DB`), "
+        "through LangGraph's Postgres checkpointer, so several processes share them and they survive "
+        "restarts; its tables are created on first use. Unset: the embedded SQLite file "
+        "`data_dir/chat/chats.sqlite`.",
+    )
+    pool_size: int = Field(4, ge=1, description="Most open Postgres connections of one process.")
+    connect_timeout_s: float = Field(
+        10.0, gt=0, description="Seconds to wait for a Postgres connection before failing with the (masked) URL."
+    )
+
+
 class Settings(ToolSettings):
-    """Every setting: the tools' (tools/settings.py) plus the chat models and tracing."""
+    """Every setting: the tools' (tools/settings.py) plus the chat models, tracing and checkpoints."""
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
+    checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
 
     @property
     def traces_dir(self) -> Path:
