@@ -1,0 +1,96 @@
+"""`litloop serve` as a real subprocess, asked through a langgraph-sdk client, scripted model (stub)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PAPERS, build_papers_index
+from tests.openai_stub import OpenAIStub
+
+pytestmark = [pytest.mark.integration, pytest.mark.server]
+
+QUESTION = "Which sequence labelling models use conditional random fields, and what F1 do they reach?"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def serve_index(tmp_path_factory) -> Path:
+    return build_papers_index(tmp_path_factory.mktemp("serve-corpus"))
+
+
+@pytest.fixture(scope="module")
+def server(serve_index, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("serve")
+    with OpenAIStub() as stub:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
+        env.update(
+            {
+                "LITLOOP_DATA_DIR": str(folder / "data"),
+                "LITLOOP_LLM__BASE_URL": stub.base_url,
+                "LITLOOP_LLM__MODEL": "stub-model",
+                "LITLOOP_LLM__MAX_RETRIES": "0",
+                "HOME": str(folder / "home"),
+            }
+        )
+        port = free_port()
+        log = (folder / "server.log").open("wb")
+        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"litloop serve exited: {(folder / 'server.log').read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(url + "/ok", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            proc.kill()
+            pytest.fail("litloop serve did not answer /ok within 120 s")
+        yield url
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_cited_answer_through_the_agent_protocol(server):
+    from langgraph_sdk import get_client
+
+    async def main() -> tuple[dict, list[str], list]:
+        client = get_client(url=server)
+        thread = await client.threads.create()
+        nodes: list[str] = []
+        async for part in client.runs.stream(
+            thread["thread_id"], "litloop", input={"question": QUESTION}, stream_mode="updates"
+        ):
+            if part.event == "updates" and isinstance(part.data, dict):
+                nodes += list(part.data)
+        state = await client.threads.get_state(thread["thread_id"])
+        history = await client.threads.get_history(thread["thread_id"])
+        return state["values"], nodes, history
+
+    values, nodes, history = asyncio.run(main())
+    # the agent's steps arrive as events, in the graph's order
+    assert nodes[:4] == ["decompose", "search", "rerank", "verify"], nodes
+    assert nodes[-1] == "synthesize"
+    answer = values["answer"]
+    assert "95.7" in answer["text"], answer
+    assert answer["citations"] and "crf" in {c["paper_id"] for c in answer["citations"]}
+    assert len(history) >= len(nodes)
+    assert {p for p, *_ in PAPERS} >= {c["paper_id"] for c in answer["citations"]}
