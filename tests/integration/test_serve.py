@@ -48,7 +48,18 @@ def server(serve_index, tmp_path_factory):
         )
         port = free_port()
         log = (folder / "server.log").open("wb")
-        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "agent.cli",
+            "serve",
+            "--index",
+            str(serve_index),
+            "--port",
+            str(port),
+            "--jobs",
+            "4",
+        ]
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 120
@@ -64,7 +75,7 @@ def server(serve_index, tmp_path_factory):
         else:
             proc.kill()
             pytest.fail("litloop serve did not answer /ok within 120 s")
-        yield url
+        yield url, env
         proc.terminate()
         proc.wait(timeout=30)
 
@@ -72,8 +83,10 @@ def server(serve_index, tmp_path_factory):
 def test_a_cited_answer_through_the_agent_protocol(server):
     from langgraph_sdk import get_client
 
+    url, _ = server
+
     async def main() -> tuple[dict, list[str], list]:
-        client = get_client(url=server)
+        client = get_client(url=url)
         thread = await client.threads.create()
         nodes: list[str] = []
         async for part in client.runs.stream(
@@ -94,3 +107,54 @@ def test_a_cited_answer_through_the_agent_protocol(server):
     assert answer["citations"] and "crf" in {c["paper_id"] for c in answer["citations"]}
     assert len(history) >= len(nodes)
     assert {p for p, *_ in PAPERS} >= {c["paper_id"] for c in answer["citations"]}
+
+
+def test_the_server_answers_as_litloop_ask(server, serve_index):
+    import json
+
+    from langgraph_sdk import get_sync_client
+
+    url, env = server
+    client = get_sync_client(url=url)
+    thread = client.threads.create()
+    values = client.runs.wait(thread["thread_id"], "litloop", input={"question": QUESTION})
+    assert isinstance(values, dict)
+    asked = subprocess.run(
+        [sys.executable, "-m", "agent.cli", "ask", QUESTION, "--index", str(serve_index), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert asked.returncode == 0, asked.stderr[-2000:]
+    record = json.loads(asked.stdout)
+    assert values["answer"]["text"] and values["answer"]["text"] == record["answer"]["freeform"]["text"]
+
+
+def test_eight_concurrent_threads_of_five_questions(server):
+    from langgraph_sdk import get_client
+
+    url, _ = server
+    questions = [f"{QUESTION} (thread {t}, question {q})" for t in range(8) for q in range(5)]
+
+    async def one_thread(client, t: int) -> tuple[str, list[str]]:
+        thread = await client.threads.create(metadata={"load": t})
+        got = []
+        for q in range(5):
+            values = await client.runs.wait(thread["thread_id"], "litloop", input={"question": questions[t * 5 + q]})
+            assert isinstance(values, dict) and "95.7" in values["answer"]["text"], values
+            got.append(values["question"])
+        return thread["thread_id"], got
+
+    async def main():
+        client = get_client(url=url)
+        done = await asyncio.gather(*(one_thread(client, t) for t in range(8)))
+        runs = {tid: await client.runs.list(tid, limit=20) for tid, _ in done}
+        return done, runs
+
+    done, runs = asyncio.run(main())
+    assert len({tid for tid, _ in done}) == 8
+    for t, (tid, got) in enumerate(done):
+        # every answer delivered to its own thread, in the order asked
+        assert got == questions[t * 5 : t * 5 + 5]
+        assert len(runs[tid]) == 5 and all(r["status"] == "success" for r in runs[tid])
