@@ -158,3 +158,69 @@ def test_eight_concurrent_threads_of_five_questions(server):
         # every answer delivered to its own thread, in the order asked
         assert got == questions[t * 5 : t * 5 + 5]
         assert len(runs[tid]) == 5 and all(r["status"] == "success" for r in runs[tid])
+
+
+@pytest.mark.slow
+def test_kill_9_mid_run_then_restart_keeps_the_threads(serve_index, tmp_path):
+    """A `kill -9` of the server while a run waits on the model, then a restart on the same data
+    folder: the answered thread's history is intact, and the interrupted run is not silently
+    lost (it is still listed, with a status other than success, or it is resumed)."""
+    import threading
+
+    from langgraph_sdk import get_sync_client
+
+    from tests.openai_stub import literature_reply
+
+    release = threading.Event()
+
+    def reply(role, body, prompt):
+        if "SLOW" in prompt:
+            release.wait(60)
+        return literature_reply(role, body, prompt)
+
+    with OpenAIStub(reply) as stub:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
+        env.update(
+            LITLOOP_DATA_DIR=str(tmp_path / "data"),
+            LITLOOP_LLM__BASE_URL=stub.base_url,
+            LITLOOP_LLM__MODEL="stub-model",
+            LITLOOP_LLM__MAX_RETRIES="0",
+        )
+
+        def start() -> tuple[subprocess.Popen, str]:
+            port = free_port()
+            cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(240):
+                try:
+                    with urllib.request.urlopen(url + "/ok", timeout=2):
+                        return proc, url
+                except OSError:
+                    time.sleep(0.5)
+            proc.kill()
+            pytest.fail("litloop serve did not start")
+
+        proc, url = start()
+        client = get_sync_client(url=url)
+        done = client.threads.create()
+        client.runs.wait(done["thread_id"], "litloop", input={"question": QUESTION})
+        slow = client.threads.create()
+        run = client.runs.create(slow["thread_id"], "litloop", input={"question": QUESTION + " SLOW"})
+        time.sleep(12)  # the run waits on the model
+        proc.kill()  # SIGKILL
+        proc.wait()
+        release.set()
+        proc, url = start()
+        try:
+            client = get_sync_client(url=url)
+            history = client.threads.get_history(done["thread_id"])
+            assert history and "95.7" in history[0]["values"]["answer"]["text"]
+            runs = client.runs.list(slow["thread_id"])
+            assert [r["run_id"] for r in runs] == [run["run_id"]], runs
+            final = client.runs.join(slow["thread_id"], run["run_id"])
+            status = client.runs.get(slow["thread_id"], run["run_id"])["status"]
+            assert status != "success" or "95.7" in final["answer"]["text"], (status, final)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
