@@ -21,12 +21,15 @@ import typer
 GRAPH_ID = "litloop"
 
 
-def server_config(folder: Path) -> Path:
-    """The langgraph.json that serves this litloop's graph; its path."""
-    graph_file = Path(__file__).resolve().parent / "graph.py"
+def server_config(folder: Path, *, with_auth: bool = False) -> Path:
+    """The langgraph.json that serves this litloop's graph (with per-user keys: agent/serve_auth.py); its path."""
+    here = Path(__file__).resolve().parent
+    config: dict = {"dependencies": ["."], "graphs": {GRAPH_ID: f"{here / 'graph.py'}:graph"}}
+    if with_auth:
+        config["auth"] = {"path": f"{here / 'serve_auth.py'}:auth"}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "langgraph.json"
-    path.write_text(json.dumps({"dependencies": ["."], "graphs": {GRAPH_ID: f"{graph_file}:graph"}}, indent=2) + "\n")
+    path.write_text(json.dumps(config, indent=2) + "\n")
     return path
 
 
@@ -69,8 +72,24 @@ def serve(
     env.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")  # nothing leaves the machine
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    keys_file = settings.serve.keys_file
+    if keys_file is not None:
+        from agent.serve_auth import load_keys
+
+        keys_file = keys_file.expanduser().resolve()
+        try:
+            users = sorted(set(load_keys(keys_file).values()))
+        except ValueError as exc:
+            raise typer.BadParameter(f"LITLOOP_SERVE__KEYS_FILE: {exc}") from exc
+        env["LITLOOP_SERVE__KEYS_FILE"] = str(keys_file)
+        typer.echo(f"litloop serve: API keys of {len(users)} user(s); each sees only its own threads", err=True)
+    elif host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(
+            "litloop serve: warning: no LITLOOP_SERVE__KEYS_FILE, anyone who reaches the port sees every thread",
+            err=True,
+        )
     folder = settings.data_dir / "serve"
-    cmd = serve_command(server_config(folder), host, port, jobs)
+    cmd = serve_command(server_config(folder, with_auth=keys_file is not None), host, port, jobs)
     os.chdir(folder)  # the in-memory runtime keeps its threads in .langgraph_api/ here
     typer.echo(f"litloop serve: graph '{GRAPH_ID}' on http://{host}:{port}", err=True)
     os.execvpe(cmd[0], cmd, env)

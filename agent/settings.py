@@ -173,12 +173,24 @@ class CheckpointSettings(BaseModel):
     )
 
 
+class ServeSettings(BaseModel):
+    """`litloop serve` (agent/cli_serve.py, agent/serve_auth.py). SEE: docs/serving.md."""
+
+    keys_file: Path | None = Field(
+        None,
+        description='JSON file of API key to user name (`{"KEY": "alice"}`) for `litloop serve`: every '
+        "request needs a known key (`Authorization: Bearer KEY`), and each user sees and continues only "
+        "the threads it created. Unset: no keys, every thread visible to whoever reaches the port.",
+    )
+
+
 class Settings(ToolSettings):
     """Every setting: the tools' (tools/settings.py) plus the chat models, tracing and checkpoints."""
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @property
     def traces_dir(self) -> Path:

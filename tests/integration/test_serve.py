@@ -224,3 +224,56 @@ def test_kill_9_mid_run_then_restart_keeps_the_threads(serve_index, tmp_path):
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path):
+    import json
+
+    import httpx
+    from langgraph_sdk import get_sync_client
+
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"key-alice": "alice", "key-bob": "bob"}))
+    with OpenAIStub() as stub:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
+        env.update(
+            LITLOOP_DATA_DIR=str(tmp_path / "data"),
+            LITLOOP_LLM__BASE_URL=stub.base_url,
+            LITLOOP_LLM__MODEL="stub-model",
+            LITLOOP_LLM__MAX_RETRIES="0",
+            LITLOOP_SERVE__KEYS_FILE=str(keys),
+        )
+        port = free_port()
+        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(240):
+                try:
+                    with urllib.request.urlopen(url + "/ok", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(0.5)
+            alice = get_sync_client(url=url, headers={"Authorization": "Bearer key-alice"})
+            bob = get_sync_client(url=url, headers={"Authorization": "Bearer key-bob"})
+            nobody = get_sync_client(url=url, headers={"Authorization": "Bearer wrong"})
+            thread = alice.threads.create()
+            values = alice.runs.wait(thread["thread_id"], "litloop", input={"question": QUESTION})
+            assert isinstance(values, dict) and "95.7" in values["answer"]["text"]
+            assert alice.threads.get(thread["thread_id"])["metadata"]["owner"] == "alice"
+            # bob can neither read, list, nor continue alice's thread
+            with pytest.raises(httpx.HTTPStatusError) as seen:
+                bob.threads.get(thread["thread_id"])
+            assert seen.value.response.status_code == 404
+            with pytest.raises(httpx.HTTPStatusError):
+                bob.threads.get_history(thread["thread_id"])
+            with pytest.raises(httpx.HTTPStatusError):
+                bob.runs.wait(thread["thread_id"], "litloop", input={"question": QUESTION})
+            assert thread["thread_id"] not in {t["thread_id"] for t in bob.threads.search()}
+            assert len(alice.threads.get_history(thread["thread_id"])) >= 1
+            with pytest.raises(httpx.HTTPStatusError) as refused:
+                nobody.threads.search()
+            assert refused.value.response.status_code == 401
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
