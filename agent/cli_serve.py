@@ -21,12 +21,14 @@ import typer
 GRAPH_ID = "litloop"
 
 
-def server_config(folder: Path, *, with_auth: bool = False) -> Path:
+def server_config(folder: Path) -> Path:
     """The langgraph.json that serves this litloop's graph (with per-user keys: agent/serve_auth.py); its path."""
     here = Path(__file__).resolve().parent
-    config: dict = {"dependencies": ["."], "graphs": {GRAPH_ID: f"{here / 'graph.py'}:graph"}}
-    if with_auth:
-        config["auth"] = {"path": f"{here / 'serve_auth.py'}:auth"}
+    config: dict = {
+        "dependencies": ["."],
+        "graphs": {GRAPH_ID: f"{here / 'serve_queue.py'}:graph"},  # the agent's graph + the queue's release
+        "auth": {"path": f"{here / 'serve_auth.py'}:auth"},  # keys, ownership and the queue bound
+    }
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "langgraph.json"
     path.write_text(json.dumps(config, indent=2) + "\n")
@@ -88,8 +90,9 @@ def serve(
             "litloop serve: warning: no LITLOOP_SERVE__KEYS_FILE, anyone who reaches the port sees every thread",
             err=True,
         )
+    env["LITLOOP_SERVE__MAX_QUEUE"] = str(settings.serve.max_queue)
     folder = settings.data_dir / "serve"
-    cmd = serve_command(server_config(folder, with_auth=keys_file is not None), host, port, jobs)
+    cmd = serve_command(server_config(folder), host, port, jobs)
     os.chdir(folder)  # the in-memory runtime keeps its threads in .langgraph_api/ here
     typer.echo(f"litloop serve: graph '{GRAPH_ID}' on http://{host}:{port}", err=True)
     os.execvpe(cmd[0], cmd, env)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from langgraph_sdk import Auth
 
@@ -36,6 +37,8 @@ def load_keys(path: Path) -> dict[str, str]:
 
 @auth.authenticate
 async def authenticate(authorization: str | None, headers: dict) -> Auth.types.MinimalUserDict:
+    if not os.environ.get(_KEYS_ENV):
+        return {"identity": "anyone"}  # no keys file: one shared space (only the queue bound applies)
     keys = load_keys(Path(os.environ[_KEYS_ENV]))
     key = None
     if authorization and authorization.lower().startswith("bearer "):
@@ -51,9 +54,26 @@ async def authenticate(authorization: str | None, headers: dict) -> Auth.types.M
     return {"identity": user}
 
 
+@auth.on.threads.create_run
+async def admitted_to_the_queue(*, ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] | None:
+    """A new run takes a place in the bounded queue (agent/serve_queue.py) or is refused with 429."""
+    from agent.serve_queue import admit, max_queue
+
+    wait = admit()
+    if wait is not None:
+        raise Auth.exceptions.HTTPException(
+            status_code=429,
+            detail=f"the model queue is full ({max_queue()} runs); retry in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
+    return await owned_by_the_user(ctx, value)
+
+
 @auth.on
-async def owned_by_the_user(ctx: Auth.types.AuthContext, value: dict) -> dict[str, str]:
+async def owned_by_the_user(ctx: Auth.types.AuthContext, value: dict) -> dict[str, str] | None:
     """Stamp what a user creates with its owner; filter everything else on it."""
+    if not os.environ.get(_KEYS_ENV):
+        return None
     owner = {"owner": ctx.user.identity}
     metadata = value.setdefault("metadata", {}) if isinstance(value, dict) else None
     if isinstance(metadata, dict):

@@ -183,6 +183,13 @@ class ServeSettings(BaseModel):
         "the threads it created. Unset: no keys, every thread visible to whoever reaches the port.",
     )
 
+    max_queue: int = Field(
+        32,
+        ge=0,
+        description="Most runs `litloop serve` holds at once (running or waiting for the model); one more "
+        "is refused at once with 429 and a `Retry-After`. 0: no bound.",
+    )
+
 
 class Settings(ToolSettings):
     """Every setting: the tools' (tools/settings.py) plus the chat models, tracing and checkpoints."""

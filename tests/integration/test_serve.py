@@ -277,3 +277,61 @@ def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path):
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def test_a_full_queue_refuses_with_429_and_a_retry_time(serve_index, tmp_path):
+    import threading
+
+    import httpx
+    from langgraph_sdk import get_sync_client
+
+    from tests.openai_stub import literature_reply
+
+    release = threading.Event()
+
+    def reply(role, body, prompt):
+        if "SLOW" in prompt:
+            release.wait(60)
+        return literature_reply(role, body, prompt)
+
+    with OpenAIStub(reply) as stub:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
+        env.update(
+            LITLOOP_DATA_DIR=str(tmp_path / "data"),
+            LITLOOP_LLM__BASE_URL=stub.base_url,
+            LITLOOP_LLM__MODEL="stub-model",
+            LITLOOP_LLM__MAX_RETRIES="0",
+            LITLOOP_SERVE__MAX_QUEUE="2",
+        )
+        port = free_port()
+        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(240):
+                try:
+                    with urllib.request.urlopen(url + "/ok", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(0.5)
+            client = get_sync_client(url=url)
+            threads = [client.threads.create()["thread_id"] for _ in range(3)]
+            runs = [client.runs.create(t, "litloop", input={"question": QUESTION + " SLOW"}) for t in threads[:2]]
+            t0 = time.monotonic()
+            with pytest.raises(httpx.HTTPStatusError) as refused:
+                client.runs.create(threads[2], "litloop", input={"question": QUESTION})
+            assert time.monotonic() - t0 < 10  # refused at once, not left to hang
+            response = refused.value.response
+            assert response.status_code == 429
+            assert int(response.headers["Retry-After"]) >= 1
+            assert "queue is full" in response.text
+            release.set()
+            for t, r in zip(threads, runs, strict=False):
+                client.runs.join(t, r["run_id"])
+            # the places are given back: a new run is admitted and answered
+            values = client.runs.wait(threads[2], "litloop", input={"question": QUESTION})
+            assert isinstance(values, dict) and "95.7" in values["answer"]["text"]
+        finally:
+            release.set()
+            proc.terminate()
+            proc.wait(timeout=30)
