@@ -279,7 +279,7 @@ def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path):
             proc.wait(timeout=30)
 
 
-def test_a_full_queue_refuses_with_429_and_a_retry_time(serve_index, tmp_path):
+def test_a_full_queue_refuses_with_429_and_a_run_can_be_cancelled(serve_index, tmp_path):
     import threading
 
     import httpx
@@ -325,9 +325,12 @@ def test_a_full_queue_refuses_with_429_and_a_retry_time(serve_index, tmp_path):
             assert response.status_code == 429
             assert int(response.headers["Retry-After"]) >= 1
             assert "queue is full" in response.text
+            # cancellation: the run waiting on the model is stopped and marked so
+            client.runs.cancel(threads[0], runs[0]["run_id"], wait=True)
+            assert client.runs.get(threads[0], runs[0]["run_id"])["status"] == "interrupted"
             release.set()
-            for t, r in zip(threads, runs, strict=False):
-                client.runs.join(t, r["run_id"])
+            client.runs.join(threads[1], runs[1]["run_id"])
+            assert client.runs.get(threads[1], runs[1]["run_id"])["status"] == "success"
             # the places are given back: a new run is admitted and answered
             values = client.runs.wait(threads[2], "litloop", input={"question": QUESTION})
             assert isinstance(values, dict) and "95.7" in values["answer"]["text"]
