@@ -305,6 +305,9 @@ cli_chat.register(app)
 from agent import cli_mcp  # noqa: E402  (the MCP server lives in its own module)
 
 cli_mcp.register(app)
+from agent import cli_serve  # noqa: E402  (the Agent Protocol server lives in its own module)
+
+cli_serve.register(app)
 
 
 def main() -> None:

@@ -64,6 +64,7 @@ USER_PROBLEMS = (
     ("tools.registry", "CorpusProblem"),
     ("tools.index.vector_file", "VectorFileProblem"),
     ("tools.index.ray_build", "RayProblem"),
+    ("agent.checkpoint", "CheckpointProblem"),
 )
 
 

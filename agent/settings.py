@@ -157,11 +157,47 @@ class TracingSettings(BaseModel):
     )
 
 
+class CheckpointSettings(BaseModel):
+    """Where threads' checkpoints live (agent/checkpoint.py). SEE: docs/settings.md, docs/chat.md."""
+
+    url: str | None = Field(
+        None,
+        description="Postgres for the checkpoints of threads (`postgresql://USER:PASSWORD@HOST:PORT/DB`), "
+        "through LangGraph's Postgres checkpointer, so several processes share them and they survive "
+        "restarts; its tables are created on first use. Unset: the embedded SQLite file "
+        "`data_dir/chat/chats.sqlite`.",
+    )
+    pool_size: int = Field(4, ge=1, description="Most open Postgres connections of one process.")
+    connect_timeout_s: float = Field(
+        10.0, gt=0, description="Seconds to wait for a Postgres connection before failing with the (masked) URL."
+    )
+
+
+class ServeSettings(BaseModel):
+    """`litloop serve` (agent/cli_serve.py, agent/serve_auth.py). SEE: docs/serving.md."""
+
+    keys_file: Path | None = Field(
+        None,
+        description='JSON file of API key to user name (`{"KEY": "alice"}`) for `litloop serve`: every '
+        "request needs a known key (`Authorization: Bearer KEY`), and each user sees and continues only "
+        "the threads it created. Unset: no keys, every thread visible to whoever reaches the port.",
+    )
+
+    max_queue: int = Field(
+        32,
+        ge=0,
+        description="Most runs `litloop serve` holds at once (running or waiting for the model); one more "
+        "is refused at once with 429 and a `Retry-After`. 0: no bound.",
+    )
+
+
 class Settings(ToolSettings):
-    """Every setting: the tools' (tools/settings.py) plus the chat models and tracing."""
+    """Every setting: the tools' (tools/settings.py) plus the chat models, tracing and checkpoints."""
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
+    checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @property
     def traces_dir(self) -> Path:

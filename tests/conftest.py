@@ -258,3 +258,26 @@ def connections(monkeypatch) -> Connections:
     monkeypatch.setattr(socket.socket, "connect", recording_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", recording_connect_ex)
     return seen
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster(tmp_path_factory):
+    """A throwaway PostgreSQL cluster for the session (tests/postgres.py); skips with the reason
+    only where none can start (no server binaries, no postgres user)."""
+    from tests.postgres import Cluster, NoPostgres
+
+    try:
+        cluster = Cluster(tmp_path_factory.mktemp("postgres")).start()
+    except NoPostgres as exc:
+        pytest.skip(f"no throwaway Postgres: {exc}")
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster) -> str:
+    """A fresh database on the session's cluster for one test."""
+    import uuid
+
+    name = "t_" + uuid.uuid4().hex[:16]
+    return postgres_cluster.new_database(name)

@@ -92,15 +92,16 @@ def default_store_path(settings: Settings | None = None) -> Path:
 class ChatStore:
     """Threads and turns in one SQLite file, next to LangGraph's checkpoints of each turn."""
 
-    def __init__(self, path: Path | str | None = None) -> None:
-        self.path = Path(path) if path is not None else default_store_path()
+    def __init__(self, path: Path | str | None = None, settings: Settings | None = None) -> None:
+        self.settings = settings
+        self.path = Path(path) if path is not None else default_store_path(settings)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         self._conn.row_factory = sqlite3.Row
         with self._lock, self._conn:
             self._conn.executescript(_SCHEMA)
-        self._saver = None
+        self._saver: Any = None
         self._graph = None
 
     # -- LangGraph side ------------------------------------------------------------------------
@@ -109,13 +110,11 @@ class ChatStore:
     def checkpointer(self):
         with self._lock:
             if self._saver is None:
-                from langgraph.checkpoint.sqlite import SqliteSaver
+                from agent.checkpoint import open_checkpointer
 
-                # its own connection: the saver serialises its statements with its own lock
-                conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-                self._saver = SqliteSaver(conn)
-                self._saver.setup()
-            return self._saver
+                # SQLite: this file; Postgres when LITLOOP_CHECKPOINT__URL is set (agent/checkpoint.py)
+                self._saver = open_checkpointer(self.settings, sqlite_path=self.path)
+            return self._saver.saver
 
     def graph(self):
         """The agent's graph (same nodes and edges) compiled with this store's checkpointer."""
@@ -229,7 +228,7 @@ class ChatStore:
         with self._lock:
             self._conn.close()
             if self._saver is not None:
-                self._saver.conn.close()
+                self._saver.close()
 
 
 def title_of(question: str, limit: int = 60) -> str:

@@ -1,0 +1,115 @@
+"""The Agent Protocol server's own overhead: `litloop serve` under 8 concurrent threads x 5
+questions with the scripted model (tests/openai_stub.py answers at once), over the small test
+index. Prints and writes p50/p95 latency of a run (runs.wait, client side) and throughput.
+
+    python -m bench.serve_load --threads 8 --questions 5 --jobs 4 --out runs/serve_load.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+QUESTION = "Which sequence labelling models use conditional random fields, and what F1 do they reach?"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
+
+
+async def _load(url: str, threads: int, questions: int) -> tuple[list[float], float]:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    latencies: list[float] = []
+
+    async def one(t: int) -> None:
+        thread = await client.threads.create()
+        for q in range(questions):
+            t0 = time.perf_counter()
+            values = await client.runs.wait(thread["thread_id"], "litloop", input={"question": f"{QUESTION} ({t}.{q})"})
+            latencies.append(time.perf_counter() - t0)
+            if not (isinstance(values, dict) and values.get("answer", {}).get("text")):
+                raise RuntimeError(f"thread {t} question {q}: no answer: {values}")
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(t) for t in range(threads)))
+    return latencies, time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--questions", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=4, help="litloop serve --jobs")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    from tests.conftest import build_papers_index
+    from tests.openai_stub import OpenAIStub
+
+    with tempfile.TemporaryDirectory() as tmp, OpenAIStub() as stub:
+        folder = Path(tmp)
+        (folder / "corpus").mkdir()
+        index = build_papers_index(folder / "corpus")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
+        env.update(
+            LITLOOP_DATA_DIR=str(folder / "data"),
+            LITLOOP_LLM__BASE_URL=stub.base_url,
+            LITLOOP_LLM__MODEL="stub-model",
+            LITLOOP_LLM__MAX_RETRIES="0",
+        )
+        port = _free_port()
+        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--port", str(port)]
+        cmd += ["--jobs", str(args.jobs)]
+        log = (folder / "server.log").open("wb")
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(240):
+                try:
+                    with urllib.request.urlopen(url + "/ok", timeout=2):
+                        break
+                except OSError:
+                    if proc.poll() is not None:
+                        raise SystemExit((folder / "server.log").read_text()[-2000:]) from None
+                    time.sleep(0.5)
+            asyncio.run(_load(url, 1, 1))  # warm: the first run opens the index
+            latencies, wall = asyncio.run(_load(url, args.threads, args.questions))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    result = {
+        "threads": args.threads,
+        "questions_per_thread": args.questions,
+        "jobs": args.jobs,
+        "runs": len(latencies),
+        "p50_s": round(statistics.median(latencies), 3),
+        "p95_s": round(_pct(latencies, 0.95), 3),
+        "throughput_runs_per_s": round(len(latencies) / wall, 2),
+        "wall_s": round(wall, 2),
+    }
+    print(json.dumps(result))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
