@@ -39,7 +39,9 @@ def serve_command(config: Path, host: str, port: int, jobs: int) -> list[str]:
     exe = Path(sys.executable).with_name("langgraph")
     langgraph = str(exe) if exe.exists() else shutil.which("langgraph")
     if not langgraph:
-        raise typer.BadParameter("the LangGraph API server is not installed: pip install 'langgraph-cli[inmem]'")
+        raise typer.BadParameter(
+            "the LangGraph API server is not installed: pip install 'litloop[serve]' (or 'langgraph-cli[inmem]')"
+        )
     return [
         langgraph,
         "dev",
