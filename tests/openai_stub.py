@@ -78,7 +78,7 @@ def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, 
         return {"evidence_papers": [p for p in papers if p in ("crf", "lstm")], "sufficient": True, "missing": ""}
     if role == "read":
         paper = re.search(r"PAPER (\S+):", prompt)
-        relevant = bool(paper) and paper.group(1) in ("crf", "lstm")
+        relevant = paper is not None and paper.group(1) in ("crf", "lstm")
         ids = (ids_with(prompt, "95.7") + ids_with(prompt, "90.9"))[:1] if relevant else []
         return {"sentences": ids, "relevant": relevant}
     if role == "synthesize":
@@ -130,6 +130,7 @@ class OpenAIStub:
     def base_url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host
         return f"http://{host}:{port}/v1"
 
     def start(self) -> OpenAIStub:
