@@ -1,6 +1,6 @@
 """Citation intent: the classifier against the hand-labelled citing sentences.
 
-    python -m bench.intent [--split dev|test|all] [--method cues|centroid|hybrid] [--json]
+    python -m bench.intent [--split dev|test|all] [--method cues|centroid|hybrid|background] [--json]
     python -m bench.intent agreement        # the two labelling passes: raw agreement and kappa
 
 The set is bench/data/citation_intents.jsonl (bench/data/README.md says how it was built; split
@@ -13,7 +13,8 @@ Methods:
 - `centroid`: nearest class centroid of the bundled embedder's vectors (all-MiniLM-L6-v2),
   centroids from the dev split (for `--split dev`, leave-one-paper-out: each dev paper is
   classified by centroids of the other dev papers, so no sentence sees its own label);
-- `hybrid`: the cue's label when a cue fires, else the centroid's.
+- `hybrid`: the cue's label when a cue fires, else the centroid's;
+- `background`: every context background (the majority class), the floor to beat.
 Per-context seconds of each method are printed too (the cores may be shared: indicative only).
 """
 
@@ -78,13 +79,29 @@ def cohen_kappa(a: Sequence[str], b: Sequence[str], labels: Sequence[str] = INTE
     return (p_o - p_e) / (1 - p_e) if p_e < 1 else 1.0
 
 
+# SciCite's three classes (Cohan et al., 2019): background, method, result comparison.
+SCICITE = {
+    "background": "background",
+    "uses": "method",
+    "extends": "method",
+    "compares": "result",
+    "contrasts": "result",
+}
+
+
 def scores(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
+    """Accuracy, macro-F1 over the five labels seen, macro-F1 over the four labels other than
+    `extends` (one gold item in the whole set), and macro-F1 after mapping to SciCite's three."""
     counts = confusion(gold, pred)
     classes = per_class(counts)
+    sci = ("background", "method", "result")
+    sci_classes = per_class(confusion([SCICITE[g] for g in gold], [SCICITE[p] for p in pred], sci), sci)
     return {
         "n": len(gold),
         "accuracy": accuracy(counts),
         "macro_f1": macro_f1(classes),
+        "macro_f1_no_extends": macro_f1({k: v for k, v in classes.items() if k != "extends"}),
+        "scicite_macro_f1": macro_f1(sci_classes),
         "classes": classes,
         "confusion": counts,
     }
@@ -151,6 +168,8 @@ def centroid_predictions(split: str) -> list[str]:
 def predict(method: str, split: str) -> tuple[list[str], list[str | None], float]:
     """Predicted labels, cues (None where none decided) and seconds per context."""
     items = load(DATA, split)
+    if method == "background":
+        return ["background"] * len(items), [None] * len(items), 0.0
     if method != "cues":  # load the model before the clock starts: index builds load it once
         from tools.models.embed import get_embedder
 
@@ -192,8 +211,9 @@ def agreement(contexts: Sequence[Context]) -> dict[str, Any]:
 def format_report(result: dict[str, Any]) -> str:
     lines = [
         f"{result['method']} on {result['split']} ({result['n']} contexts): "
-        f"accuracy {result['accuracy']:.3f}, macro-F1 {result['macro_f1']:.3f}, "
-        f"{result['seconds_per_context'] * 1e3:.3f} ms/context",
+        f"accuracy {result['accuracy']:.3f}, macro-F1 {result['macro_f1']:.3f} "
+        f"(without extends {result['macro_f1_no_extends']:.3f}; SciCite's 3 classes "
+        f"{result['scicite_macro_f1']:.3f}), {result['seconds_per_context'] * 1e3:.3f} ms/context",
         f"{'label':<11} {'P':>6} {'R':>6} {'F1':>6} {'gold':>5} {'pred':>5}",
     ]
     for label, c in result["classes"].items():
@@ -223,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.intent", description=__doc__.splitlines()[0])
     ap.add_argument("command", nargs="?", default="score", choices=["score", "agreement"])
     ap.add_argument("--split", choices=["dev", "test", "all"], help="default: dev (score), all (agreement)")
-    ap.add_argument("--method", default="cues", choices=["cues", "centroid", "hybrid"])
+    ap.add_argument("--method", default="cues", choices=["cues", "centroid", "hybrid", "background"])
     ap.add_argument("--errors", action="store_true", help="list the misclassified contexts")
     ap.add_argument("--json", action="store_true", help="the full result as JSON")
     args = ap.parse_args(argv)

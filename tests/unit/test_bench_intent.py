@@ -63,3 +63,10 @@ def test_a_bad_label_is_refused_naming_the_line(tmp_path):
     bad.write_text(json.dumps(row) + "\n" + json.dumps(row | {"pass2": "supports"}) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.jsonl:2: .*pass2 must be one of background"):
         load(bad)
+
+
+def test_the_scicite_mapping_merges_uses_with_extends_and_compares_with_contrasts():
+    out = scores(["uses", "compares", "background"], ["extends", "contrasts", "background"])
+    assert out["accuracy"] == pytest.approx(1 / 3)
+    assert out["scicite_macro_f1"] == 1.0  # method = method, result = result
+    assert out["macro_f1_no_extends"] == pytest.approx((0 + 0 + 1 + 0) / 4)
