@@ -163,3 +163,8 @@ def test_importing_the_classifier_loads_no_heavy_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_marker_outside_the_sentence_is_refused_with_what_to_give():
+    with pytest.raises(ValueError, match=r"not a span of the 12-character sentence.*\(start, end\)"):
+        classify_intent("We use [1].x", marker=(7, 40))
