@@ -98,7 +98,8 @@ def refs(
 
 
 def _print_work(w: dict[str, Any]) -> None:
-    meta = " ".join(str(x) for x in (w["venue"], w["year"]) if x)
+    venue = w["venue"] if len(w["venue"]) <= 60 else w["venue"][:59] + "…"
+    meta = " ".join(str(x) for x in (venue, w["year"]) if x)
     kind = "paper in the index" if w["kind"] == "paper" else "cited work outside the index"
     out.print(
         f"[bold]{escape(w['title'] or '(untitled)')}[/]  [dim]{escape(w['target'])} · {kind}"
