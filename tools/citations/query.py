@@ -13,6 +13,7 @@ too, without contexts, so `cites` answers on every corpus.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,10 @@ NO_CONTEXTS = (
     "shown; rebuild it to get them (`litloop index build PATH... --index {root} --rebuild`, or "
     "`litloop corpora build NAME --rebuild` for a registered corpus)"
 )
+
+
+# paper-BM25 hits checked for a title holding every word asked for
+TITLE_MATCHES = 20
 
 
 class UnknownWork(ValueError):
@@ -101,10 +106,23 @@ def _works_in(name: str | None, part, what: str) -> list[dict[str, Any]]:
     if not words:
         return []
     refs = [r.ref_id for r in part.citations.references_with(words)]
-    papers = [
-        p for p in part.citations.cited_papers() if set(words) <= set(normalize_title(part.papers[p].title).split())
+    return [_work(name, part, p, "paper") for p in _cited_papers_titled(part, what, words)] + [
+        _work(name, part, r, "reference") for r in refs
     ]
-    return [_work(name, part, p, "paper") for p in papers] + [_work(name, part, r, "reference") for r in refs]
+
+
+def _cited_papers_titled(part, what: str, words: list[str]) -> list[str]:
+    """Papers of the index whose title holds every one of `words` and that some paper cites: those
+    full-text bibliographies point to, and the best paper-BM25 matches the citation graph says are
+    cited (a JSONL corpus's references). When no cited paper fits, the papers that fit, so that
+    the answer says nobody here cites them rather than that they are not there."""
+    wanted = set(words)
+    found = [p for p in part.citations.cited_papers() if wanted <= set(normalize_title(part.papers[p].title).split())]
+    uncited = []
+    for pid, _ in part.bm25_papers(what, TITLE_MATCHES):
+        if pid not in found and wanted <= set(normalize_title(part.papers[pid].title).split()):
+            (found if pid in part.graph and part.graph.citations(pid) else uncited).append(pid)
+    return found or uncited
 
 
 def _work(name: str | None, part, target: str, kind: str) -> dict[str, Any]:
@@ -129,8 +147,19 @@ def _citing(name: str | None, part, pid: str, key: str | None, contexts: list[Co
         "title": paper.title if paper else "",
         "year": paper.year if paper else None,
         "key": key,
+        "number": entry_number(paper.bibliography, key) if paper and key else None,
         "contexts": [context_record(c, name) for c in contexts],
     }
+
+
+def entry_number(bibliography, key: str) -> int | None:
+    """The number of entry `key` in its paper's reference list: its printed label ('[12]'), else
+    its position from 1."""
+    for n, entry in enumerate(bibliography, start=1):
+        if entry.key == key:
+            m = re.match(r"\s*\[(\d{1,4})\]", entry.raw)
+            return int(m.group(1)) if m else n
+    return None
 
 
 def _describe(part, target: str, kind: str) -> dict[str, Any]:
