@@ -13,10 +13,9 @@ import pytest
 
 from agent import resources
 from agent.api import ask
+from tests.conftest import DEMO_PDFS
 from tests.fakes import ScriptedChatModel
 from tests.graph.conftest import claims_answer
-
-from tests.conftest import DEMO_PDFS
 
 PAPERS = ("N18-3011", "2020.acl-main.207")
 

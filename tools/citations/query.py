@@ -118,7 +118,7 @@ def _cited_papers_titled(part, what: str, words: list[str]) -> list[str]:
     the answer says nobody here cites them rather than that they are not there."""
     wanted = set(words)
     found = [p for p in part.citations.cited_papers() if wanted <= set(normalize_title(part.papers[p].title).split())]
-    uncited = []
+    uncited: list[str] = []
     for pid, _ in part.bm25_papers(what, TITLE_MATCHES):
         if pid not in found and wanted <= set(normalize_title(part.papers[pid].title).split()):
             (found if pid in part.graph and part.graph.citations(pid) else uncited).append(pid)
