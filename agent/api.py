@@ -82,11 +82,13 @@ def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> l
         ]
     if node == "expand_neighbors":
         return [{"node": node, "seeds": update.get("seeds", []), "candidates": len(update.get("candidates", []))}]
-    if node == "read_paper":
+    if node == "read_citations" and not update.get("readings"):
+        return []  # nothing cites the work: the run searches as usual
+    if node in ("read_paper", "read_citations"):  # the citing papers' sentences are a reading too
         readings = update.get("readings", [])
         return [
             {
-                "node": node,
+                "node": "read_paper",
                 "papers_read": len(readings),
                 "relevant": [r["paper_id"] for r in readings if r.get("relevant")],
             }

@@ -298,6 +298,9 @@ from agent import cli_eval  # noqa: E402  (score and eval live in their own modu
 
 cli_eval.register(app)
 cli_corpora.register(app)
+from agent import cli_cites  # noqa: E402  (cites and refs live in their own module)
+
+cli_cites.register(app)
 cli_index.register(app)
 from agent import cli_chat  # noqa: E402  (ui, chat and trace live in their own module)
 

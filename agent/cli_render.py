@@ -83,6 +83,18 @@ def print_retrieval(question: str, stage: str, run, papers: list[dict]) -> None:
         out.print()
 
 
+def context_summary(info: dict) -> str:
+    """`index info`'s line on citation contexts: how many, and how to get them where missing."""
+    c = info["counts"]
+    if "contexts" not in c:
+        return "not recorded (the index was built before litloop recorded them; rebuild it with --rebuild)"
+    line = f"{c['contexts']} in the text, {c.get('references', 0)} cited works outside the index"
+    missing = c.get("papers_without_contexts", 0)
+    if missing:
+        line += f"; {missing} papers indexed before contexts were recorded have none (rebuild to add them)"
+    return line
+
+
 def print_index_info(root, info: dict) -> None:
     """`litloop index info`: one row per fact, and a warning when the index does not match the
     settings it is opened with."""
@@ -97,6 +109,7 @@ def print_index_info(root, info: dict) -> None:
         ("citation edges", str(c["citation_edges"])),
         ("coupling pairs", f"{c['coupling_pairs']} (>= 2 shared references)"),
         ("dense windows", str(c["dense_windows"])),
+        ("citation contexts", context_summary(info)),
         (
             "dense store",
             "embedded (chroma/ in each segment)"

@@ -2,7 +2,9 @@
 
 decompose -> search -> rerank -> verify --(not sufficient, new subqueries, rounds left)--> decompose
                                         \\-> expand_neighbors -> read_paper -> synthesize -> END
-SEE: docs/design.md section 7.
+A question about a cited work ("who cites X") starts at read_citations, which reads the citing
+sentences and goes to synthesize; when nothing cites X it goes on to decompose.
+SEE: docs/design.md section 7, docs/citations.md.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from agent.context import Context
+from agent.nodes.citations import read_citations
 from agent.nodes.decompose import decompose
 from agent.nodes.method_steps import (
     expand_neighbors,
@@ -22,7 +25,18 @@ from agent.nodes.method_steps import (
     verify,
 )
 from agent.nodes.synthesize import synthesize
+from agent.shape import citation_subject
 from agent.state import InputState, OutputState, State
+
+
+def route_question(state: State) -> Literal["read_citations", "decompose"]:
+    """A question about a cited work reads the citation contexts first; any other is searched."""
+    return "read_citations" if citation_subject(state["question"]) else "decompose"
+
+
+def route_after_citations(state: State) -> Literal["synthesize", "decompose"]:
+    """Answer from the citing sentences when some paper cites the work, else search as usual."""
+    return "synthesize" if state.get("readings") else "decompose"
 
 
 def route_after_verify(state: State, runtime: Runtime[Context]) -> Literal["decompose", "expand_neighbors"]:
@@ -39,6 +53,7 @@ def route_after_verify(state: State, runtime: Runtime[Context]) -> Literal["deco
 
 def build_graph(checkpointer=None):
     g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    g.add_node("read_citations", read_citations)
     g.add_node("decompose", decompose)
     g.add_node("search", search)
     g.add_node("rerank", rerank)
@@ -46,7 +61,8 @@ def build_graph(checkpointer=None):
     g.add_node("expand_neighbors", expand_neighbors)
     g.add_node("read_paper", read_paper)
     g.add_node("synthesize", synthesize)
-    g.add_edge(START, "decompose")
+    g.add_conditional_edges(START, route_question)
+    g.add_conditional_edges("read_citations", route_after_citations)
     g.add_edge("decompose", "search")
     g.add_edge("search", "rerank")
     g.add_edge("rerank", "verify")

@@ -103,3 +103,26 @@ def paper_record(idx, paper_id: str) -> tuple[Any, list, dict[str, Any]]:
         raise UnknownPaper(unknown_paper_message(idx, paper_id))
     chunks = idx.paper_chunks(paper_id)
     return paper, chunks, {"paper": paper.to_dict(), "chunks": [chunk_record(c) for c in chunks]}
+
+
+def cites_record(idx, what: str) -> dict[str, Any]:
+    """`litloop cites`: who cites a paper or a cited work (tools/citations/query.py)."""
+    from tools.citations.query import UnknownWork
+    from tools.citations.query import cites_record as record
+
+    try:
+        return record(idx, what)
+    except UnknownWork as exc:
+        like = idx.ids_like(what.strip())
+        raise UnknownPaper(str(exc) + (f"; did you mean {', '.join(like)}?" if like else "")) from None
+
+
+def refs_record(idx, paper_id: str) -> dict[str, Any]:
+    """`litloop refs`: what a paper cites, each reference with its contexts (tools/citations/query.py)."""
+    from tools.citations.query import UnknownWork
+    from tools.citations.query import refs_record as record
+
+    try:
+        return record(idx, paper_id)
+    except UnknownWork:
+        raise UnknownPaper(unknown_paper_message(idx, paper_id)) from None

@@ -63,3 +63,40 @@ def reads_jointly(ctx, question: str) -> bool:
     if shape_for(question, ctx.answer_shape) == "papers":
         return ctx.list_reading != "per_paper"
     return ctx.reading == "joint"
+
+
+# --- questions about citations ---------------------------------------------------------------
+
+_END = r"\s*[?.!]*\s*$"
+_SOMEONE = r"(?:who|which|what)(?:\s+(?:other\s+)?(?:papers?|works?|studies|articles?|authors))?"
+_MINE = r"(?:the\s+|my\s+|our\s+|other\s+|these\s+)?(?:papers?|works?|studies|articles?|authors)"
+_WHERE = r"(?:\s+(?:in|of)\s+(?:the|my|our|this)\s+(?:collection|corpus|index|library))?"
+_CITATION_QUESTIONS = tuple(
+    re.compile(pattern + r"(?P<subject>.+?)" + _END, re.IGNORECASE)
+    for pattern in (
+        rf"^\s*{_SOMEONE}\s+(?:cites?|cited|build\s+on|builds\s+on|built\s+on|extends?|extended)\s+",
+        rf"^\s*what\s+do(?:es)?\s+{_MINE}{_WHERE}\s+say\s+about\s+",
+        rf"^\s*how\s+do(?:es)?\s+{_MINE}{_WHERE}\s+(?:describe|cite|discuss)\s+",
+    )
+)
+# what a subject may end with that names no title word ("the SPECTER paper")
+_GENERIC_TAIL = re.compile(r"\s+(?:paper|work|article|tool|method|model|system|dataset|corpus)$", re.IGNORECASE)
+
+
+def citation_subject(question: str) -> str | None:
+    """The cited work a question asks about ("who cites X", "which papers build on X", "what do
+    the papers say about X", "how do my papers describe X"): X, without quotes and a leading
+    article; None for any other question. Whether X names a cited work is for the index to say
+    (tools/citations/query.py); a question about something no paper cites is answered as usual."""
+    m = next((m for p in _CITATION_QUESTIONS if (m := p.search(question or ""))), None)
+    if m is None:
+        return None
+    subject = m.group("subject").strip().strip("\"'“”‘’").strip()
+    subject = re.sub(r"^(?:the|a|an)\s+", "", subject, flags=re.IGNORECASE)
+    return subject or None
+
+
+def subject_names(subject: str) -> list[str]:
+    """The names to look a subject up by: as asked, then without a generic last word."""
+    bare = _GENERIC_TAIL.sub("", subject).strip()
+    return list(dict.fromkeys(n for n in (subject, bare) if n))

@@ -102,6 +102,10 @@ class State(InputState, total=False):
     ranking: list[str]  # the fused A/B ranking (at least relate.reader_top papers)
     candidates: list[str]  # its top `read_papers`: the papers handed to the reader
     readings: list[Reading]
+    # a question about a cited work (agent/nodes/citations.py): the works it names and each
+    # citing sentence read (chunk_id, start, citation_id, cited, intent)
+    cited_works: list[str]
+    citation_contexts: list[dict[str, Any]]
     answer: Answer  # the final answer with citations
     errors: Annotated[list[RunError], operator.add]
     usage: Annotated[dict[str, float], add_usage]  # llm_calls, input_tokens, output_tokens, seconds per node

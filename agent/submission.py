@@ -77,6 +77,17 @@ def evidence_items(citation: dict[str, Any]) -> list[dict[str, Any]]:
         "source_type": SOURCE_TYPE.get(citation["kind"], "text_span"),
         "locator": evidence_locator(citation["locator"]),
     }
+    if citation.get("source") == "citation_context":  # one item per entry the sentence cites
+        items = [
+            {
+                **base,
+                "source_type": "citation_context",
+                "locator": {**base["locator"], "citation_id": str(c["citation_id"])},
+            }
+            for c in citation.get("cited") or []
+            if c.get("citation_id") is not None
+        ]
+        return items or [{**base, "source_type": "citation_context"}]
     rows = [s for s in citation.get("sentences") or [] if "row" in s]
     if citation.get("kind") != "table" or not rows:
         return [base]

@@ -77,6 +77,33 @@ class BibEntry:
     year: int | None = None
     raw: str = ""
     link: str | None = None  # an id the source already linked (S2ORC `links`)
+    # the id in-text citations use for it: S2ORC's 'BIBREF3', TEI's 'b3', a PDF entry's 'b3'
+    # (its position); empty in papers read before citation contexts were recorded
+    key: str = ""
+    authors: tuple[str, ...] = ()
+    venue: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BibEntry:
+        return cls(
+            title=d.get("title") or "",
+            year=d.get("year"),
+            raw=d.get("raw") or "",
+            link=d.get("link"),
+            key=d.get("key") or "",
+            authors=tuple(d.get("authors") or ()),
+            venue=d.get("venue") or "",
+        )
+
+
+@dataclass(frozen=True)
+class CiteMark:
+    """An in-text citation the source marked (S2ORC `cite_spans`, TEI `<ref type="bibr">`): the
+    characters [start, end) of its block's text and the bibliography key it points to."""
+
+    start: int
+    end: int
+    key: str
 
 
 @dataclass(frozen=True)
@@ -118,7 +145,7 @@ class Paper:
             references=tuple(d.get("references") or ()),
             source=d.get("source") or "",
             field=d.get("field"),
-            bibliography=tuple(BibEntry(**b) for b in d.get("bibliography") or ()),
+            bibliography=tuple(BibEntry.from_dict(b) for b in d.get("bibliography") or ()),
         )
 
     def with_references(self, refs: list[str]) -> Paper:
@@ -226,6 +253,7 @@ class Block:
     page_end: int | None = None  # a paragraph that runs onto the next page ends there
     page_end_at: int | None = None  # where in `text` the later page begins
     footnote: str | None = None  # the mark of a footnote block ("2")
+    cites: tuple[CiteMark, ...] = ()  # the in-text citations the source marked in `text`
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ or in any installed package that names it under the entry-point group `litloop.c
   `data_dir/corpora/<name>` (or `location(settings)`), on first use or with
   `litloop corpora build NAME`;
 - what it returns: `Corpus.search` gives `tools.base.Passage`s, each with its chunk's locator
-  (the same type every retriever returns, so fusion, pooling and citations are written once).
+  (the same type every retriever returns, so fusion, pooling and citations are written once);
+  `Corpus.cites` and `Corpus.refs` give who cites a work and what a paper cites, with the citing
+  sentences (tools/citations/query.py), so every corpus answers them without code of its own.
 
 Several corpora searched together become one `tools.index.multi.MultiIndex`, in which paper and chunk
 ids are namespaced `<corpus>:<id>` so two corpora never collide; one corpus alone keeps its own
@@ -160,6 +162,27 @@ class Corpus:
         idx = self.open(settings)
         try:
             return hits_to_passages(idx, query, k, retriever, self.name)
+        finally:
+            idx.close()
+
+    def cites(self, settings: ToolSettings, work: str) -> dict[str, Any]:
+        """The tool interface for citations: who cites `work` (a paper id, a reference id or title
+        words) and what they say (tools/citations/query.py)."""
+        from tools.citations.query import cites_record
+
+        idx = self.open(settings)
+        try:
+            return cites_record(idx, work)
+        finally:
+            idx.close()
+
+    def refs(self, settings: ToolSettings, paper_id: str) -> dict[str, Any]:
+        """What paper `paper_id` cites, each reference with its citing sentences."""
+        from tools.citations.query import refs_record
+
+        idx = self.open(settings)
+        try:
+            return refs_record(idx, paper_id)
         finally:
             idx.close()
 

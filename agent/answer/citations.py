@@ -88,3 +88,19 @@ def with_markers(text: str, numbers: list[int]) -> str:
     if text and text[-1] in ".!?":
         return f"{text[:-1]} {marks}{text[-1]}"
     return f"{text} {marks}."
+
+
+def mark_contexts(citations: list[Citation], contexts: list[dict[str, Any]]) -> list[Citation]:
+    """The citations that quote a citing sentence (a question about a cited work, agent/nodes/
+    citations.py) marked as citation contexts: `source` "citation_context" and `cited`, each cited
+    entry's number in the citing paper's reference list and the work it is."""
+    out = []
+    for c in citations:
+        starts = {q["start"] for q in c["sentences"]}
+        cited = {
+            (x["citation_id"], x["cited"]): {"citation_id": x["citation_id"], "cited": x["cited"]}
+            for x in contexts
+            if x["chunk_id"] == c["chunk_id"] and x["start"] in starts
+        }
+        out.append({**c, "source": "citation_context", "cited": list(cited.values())} if cited else c)
+    return out

@@ -50,6 +50,9 @@ class Citation(TypedDict):
     quote: str
     sentences: list[QuotedSentence]
     chunk_text: str
+    # a citing sentence of a question about a cited work: "citation_context", and the entries cited
+    source: NotRequired[str]
+    cited: NotRequired[list[dict[str, Any]]]
 
 
 class Reanchored(TypedDict):

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from agent import prompts
 from agent.answer.assemble import build_answer, papers_answer
 from agent.answer.choice import score_options
+from agent.answer.citations import mark_contexts
 from agent.answer.claims import support_judge
 from agent.answer.selection import evidence_sentences
 from agent.answer.status import (
@@ -85,6 +86,14 @@ def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None
 
 
 def synthesize(state: State, runtime: Runtime[Context]) -> dict:
+    out = _synthesize(state, runtime)
+    if state.get("citation_contexts") and out["answer"].get("citations"):
+        cited = mark_contexts(out["answer"]["citations"], state["citation_contexts"])
+        out = {**out, "answer": {**out["answer"], "citations": cited}}
+    return out
+
+
+def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
     readings = state.get("readings", [])

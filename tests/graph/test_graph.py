@@ -215,7 +215,16 @@ def test_graph_structure_snapshot():
         "LITLOOP_UPDATE_SNAPSHOTS=1 and commit the new graph.mmd"
     )
     nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
-    assert nodes == {"decompose", "search", "rerank", "verify", "expand_neighbors", "read_paper", "synthesize"}
+    assert nodes == {
+        "read_citations",
+        "decompose",
+        "search",
+        "rerank",
+        "verify",
+        "expand_neighbors",
+        "read_paper",
+        "synthesize",
+    }
 
 
 def test_local_fast_asks_the_llm_only_to_read_and_answer(scripted):

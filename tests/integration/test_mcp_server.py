@@ -165,7 +165,7 @@ def test_tools_over_stdio(mcp_index, env, tmp_path):
     async def main() -> None:
         async with stdio_session(["--index", str(mcp_index)], env, tmp_path / "server.log") as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert set(tools) == {"search", "retrieve", "ask", "show_paper"}
+            assert set(tools) == {"search", "retrieve", "ask", "show_paper", "cites", "refs"}
             assert all(t.output_schema for t in tools.values())
 
             found = await s.call_tool("search", {"query": "conditional random fields sequence labeling", "k": 3})
@@ -188,6 +188,16 @@ def test_tools_over_stdio(mcp_index, env, tmp_path):
             assert paper["paper"]["references"] == ["crf", "hmm"]
             assert paper["chunk_count"] == len(paper["chunks"]) >= 1
             assert not paper["flagged"]
+
+            # citations: JSONL records give references without text, so the citing papers come
+            # with no sentences, and a fresh index has no note about missing contexts
+            cited = (await s.call_tool("cites", {"work": "hmm"})).structured_content
+            assert [w["target"] for w in cited["works"]] == ["hmm"] and not cited["notes"]
+            assert {c["paper_id"] for c in cited["works"][0]["citing"]} == {"crf", "memm", "lstm"}
+            assert all(c["contexts"] == [] for c in cited["works"][0]["citing"])
+            refs = (await s.call_tool("refs", {"paper_id": "lstm"})).structured_content
+            assert [r["target"] for r in refs["references"]] == ["crf", "hmm"]
+            assert "no paper 'nope'" in error_text(await s.call_tool("refs", {"paper_id": "nope"}))
 
             # paper text is data: the sentence that addresses its reader is withheld, the paper flagged
             steer = (await s.call_tool("show_paper", {"paper_id": "steer"})).structured_content

@@ -58,3 +58,28 @@ def test_a_table_chunk_is_listed_with_its_caption_and_column_names():
     rows = [s for s in split_sentences("p#c4", text, "table") if "Hybrid" in s["text"]]
     shown = listing(idx, rows).splitlines()
     assert shown == ["[table; p. 4, Table 2]", table_context(text), "S1 | Hybrid | 91.5 | 92.1 |"]
+
+
+def test_a_citing_sentence_is_citation_context_evidence_with_its_reference_number():
+    from agent.submission import evidence_items
+
+    citation = {
+        "paper_id": "2020.acl-main.207",
+        "kind": "text",
+        "locator": {"page": 5, "section": "4 Experiments"},
+        "source": "citation_context",
+        "cited": [{"citation_id": 2, "cited": "N18-3011"}, {"citation_id": 9, "cited": "ref:abc"}],
+    }
+    assert evidence_items(citation) == [
+        {
+            "paper_id": "2020.acl-main.207",
+            "source_type": "citation_context",
+            "locator": {"page": 5, "section": "4 Experiments", "citation_id": "2"},
+        },
+        {
+            "paper_id": "2020.acl-main.207",
+            "source_type": "citation_context",
+            "locator": {"page": 5, "section": "4 Experiments", "citation_id": "9"},
+        },
+    ]
+    assert evidence_items({**citation, "source": None})[0]["source_type"] == "text_span"

@@ -56,3 +56,17 @@ def test_the_shape_sizes_the_reading_and_the_claims():
     wide = make_context("paper")  # reads 50, at most 8 claims
     assert papers_to_read(wide, "Which papers use GROBID?") == 50
     assert claims_cap(make_context("paper", fact_claims=5), "What loss?") == 5
+
+
+def test_questions_about_a_cited_work_name_it():
+    from agent.shape import citation_subject, subject_names
+
+    assert citation_subject("Who cites N18-3011?") == "N18-3011"
+    assert citation_subject("What do the papers in the collection say about GROBID?") == "GROBID"
+    assert citation_subject("Which papers build on SPECTER?") == "SPECTER"
+    assert citation_subject('How do my papers describe "GROBID"?') == "GROBID"
+    assert citation_subject("Which papers cite the SPECTER paper?") == "SPECTER paper"
+    assert subject_names("SPECTER paper") == ["SPECTER paper", "SPECTER"]
+    # other questions, "which papers use X" included (a method, searched for as usual)
+    for q in ("Which papers use CRFs?", "What F1 do CRFs reach?", "Who wrote SPECTER?", ""):
+        assert citation_subject(q) is None

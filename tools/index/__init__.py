@@ -13,10 +13,13 @@ Layout of an index directory DIR (format 2):
         chunk_bm25.*.npy    corpus-wide term statistics of the chunk BM25 index (terms, df)
         paper_bm25.*.npy    the same for the paper BM25 index (all chunks of a paper)
         graph.json          citation graph (node-link JSON, no pickle)
+        citations.sqlite    what each bibliography entry points to (a paper here or a reference
+                            record) and the reference records, one per cited work
         .readers            the readers' lease: each open `IndexView` holds a shared flock on it
     DIR/segments/s-<stamp>/ one segment: the papers one build or add brought, never changed after
         segment.json        its record (name, counts, where its vectors are), as the manifest lists it
         chunks.sqlite       its chunks with locators, rows following the previous segments'
+        contexts.sqlite     its papers' citation contexts (tools/citations/store.py)
         chunk_bm25.*.npy    its chunks' term frequencies (tools/retrieval/bm25_segments.py), memory-mapped
         paper_bm25.*.npy    its papers' term frequencies
         paper_emb.npy       its papers' embeddings

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.base import CHUNK_KINDS, Chunk, Paper
+from tools.base import CHUNK_KINDS, Chunk, Document, Paper
+from tools.citations.model import Context
 from tools.index.layout import (
     BM25_B,
     BM25_EPSILON,
@@ -51,6 +52,7 @@ class BuildReport:
     windows_imported: int = 0  # taken from an --embeddings file
     vectors_ignored: int = 0  # rows of that file for no window this build embeds
     references_resolved: int = 0
+    contexts_added: int = 0  # citation contexts of the new papers
     already_indexed: int = 0  # papers of the input the index already holds: skipped, not problems
     problems: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -65,6 +67,7 @@ class BuildReport:
             "windows_imported": self.windows_imported,
             "vectors_ignored": self.vectors_ignored,
             "references_resolved": self.references_resolved,
+            "contexts_added": self.contexts_added,
             "already_indexed": self.already_indexed,
             "problems": self.problems,
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
@@ -165,6 +168,8 @@ def _write_version(
     after the live version's segments (none for a rebuild); all papers, re-resolved; the
     corpus-wide BM25 statistics; the citation graph."""
     from graph_store.citation_graph import CitationGraph
+    from tools.citations.resolve import citation_targets
+    from tools.citations.store import CITATIONS_FILE, write_citations
     from tools.index.store import write_papers
     from tools.ingest.resolve import resolve_references
     from tools.retrieval.bm25_segments import Stats
@@ -176,14 +181,18 @@ def _write_version(
     # a paper that only arrives now.
     papers, report.references_resolved = resolve_references(old_papers + new_papers)
     t = time.perf_counter()
-    new_chunks = [c for cs in loaded.chunks_of(settings.ingest.max_chunks_per_paper) for c in cs]
+    chunked = loaded.chunks_of(settings.ingest.max_chunks_per_paper)
+    new_chunks = [c for cs in chunked for c in cs]
     report.seconds["chunk"] = time.perf_counter() - t
+    t = time.perf_counter()
+    contexts = _contexts(docs, chunked, progress)
+    report.seconds["contexts"] = time.perf_counter() - t
     # an add tokenises the new papers as the index was built (its manifest); a new index, as the setting says
     tokenizer = old.manifest.tokenizer if old else TOKENIZER_ALIASES[settings.retrieval.tokenizer]
     assert tokenizer is not None  # opening `old` checked it is a known one
 
     segment, chunk_postings, paper_postings, dim, paper_dim = _write_new_segment(
-        stage.parent, old, new_chunks, new_papers, settings, report, progress, imported, tokenizer
+        stage.parent, old, new_chunks, new_papers, settings, report, progress, imported, tokenizer, contexts
     )
 
     t = time.perf_counter()
@@ -204,7 +213,10 @@ def _write_version(
     t = time.perf_counter()
     graph = CitationGraph.from_papers(papers)
     graph.save(stage / GRAPH_FILE)
+    targets, references = citation_targets(papers)
+    write_citations(stage / CITATIONS_FILE, targets, references)
     report.seconds["graph"] = time.perf_counter() - t
+    report.contexts_added = len(contexts)
 
     report.papers_added = len(new_papers)
     report.chunks_added = len(new_chunks)
@@ -219,6 +231,7 @@ def _write_version(
         "dense_windows": (
             (old.manifest.counts["dense_windows"] if old else 0) + report.windows_embedded + report.windows_imported
         ),
+        **_context_counts(old, len(contexts), len(references)),
     }
     report.totals = counts
     now = _now()
@@ -253,6 +266,7 @@ def _write_new_segment(
     progress: bool,
     imported=None,
     tokenizer: str = TOKENIZER_ALIASES["plain"],
+    contexts: list[Context] | None = None,
 ):
     """The build's segment: its chunks' and papers' postings (tokenised with `tokenizer`, the name
     the manifest records), its windows embedded (or imported) into its dense store, its papers' vectors. Returns the record, the two postings and the
@@ -286,8 +300,33 @@ def _write_new_segment(
         paper_vectors=lambda: done["paper_vecs"],
         papers=len(papers),
         seconds=report.seconds,
+        contexts=contexts if contexts is not None else [],
     )
     return record, chunk_postings, paper_postings, emb.dim, int(done["paper_vecs"].shape[1])
+
+
+def _contexts(docs: Sequence[Document], chunked: Sequence[Sequence[Chunk]], progress: bool) -> list[Context]:
+    """The citation contexts of the new papers, in paper order (tools/citations/extract.py)."""
+    from tools.citations.extract import paper_contexts
+
+    out: list[Context] = []
+    with _progress(progress, "citation contexts", total=len(docs), unit="paper") as bar:
+        for doc, chunks in zip(docs, chunked, strict=True):
+            out.extend(paper_contexts(doc, chunks))
+            bar.update(1)
+    return out
+
+
+def _context_counts(old: IndexView | None, added: int, references: int) -> dict[str, int]:
+    """The manifest's counts of contexts: the live version's and the new ones, and how many papers
+    were indexed before litloop recorded contexts (an index of then has no `contexts` count)."""
+    before = old.manifest.counts if old else {}
+    recorded = "contexts" in before or old is None
+    return {
+        "contexts": (before.get("contexts", 0) if recorded else 0) + added,
+        "references": references,
+        "papers_without_contexts": before.get("papers_without_contexts", 0) if recorded else before.get("papers", 0),
+    }
 
 
 def _old_ranges(old: IndexView) -> dict[str, tuple[int, int]]:

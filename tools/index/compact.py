@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.citations.model import Context
+from tools.citations.store import CITATIONS_FILE
 from tools.index.layout import GRAPH_FILE, PAPERS_FILE, _counting, _now, _progress
 from tools.index.manifest import write_manifest
 from tools.index.segment import _dense_store, write_segment
@@ -68,6 +71,17 @@ def compact_index(root: Path, settings: ToolSettings, *, progress: bool = False)
     return report
 
 
+def _old_contexts(old: IndexView) -> Iterator[Context] | None:
+    """Every segment's citation contexts in segment order; None when no segment has any (an index
+    written before litloop recorded them stays without)."""
+    from tools.citations.store import CONTEXTS_FILE, read_contexts
+
+    files = [d / CONTEXTS_FILE for d in old.segment_dirs if (d / CONTEXTS_FILE).is_file()]
+    if not files:
+        return None
+    return (c for f in files for c in read_contexts(f))
+
+
 def _write_compacted(
     stage: Path, old: IndexView, settings: ToolSettings, report: CompactReport, progress: bool
 ) -> None:
@@ -93,10 +107,12 @@ def _write_compacted(
             fill=fill,
             paper_vectors=lambda: old.paper_embeddings,
             papers=old.manifest.counts["papers"],
+            contexts=_old_contexts(old),
         )
     for part in (
         PAPERS_FILE,
         GRAPH_FILE,
+        *([CITATIONS_FILE] if (old.version_dir / CITATIONS_FILE).exists() else []),
         *(f"{n}.{a}.npy" for n in ("chunk_bm25", "paper_bm25") for a in ("terms", "df")),
     ):
         shutil.copyfile(old.version_dir / part, stage / part)

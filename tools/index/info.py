@@ -65,7 +65,14 @@ def index_info(root: Path, settings: ToolSettings) -> dict[str, Any]:
         "sizes_bytes": sizes,
         "total_bytes": sum(sizes.values()),
         "segments": [
-            {"name": s.name, "papers": s.papers, "chunks": s.chunks, "windows": s.windows, "dense": s.dense or EMBEDDED}
+            {
+                "name": s.name,
+                "papers": s.papers,
+                "chunks": s.chunks,
+                "windows": s.windows,
+                "contexts": s.contexts,
+                "dense": s.dense or EMBEDDED,
+            }
             for s in segments
         ],
         # where an add puts its vectors: the last segment's store (format 1: the version's)

@@ -46,6 +46,10 @@ class SegmentRecord(_Record):
     dense: dict[str, Any] | None = Field(
         default=None, description="where its vectors are (tools/retrieval/dense.py); none: embedded"
     )
+    contexts: int | None = Field(
+        default=None,
+        description="citation contexts in its contexts.sqlite; none: written before litloop recorded them",
+    )
 
 
 class Manifest(_Record):

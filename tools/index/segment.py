@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tools.base import Chunk, Paper
+from tools.citations.model import Context
 from tools.index.layout import (
     CHUNKS_FILE,
     PAPER_EMB_FILE,
@@ -65,17 +66,21 @@ def write_segment(
     papers: int,
     open_store: bool = True,
     seconds: dict[str, float] | None = None,
+    contexts: Iterable[Context] | None = None,
 ) -> SegmentRecord:
     """Write a complete segment under `root/segments/` and return its record (what the manifest
     lists). `store_for(name)` says where its vectors go; `fill` writes them (into the store opened
     for writing, or, with `open_store` False, itself: a copied Chroma folder); `paper_vectors()`,
-    called after `fill`, gives the papers' embeddings."""
+    called after `fill`, gives the papers' embeddings. `contexts`, the citation contexts of its
+    papers, go in its contexts.sqlite; None (an upgrade of an index that has none) writes none."""
+    from tools.citations.store import CONTEXTS_FILE, write_contexts
     from tools.index.store import write_chunks
     from tools.retrieval.dense import STORE_FILE, DenseStoreProblem, open_dense
 
     seconds = seconds if seconds is not None else {}
     name, stage = _new_segment(root)
     n_chunks = write_chunks(stage / CHUNKS_FILE, chunks)
+    n_contexts = write_contexts(stage / CONTEXTS_FILE, contexts) if contexts is not None else None
     t = time.perf_counter()
     for part, p in zip(("chunk_bm25", "paper_bm25"), postings, strict=True):
         p.save(stage, part)
@@ -100,7 +105,7 @@ def write_segment(
         raise IndexProblem(str(exc)) from None
     np.save(stage / PAPER_EMB_FILE, paper_vectors())
     seconds["embed"] = time.perf_counter() - t
-    record = SegmentRecord(name=name, papers=papers, chunks=n_chunks, windows=windows, dense=store)
+    record = SegmentRecord(name=name, papers=papers, chunks=n_chunks, windows=windows, dense=store, contexts=n_contexts)
     _finish_segment(stage, record.model_dump())
     return record
 

@@ -200,6 +200,14 @@ class IndexView(RecordView):
         return CitationGraph.load(self.version_dir / "graph.json")
 
     @cached_property
+    def citations(self):
+        """The version's citation contexts and targets (tools/citations/store.py); `available` is
+        False for an index written before litloop recorded them."""
+        from tools.citations.store import CitationStore
+
+        return CitationStore(self.version_dir, self.segment_dirs)
+
+    @cached_property
     def dense(self):
         """The segments' dense stores as one (each where its record says; the setting's server first)."""
         from tools.retrieval.dense import DenseStoreProblem, SegmentedDense, open_dense
@@ -246,6 +254,8 @@ class IndexView(RecordView):
         """Release Chroma, the record files and the version's lease; the version may be removed after this."""
         if "dense" in self.__dict__:
             self.dense.close()
+        if "citations" in self.__dict__:
+            self.citations.close()
         for f in self._files:
             f.close()
         self._files = []

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tools.base import BibEntry, Block, Document, IngestError, Paper
+from tools.base import BibEntry, Block, CiteMark, Document, IngestError, Paper
 from tools.ingest.records import (
     PARSE_KEYS,
     BibRecord,
@@ -215,8 +215,35 @@ def _body_blocks(parse: Parse) -> list[Block]:
                 blocks.append(Block("equation", equation, section=section))
             continue
         if text:
-            blocks.append(Block("text", text, section=section))
+            blocks.append(Block("text", text, section=section, cites=cite_marks(paragraph)))
     return blocks
+
+
+def cite_marks(paragraph: Paragraph) -> tuple[CiteMark, ...]:
+    """The paragraph's cite spans as marks in its one-line text.
+
+    Offsets are re-counted on the text as `one_line` leaves it (runs of whitespace as one space);
+    a span whose offsets do not hold its own text is looked up by that text instead, and left out
+    when it is not there (the context would be at a guessed place)."""
+    raw = paragraph.text
+    text = one_line(raw)
+    marks, cursor = [], 0
+    for span in sorted(paragraph.cite_spans, key=lambda s: s.start or 0):
+        if span.start is None or span.end is None:
+            continue
+        start = len(re.sub(r"\s+", " ", raw[: span.start]).lstrip())
+        surface = one_line(span.text) or one_line(raw[span.start : span.end])
+        if not surface:
+            continue
+        if text[start : start + len(surface)] != surface:
+            start = text.find(surface, cursor)
+            if start < 0:
+                continue
+        # a span GROBID could not link keeps an empty key: the context extractor links it by its
+        # text ("Liu et al., 2019") when it can, or leaves it out
+        marks.append(CiteMark(start, start + len(surface), span.ref_id or ""))
+        cursor = start + len(surface)
+    return tuple(marks)
 
 
 def _is_equation(paragraph: Paragraph, text: str) -> bool:
@@ -354,7 +381,17 @@ def _bibliography(entries: dict[str, BibRecord]) -> tuple[BibEntry, ...]:
         entry = entries[key]
         title = one_line(entry.title)
         raw = one_line(entry.raw_text) or raw_reference(entry.authors, entry.year, title, entry.venue)
-        out.append(BibEntry(title=title, year=entry.year, raw=raw, link=entry.link or entry.links))
+        out.append(
+            BibEntry(
+                title=title,
+                year=entry.year,
+                raw=raw,
+                link=entry.link or entry.links,
+                key=key,
+                authors=author_names(entry.authors),
+                venue=one_line(entry.venue),
+            )
+        )
     return tuple(out)
 
 

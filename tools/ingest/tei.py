@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tools.base import BibEntry, Block, Document, IngestError, Paper
+from tools.base import BibEntry, Block, CiteMark, Document, IngestError, Paper
 from tools.ingest.records import YEAR_RANGE, document
 from tools.ingest.s2orc import (
     author_names,
@@ -353,7 +353,7 @@ class _Body:
         self._note_mentions(el, section)
         text = _text_of(el)
         if text:
-            self.items.append(Block("text", text, page=_page(el), section=section))
+            self.items.append(Block("text", text, page=_page(el), section=section, cites=_cite_marks(el, text)))
 
     def _formula(self, el: ET.Element, section: str | None) -> None:
         """'f(x) = y (1)': the formula's text, then its label (the equation number)."""
@@ -415,6 +415,25 @@ class _Body:
         )
 
 
+def _cite_marks(el: ET.Element, text: str) -> tuple[CiteMark, ...]:
+    """The element's `<ref type="bibr" target="#b3">` citations as marks in its `text`, found in
+    document order (a ref without a target has an empty key)."""
+    marks, cursor = [], 0
+    for ref in el.iter(f"{_T}ref"):
+        if ref.get("type") != "bibr":
+            continue
+        surface = _text_of(ref)
+        start = text.find(surface, cursor) if surface else -1
+        if start < 0:
+            continue
+        cursor = start + len(surface)
+        # GROBID may give several targets; none when it could not link the citation (the context
+        # extractor then links it by its text when it can)
+        for target in (ref.get("target") or "").split() or [""]:
+            marks.append(CiteMark(start, cursor, target.lstrip("#")))
+    return tuple(marks)
+
+
 def _caption(head: str, description: str) -> str:
     """'Table 1: Results ...': the caption with its heading in front, unless it already starts
     with it (GROBID versions differ on whether <figDesc> repeats the label)."""
@@ -443,23 +462,25 @@ def _bibliography(text: ET.Element | None) -> tuple[BibEntry, ...]:
     back = _find(text, "t:back")
     if back is None:
         return ()
-    return tuple(entry for bib in back.iter(f"{_T}biblStruct") if (entry := _bib_entry(bib)))
+    return tuple(entry for n, bib in enumerate(back.iter(f"{_T}biblStruct")) if (entry := _bib_entry(bib, n)))
 
 
-def _bib_entry(bib: ET.Element) -> BibEntry | None:
-    """Title, year and raw reference of one <biblStruct>; None for an empty one."""
+def _bib_entry(bib: ET.Element, n: int) -> BibEntry | None:
+    """Title, year, authors, venue and raw reference of one <biblStruct> (the `n`th), keyed by its
+    xml:id ('b3', what in-text `<ref target="#b3">` point to; else 'b<n>'); None for an empty one."""
     analytic, monogr = _find(bib, "t:analytic"), _find(bib, "t:monogr")
     article_title = _main_title(analytic)
     title = article_title or _main_title(monogr)
     year = next((y for d in _findall(monogr, "t:imprint/t:date") if (y := _year_of(d))), None)
     raw = next((_text_of(n) for n in _findall(bib, "t:note") if n.get("type") == "raw_reference"), "")
+    names = _names(analytic) or _names(monogr)
+    venue = _main_title(monogr) if article_title else ""
     if not raw:
-        authors = _names(analytic) or _names(monogr)
-        venue = _main_title(monogr) if article_title else ""
-        raw = raw_reference(authors, year, title, venue)
+        raw = raw_reference(names, year, title, venue)
     if not (title or raw):
         return None
-    return BibEntry(title=title, year=year, raw=raw)
+    key = bib.get(_XML_ID) or f"b{n}"
+    return BibEntry(title=title, year=year, raw=raw, key=key, authors=author_names(names), venue=venue)
 
 
 def _main_title(el: ET.Element | None) -> str:

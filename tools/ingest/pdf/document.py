@@ -46,7 +46,8 @@ def build_document(
             blocks.append(block)
     abstract = " ".join(_join_lines(p.lines, vocabulary) for p in parsed.abstract if p.kind == "text").strip()
     bibliography = tuple(
-        parse_reference(dehyphenate(raw, vocabulary)) for raw in split_references(_reference_lines(parsed.references))
+        replace(parse_reference(dehyphenate(raw, vocabulary)), key=f"b{n}")
+        for n, raw in enumerate(split_references(_reference_lines(parsed.references)))
     )
     venue, year = guess_venue_year(_first_page_margins(pages[0]))
     title = _choose_title(metadata, info, parsed.front or pages[0].lines[:12])

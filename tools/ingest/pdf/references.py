@@ -77,7 +77,23 @@ def parse_reference(raw: str) -> BibEntry:
     else:
         years = _ANY_YEAR_RE.findall(raw)
         year = int(years[0]) if years else None
-    return BibEntry(title=title, year=year, raw=raw)
+    authors = _authors_before(raw[: m.start()]) if m else ()
+    venue = _venue_after(m.group("rest"), title) if m and not quoted else ""
+    return BibEntry(title=title, year=year, raw=raw, authors=authors, venue=venue)
+
+
+def _authors_before(head: str) -> tuple[str, ...]:
+    """'A. Author, B. Author, and C. Author.' (what precedes an ACL-style year) -> the names."""
+    head = re.sub(r"^\[\d{1,3}\]\s*", "", head).strip().rstrip(".,")
+    names = re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", head)
+    return tuple(n.strip() for n in names if len(n.strip()) >= 2 and not n.strip().lower().startswith("et al"))
+
+
+def _venue_after(rest: str, title: str) -> str:
+    """'In NAACL.' after the title -> 'NAACL'."""
+    after = rest[len(title) :].lstrip(" .") if title and rest.startswith(title) else ""
+    first = _first_sentence(after)
+    return re.sub(r"^In\s+", "", first).strip()
 
 
 def _sentences(text: str) -> list[str]:
