@@ -14,21 +14,27 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
 
 GRAPH_ID = "litloop"
 
 
 def server_config(folder: Path) -> Path:
-    """The langgraph.json that serves this litloop's graph (with per-user keys: agent/serve_auth.py); its path."""
+    """The langgraph.json that serves this litloop's graph: per-user keys and the queue bound
+    (agent/serve_auth.py), the threads' checkpoints in Postgres or SQLite (agent/checkpoint.py); its path."""
     here = Path(__file__).resolve().parent
     config: dict = {
         "dependencies": ["."],
-        "graphs": {GRAPH_ID: f"{here / 'serve_queue.py'}:graph"},  # the agent's graph + the queue's release
+        "graphs": {GRAPH_ID: f"{here / 'graph.py'}:graph"},
         "auth": {"path": f"{here / 'serve_auth.py'}:auth"},  # keys, ownership and the queue bound
     }
+    # langgraph-api's custom checkpointer: each checkpoint written as it is made (Postgres or SQLite)
+    config["checkpointer"] = {"path": f"{here / 'checkpoint.py'}:served_checkpointer"}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "langgraph.json"
     path.write_text(json.dumps(config, indent=2) + "\n")
@@ -93,11 +99,30 @@ def serve(
             err=True,
         )
     env["LITLOOP_SERVE__MAX_QUEUE"] = str(settings.serve.max_queue)
+    _check_checkpoints(settings)
     folder = settings.data_dir / "serve"
     cmd = serve_command(server_config(folder), host, port, jobs)
     os.chdir(folder)  # the in-memory runtime keeps its threads in .langgraph_api/ here
     typer.echo(f"litloop serve: graph '{GRAPH_ID}' on http://{host}:{port}", err=True)
     os.execvpe(cmd[0], cmd, env)
+
+
+def _check_checkpoints(settings: Settings) -> None:
+    """With `LITLOOP_CHECKPOINT__URL` set, a bad URL or a Postgres that does not answer stops
+    `litloop serve` here, with the reason, rather than in the server's log."""
+    if not settings.checkpoint.url:
+        typer.echo(
+            f"litloop serve: threads' checkpoints in {settings.data_dir / 'serve' / 'checkpoints.sqlite'}", err=True
+        )
+        return
+    from agent.checkpoint import CheckpointProblem, open_checkpointer
+
+    try:
+        checkpointer = open_checkpointer(settings)  # creates the tables once, before the server starts
+    except CheckpointProblem as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    typer.echo(f"litloop serve: threads' checkpoints in Postgres ({checkpointer.where})", err=True)
+    checkpointer.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -57,9 +57,10 @@ async def authenticate(authorization: str | None, headers: dict) -> Auth.types.M
 @auth.on.threads.create_run
 async def admitted_to_the_queue(*, ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] | None:
     """A new run takes a place in the bounded queue (agent/serve_queue.py) or is refused with 429."""
-    from agent.serve_queue import admit, max_queue
+    from agent.serve_queue import admit, max_queue, server_runs
 
-    wait = admit()
+    runs = await server_runs()
+    wait = admit(str(value.get("run_id")), runs)
     if wait is not None:
         raise Auth.exceptions.HTTPException(
             status_code=429,
