@@ -190,6 +190,19 @@ class ServeSettings(BaseModel):
         "is refused at once with 429 and a `Retry-After`. 0: no bound.",
     )
 
+    url: str | None = Field(
+        None,
+        description="A `litloop serve` server (`http://HOST:PORT`) that `litloop ui` uses as a client "
+        "(also `litloop ui --server URL`): the questions run there, on its index and model, and the "
+        "conversations are its threads. Unset: the web chat runs the agent itself.",
+    )
+
+    api_key: SecretStr | None = Field(
+        None,
+        description="The key `litloop ui` sends to the `url` server (`Authorization: Bearer KEY`), one "
+        "of its `keys_file`. Unset: none (a server without keys).",
+    )
+
 
 class Settings(ToolSettings):
     """Every setting: the tools' (tools/settings.py) plus the chat models, tracing and checkpoints."""
