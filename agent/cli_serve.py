@@ -84,7 +84,7 @@ def serve(
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     keys_file = settings.serve.keys_file
     if keys_file is not None:
-        from agent.serve_auth import load_keys
+        from agent.api_keys import load_keys
 
         keys_file = keys_file.expanduser().resolve()
         try:

@@ -180,7 +180,8 @@ class ServeSettings(BaseModel):
         None,
         description='JSON file of API key to user name (`{"KEY": "alice"}`) for `litloop serve`: every '
         "request needs a known key (`Authorization: Bearer KEY`), and each user sees and continues only "
-        "the threads it created. Unset: no keys, every thread visible to whoever reaches the port.",
+        "the threads it created; `litloop mcp --transport http` asks every request for one of its keys. "
+        "Unset: no keys, every thread visible to whoever reaches the port.",
     )
 
     max_queue: int = Field(
