@@ -3,8 +3,10 @@
 It writes a langgraph.json for the installed litloop (the graph `litloop` at agent/graph.py:graph)
 into `data_dir/serve/` and runs `langgraph dev` (langgraph-api's in-memory runtime) on it, with
 this process's settings in the environment: the index (`--index` or LITLOOP_INDEX), the model
-endpoint and every other LITLOOP_ setting reach the graph's process unchanged. docs/serving.md
-says why this server and what it does not do yet.
+endpoint and every other LITLOOP_ setting reach the graph's process unchanged. The threads'
+checkpoints go to Postgres (LITLOOP_CHECKPOINT__URL) or an SQLite file through agent/checkpoint.py;
+the records of threads and runs stay in the runtime's files. docs/serving.md says why this server
+and what it does not do yet.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ With per-user keys the server stamps each thread with its owner, so a user lists
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import Any
 
 from agent.chat.session import Turn, TurnFailed, _storable, contextualise, title_of, totals_of
 
+log = logging.getLogger(__name__)
 SOURCE = "litloop-ui"  # the metadata that marks the web chat's threads on the server
 GRAPH_ID = "litloop"
 
@@ -135,6 +137,10 @@ def ask_remote_turn(
     except Exception as exc:
         problem = _problem(chat.url, exc)
         if getattr(getattr(exc, "response", None), "status_code", None) in (401, 429):
+            try:  # refused before it ran: no turn to keep
+                chat.client.threads.delete(turn.graph_thread)
+            except Exception as gone:
+                log.warning("could not delete the refused turn's thread %s: %s", turn.graph_thread, gone)
             raise problem from exc
         error, values = str(problem), {}
     answer = dict(values.get("answer") or {})

@@ -303,3 +303,23 @@ def test_a_full_queue_refuses_with_429_and_a_cancelled_run_gives_its_place_back(
         finally:
             release.set()
             stop(proc)
+
+
+def test_a_postgres_that_does_not_answer_stops_litloop_serve_with_the_reason(serve_index, monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+    from agent.settings import default_settings
+    from tests.openai_stub import refused_url
+
+    port = refused_url().split(":")[-1].split("/")[0]  # a port where nothing listens
+    monkeypatch.setenv("LITLOOP_CHECKPOINT__URL", f"postgresql://litloop:s3cret@127.0.0.1:{port}/litloop")
+    monkeypatch.setenv("LITLOOP_CHECKPOINT__CONNECT_TIMEOUT_S", "2")
+    monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))
+    default_settings.cache_clear()
+    result = CliRunner(env={"COLUMNS": "300"}).invoke(app, ["serve", "--index", str(serve_index)])
+    default_settings.cache_clear()
+    said = " ".join(result.output.replace("│", " ").split())  # the message as one line, out of its box
+    assert result.exit_code != 0
+    assert "LITLOOP_CHECKPOINT__URL" in said and "no connection to Postgres" in said, said
+    assert "s3cret" not in said and "litloop:***@" in said
