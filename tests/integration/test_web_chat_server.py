@@ -42,7 +42,10 @@ def open_chat(monkeypatch, url: str, key: str):
 
     monkeypatch.setenv("LITLOOP_UI_TOKEN", TOKEN)
     monkeypatch.setenv("LITLOOP_SERVE__URL", url)
-    monkeypatch.setenv("LITLOOP_SERVE__API_KEY", key)
+    if key:
+        monkeypatch.setenv("LITLOOP_SERVE__API_KEY", key)
+    else:
+        monkeypatch.delenv("LITLOOP_SERVE__API_KEY", raising=False)
     monkeypatch.delenv("LITLOOP_LLM__BASE_URL", raising=False)  # the server's model, not one here
     default_settings.cache_clear()
     at = AppTest.from_file(str(APP), default_timeout=120)
@@ -115,3 +118,39 @@ def test_litloop_ui_refuses_a_server_that_does_not_answer(monkeypatch):
     result = CliRunner().invoke(app, ["ui", "--server", nowhere])
     assert result.exit_code != 0
     assert "no litloop server answers at" in result.output and "litloop serve" in result.output
+
+
+def test_a_full_queue_is_said_in_the_chat_and_leaves_no_turn(tmp_path, monkeypatch):
+    import threading
+
+    from langgraph_sdk import get_sync_client
+
+    from tests.openai_stub import literature_reply
+
+    release = threading.Event()
+
+    def reply(role, body, prompt):
+        if "SLOW" in prompt:
+            release.wait(60)
+        return literature_reply(role, body, prompt)
+
+    index = build_papers_index(tmp_path)
+    with OpenAIStub(reply) as stub:
+        env = server_env(tmp_path / "data", stub, LITLOOP_SERVE__MAX_QUEUE="1")
+        proc, url = start_server(index, env, tmp_path / "server.log")
+        try:
+            client = get_sync_client(url=url)
+            busy = client.threads.create()
+            run = client.runs.create(busy["thread_id"], "litloop", input={"question": QUESTION + " SLOW"})
+            at = open_chat(monkeypatch, url, "")
+            at.chat_input[0].set_value(QUESTION).run()
+            assert not at.exception, at.exception
+            assert any("is busy" in e.value and "queue is full" in e.value for e in at.error), at.error
+            assert client.threads.search(metadata={"source": "litloop-ui"}) == []  # no empty turn left
+            release.set()
+            client.runs.join(busy["thread_id"], run["run_id"])
+            ask(at, QUESTION)  # the place is back: the chat's question runs
+            assert any("95.7" in m.value for m in at.markdown)
+        finally:
+            release.set()
+            stop(proc)
