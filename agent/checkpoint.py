@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,3 +109,59 @@ def _open_postgres(url: str, pool_size: int, timeout_s: float) -> Checkpointer:
         pool.close()
         raise CheckpointProblem(f"LITLOOP_CHECKPOINT__URL={shown}: {type(exc).__name__}: {exc}") from exc
     return Checkpointer(saver, "postgres", shown, pool)
+
+
+@asynccontextmanager
+async def served_checkpointer() -> AsyncIterator[Any]:
+    """The checkpointer of `litloop serve` (the `checkpointer` of the langgraph.json it writes):
+    LangGraph's async Postgres checkpointer on `LITLOOP_CHECKPOINT__URL` when it is set, else its
+    async SQLite checkpointer in `data_dir/serve/checkpoints.sqlite`. Either writes each
+    checkpoint as it is made, so a crash of the server loses none (the in-memory runtime's own
+    checkpointer is written to its files every 10 s at best). Entered once per event loop of the
+    server and closed with it."""
+    from agent.settings import default_settings
+
+    settings = default_settings()
+    url = settings.checkpoint.url
+    if not url:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        path = settings.data_dir / "serve" / "checkpoints.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(path)) as sqlite_saver:
+            await sqlite_saver.setup()
+            yield sqlite_saver
+        return
+    if not is_postgres(url):
+        raise CheckpointProblem(
+            f"LITLOOP_CHECKPOINT__URL={redact_url(url)}: not a Postgres URL; give postgresql://USER:PASSWORD@HOST:PORT/DB, "
+            "or unset it for the embedded SQLite file"
+        )
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+    shown, timeout_s = redact_url(url), settings.checkpoint.connect_timeout_s
+    pool: AsyncConnectionPool = AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=max(1, settings.checkpoint.pool_size),
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False,
+        timeout=timeout_s,
+        name="litloop-serve-checkpoints",
+    )
+    try:
+        await pool.open(wait=True, timeout=timeout_s)
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]  # a dict_row pool, as the saver expects
+        await saver.setup()
+    except PoolTimeout as exc:
+        await pool.close()
+        raise CheckpointProblem(
+            f"LITLOOP_CHECKPOINT__URL={shown}: no connection to Postgres within {timeout_s:g} s; "
+            "check that the server runs and the URL (host, port, user, password, database) is right"
+        ) from exc
+    try:
+        yield saver
+    finally:
+        await pool.close()

@@ -115,6 +115,15 @@ def ui(
             "machines can then reach the chat (the token in the URL is its only lock).",
         ),
     ] = False,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            help="A `litloop serve` server (http://HOST:PORT) to use as a client: questions run there, "
+            "on its index and model, and the conversations are its threads. Its key: LITLOOP_SERVE__API_KEY. "
+            "Default: LITLOOP_SERVE__URL, else the agent runs here.",
+        ),
+    ] = None,
 ) -> None:
     """The web chat (Streamlit) on http://127.0.0.1:PORT/?token=...: live steps, cited answers,
     threads, traces. The token is new at every start (or LITLOOP_UI_TOKEN); the chat refuses a
@@ -140,6 +149,15 @@ def ui(
     if bad_token:
         raise fail(bad_token, 2)
     env[TOKEN_ENV] = token
+    if server is not None:
+        env["LITLOOP_SERVE__URL"] = server
+    if env.get("LITLOOP_SERVE__URL"):
+        if index is not None or corpus:
+            raise fail("--server uses the server's index: leave out --index and --corpus", 2)
+        problem = server_problem(env["LITLOOP_SERVE__URL"])
+        if problem:
+            raise fail(problem)
+        err.print(f"litloop web chat: a client of the server at {escape(env['LITLOOP_SERVE__URL'])}")
     corpora = check_names(corpus, index)
     if index is not None:
         if not (index / "CURRENT").exists():
@@ -152,6 +170,21 @@ def ui(
         )
     err.print(f"litloop web chat on [bold]{escape(browse_url(host, port, token))}[/] (Ctrl-C stops it)")
     raise typer.Exit(serve_until_stopped(streamlit_command(port, host, corpora), env))
+
+
+def server_problem(url: str) -> str | None:
+    """Why the `litloop serve` server at `url` cannot be used, or None (it answers /ok)."""
+    import urllib.request
+
+    if not url.startswith(("http://", "https://")):
+        return f"--server {url}: give the server's URL, http://HOST:PORT"
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/ok", timeout=10) as r:
+            if r.status == 200:
+                return None
+    except OSError as exc:
+        return f"no litloop server answers at {url} ({exc}); start one with `litloop serve` or check the URL"
+    return f"the server at {url} did not answer /ok"
 
 
 def serve_until_stopped(cmd: list[str], env: dict[str, str]) -> int:

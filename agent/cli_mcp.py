@@ -22,7 +22,7 @@ def remote_problem(host: str, port: int, allow_remote: bool) -> str | None:
         return None
     return (
         f"--host {host} is not a loopback address: anyone who can reach this machine on port {port} could "
-        "search your index and ask your model endpoint with its key (the MCP server has no login). Keep the "
+        "search your index and ask your model endpoint with its key (without LITLOOP_SERVE__KEYS_FILE the MCP server has no login). Keep the "
         "default 127.0.0.1 (and use an SSH tunnel from elsewhere), or add --allow-remote to do it anyway."
     )
 
@@ -54,6 +54,8 @@ def mcp(
     problem = remote_problem(host, port, allow_remote) if transport == "http" else None
     if problem:
         raise fail(problem, 2)
+    if transport == "http":
+        keys_note()
     corpora = check_names(corpus, index)
     first_build_note(index, corpora)
     from agent.mcp_server import Library, serve
@@ -62,6 +64,22 @@ def mcp(
         err.print(f"[green]litloop MCP server[/] on {escape(where)}")
 
     serve(Library(index, corpora, preset), "http" if transport == "http" else "stdio", host, port, on_ready=ready)
+
+
+def keys_note() -> None:
+    """With LITLOOP_SERVE__KEYS_FILE, the HTTP server asks every request for a key of that file
+    (agent/mcp_server.py `KeyRequired`); a malformed file stops it here."""
+    from agent.api_keys import load_keys
+    from agent.settings import default_settings
+
+    keys_file = default_settings().serve.keys_file
+    if keys_file is None:
+        return
+    try:
+        users = set(load_keys(keys_file.expanduser()).values())
+    except ValueError as exc:
+        raise fail(f"LITLOOP_SERVE__KEYS_FILE: {exc}", 2) from exc
+    err.print(f"litloop mcp: API keys of {len(users)} user(s) (Authorization: Bearer KEY)")
 
 
 def first_build_note(index, corpora: list[str] | None) -> None:

@@ -3,8 +3,10 @@
 It writes a langgraph.json for the installed litloop (the graph `litloop` at agent/graph.py:graph)
 into `data_dir/serve/` and runs `langgraph dev` (langgraph-api's in-memory runtime) on it, with
 this process's settings in the environment: the index (`--index` or LITLOOP_INDEX), the model
-endpoint and every other LITLOOP_ setting reach the graph's process unchanged. docs/serving.md
-says why this server and what it does not do yet.
+endpoint and every other LITLOOP_ setting reach the graph's process unchanged. The threads'
+checkpoints go to Postgres (LITLOOP_CHECKPOINT__URL) or an SQLite file through agent/checkpoint.py;
+the records of threads and runs stay in the runtime's files. docs/serving.md says why this server
+and what it does not do yet.
 """
 
 from __future__ import annotations
@@ -14,21 +16,27 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
 
 GRAPH_ID = "litloop"
 
 
 def server_config(folder: Path) -> Path:
-    """The langgraph.json that serves this litloop's graph (with per-user keys: agent/serve_auth.py); its path."""
+    """The langgraph.json that serves this litloop's graph: per-user keys and the queue bound
+    (agent/serve_auth.py), the threads' checkpoints in Postgres or SQLite (agent/checkpoint.py); its path."""
     here = Path(__file__).resolve().parent
     config: dict = {
         "dependencies": ["."],
-        "graphs": {GRAPH_ID: f"{here / 'serve_queue.py'}:graph"},  # the agent's graph + the queue's release
+        "graphs": {GRAPH_ID: f"{here / 'graph.py'}:graph"},
         "auth": {"path": f"{here / 'serve_auth.py'}:auth"},  # keys, ownership and the queue bound
     }
+    # langgraph-api's custom checkpointer: each checkpoint written as it is made (Postgres or SQLite)
+    config["checkpointer"] = {"path": f"{here / 'checkpoint.py'}:served_checkpointer"}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "langgraph.json"
     path.write_text(json.dumps(config, indent=2) + "\n")
@@ -78,7 +86,7 @@ def serve(
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     keys_file = settings.serve.keys_file
     if keys_file is not None:
-        from agent.serve_auth import load_keys
+        from agent.api_keys import load_keys
 
         keys_file = keys_file.expanduser().resolve()
         try:
@@ -93,11 +101,30 @@ def serve(
             err=True,
         )
     env["LITLOOP_SERVE__MAX_QUEUE"] = str(settings.serve.max_queue)
+    _check_checkpoints(settings)
     folder = settings.data_dir / "serve"
     cmd = serve_command(server_config(folder), host, port, jobs)
     os.chdir(folder)  # the in-memory runtime keeps its threads in .langgraph_api/ here
     typer.echo(f"litloop serve: graph '{GRAPH_ID}' on http://{host}:{port}", err=True)
     os.execvpe(cmd[0], cmd, env)
+
+
+def _check_checkpoints(settings: Settings) -> None:
+    """With `LITLOOP_CHECKPOINT__URL` set, a bad URL or a Postgres that does not answer stops
+    `litloop serve` here, with the reason, rather than in the server's log."""
+    if not settings.checkpoint.url:
+        typer.echo(
+            f"litloop serve: threads' checkpoints in {settings.data_dir / 'serve' / 'checkpoints.sqlite'}", err=True
+        )
+        return
+    from agent.checkpoint import CheckpointProblem, open_checkpointer
+
+    try:
+        checkpointer = open_checkpointer(settings)  # creates the tables once, before the server starts
+    except CheckpointProblem as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    typer.echo(f"litloop serve: threads' checkpoints in Postgres ({checkpointer.where})", err=True)
+    checkpointer.close()
 
 
 def register(app: typer.Typer) -> None:

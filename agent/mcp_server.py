@@ -501,4 +501,45 @@ def serve(
         return
     if on_ready:
         on_ready(f"http://{host}:{port}/mcp")
-    server.run("streamable-http", host=host, port=port)
+    keys_file = keys_file_of_the_settings()
+    if keys_file is None:
+        server.run("streamable-http", host=host, port=port)
+        return
+    import uvicorn
+
+    app = KeyRequired(server.streamable_http_app(host=host), keys_file)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def keys_file_of_the_settings() -> Path | None:
+    from agent.settings import default_settings
+
+    keys_file = default_settings().serve.keys_file
+    return keys_file.expanduser().resolve() if keys_file is not None else None
+
+
+class KeyRequired:
+    """The HTTP transport behind `litloop serve`'s per-user keys (LITLOOP_SERVE__KEYS_FILE,
+    agent/api_keys.py): a request without a key of the file gets 401 before it reaches the MCP
+    server. The file is read on every request, so keys are added or revoked without a restart."""
+
+    def __init__(self, app: Any, keys_file: Path) -> None:
+        self.app, self.keys_file = app, keys_file
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from agent.api_keys import user_of
+
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if user_of(self.keys_file, headers.get("authorization"), headers) is None:
+                body = b'{"error": "a valid API key is required (Authorization: Bearer KEY)"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)

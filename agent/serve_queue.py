@@ -1,83 +1,74 @@
-"""The bounded run queue of `litloop serve`: at most `LITLOOP_SERVE__MAX_QUEUE` runs admitted and
-not yet finished (running or waiting for the model); one more is refused at once with 429 and a
-`Retry-After` (seconds, from the recent runs' mean duration), never left to hang.
+"""The bounded run queue of `litloop serve`: at most `LITLOOP_SERVE__MAX_QUEUE` runs waiting or
+running at once; one more is refused at once with 429 and a `Retry-After` (seconds, from the recent
+runs' mean duration), never left to hang.
 
-Admission happens in the server's custom-auth hook for a new run (agent/serve_auth.py); the
-release, when the run's graph ends (answer, error or cancellation), in a callback of the served
-graph (`graph` below, the agent's graph with that callback). Both live in the server's process.
+Admission happens in the server's custom-auth hook for a new run (agent/serve_auth.py), in the
+server's process. It counts the places from the server's own run records (the runtime's `pending`
+and `running` runs), not with a counter of its own, so a place comes back however its run ends:
+an answer, an error, a cancellation before or after the graph started, or a crash and restart.
+The hook runs before the server stores the new run, so the runs it admitted and the server has not
+stored yet are counted too (`admitted`), for a few seconds at most.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import threading
 import time
-from collections import deque
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
-from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
-
-from agent.graph import build_graph
-
-_lock = threading.Lock()
-_admitted: deque[float] = deque()  # admission times of the runs not yet released
-_durations: deque[float] = deque(maxlen=20)
+ACTIVE = ("pending", "running")
+FRESH_S = 10.0  # an admitted run the server has not stored within this is taken as refused later
+_admitted: dict[str, float] = {}  # run id -> when admitted, until the server stores the run
 
 
 def max_queue() -> int:
     return int(os.environ.get("LITLOOP_SERVE__MAX_QUEUE", "0") or 0)
 
 
-def admit() -> int | None:
-    """Admit a run; None when admitted, else the seconds a client should wait before retrying."""
+def places_taken(runs: Iterable[Mapping[str, Any]], admitted: Mapping[str, float], now: float) -> int:
+    """The runs waiting or running, plus those admitted within FRESH_S that are not stored yet."""
+    stored: set[str] = set()
+    active = 0
+    for run in runs:
+        stored.add(str(run["run_id"]))
+        active += run.get("status") in ACTIVE
+    fresh = sum(1 for rid, t in admitted.items() if rid not in stored and now - t < FRESH_S)
+    return active + fresh
+
+
+def retry_after(runs: Iterable[Mapping[str, Any]], last: int = 20) -> int:
+    """Seconds to wait: the mean duration of the last finished runs (10 s when none has finished)."""
+    durations = [
+        (r["updated_at"] - r["created_at"]).total_seconds()
+        for r in runs
+        if r.get("status") == "success"
+        and isinstance(r.get("created_at"), datetime)
+        and isinstance(r.get("updated_at"), datetime)
+    ][-last:]
+    mean = sum(durations) / len(durations) if durations else 10.0
+    return max(1, math.ceil(mean))
+
+
+def admit(run_id: str, runs: list[Mapping[str, Any]], now: float | None = None) -> int | None:
+    """Admit the run `run_id` given the server's runs: None when admitted, else the seconds a
+    client should wait before retrying. Call it with no await between reading `runs` and here."""
+    now = time.monotonic() if now is None else now
+    for rid, t in list(_admitted.items()):  # forget the admissions the server has had time to store
+        if now - t >= FRESH_S:
+            del _admitted[rid]
     limit = max_queue()
-    with _lock:
-        if limit > 0 and len(_admitted) >= limit:
-            mean = sum(_durations) / len(_durations) if _durations else 10.0
-            return max(1, math.ceil(mean))
-        _admitted.append(time.monotonic())
-        return None
+    if limit > 0 and places_taken(runs, _admitted, now) >= limit:
+        return retry_after(runs)
+    _admitted[str(run_id)] = now
+    return None
 
 
-def release() -> None:
-    with _lock:
-        if _admitted:
-            _durations.append(time.monotonic() - _admitted.popleft())
+async def server_runs() -> list[Mapping[str, Any]]:
+    """The run records of the server this process runs (langgraph-api's in-memory runtime)."""
+    from langgraph_runtime.database import connect
 
-
-class _ReleaseAtEnd(BaseCallbackHandler):
-    """Releases the queue slot when a run's root chain (the graph) ends or fails."""
-
-    def __init__(self) -> None:
-        self._roots: set[UUID] = set()
-
-    def on_chain_start(
-        self, serialized: Any, inputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
-    ) -> None:
-        if parent_run_id is None:
-            with _lock:
-                self._roots.add(run_id)
-
-    def _ended(self, run_id: UUID) -> None:
-        with _lock:
-            if run_id not in self._roots:
-                return
-            self._roots.discard(run_id)
-        # the server loads this file by its path, as a module of another name than the one the
-        # auth hook imports: release through the one the hook admits with
-        from agent import serve_queue
-
-        serve_queue.release()
-
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any) -> None:
-        self._ended(run_id)
-
-    def on_chain_error(
-        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
-    ) -> None:
-        self._ended(run_id)
-
-
-graph = build_graph().with_config(callbacks=[_ReleaseAtEnd()])
+    async with connect() as conn:
+        return list(getattr(conn, "store", {}).get("runs", []))

@@ -180,7 +180,8 @@ class ServeSettings(BaseModel):
         None,
         description='JSON file of API key to user name (`{"KEY": "alice"}`) for `litloop serve`: every '
         "request needs a known key (`Authorization: Bearer KEY`), and each user sees and continues only "
-        "the threads it created. Unset: no keys, every thread visible to whoever reaches the port.",
+        "the threads it created; `litloop mcp --transport http` asks every request for one of its keys. "
+        "Unset: no keys, every thread visible to whoever reaches the port.",
     )
 
     max_queue: int = Field(
@@ -188,6 +189,19 @@ class ServeSettings(BaseModel):
         ge=0,
         description="Most runs `litloop serve` holds at once (running or waiting for the model); one more "
         "is refused at once with 429 and a `Retry-After`. 0: no bound.",
+    )
+
+    url: str | None = Field(
+        None,
+        description="A `litloop serve` server (`http://HOST:PORT`) that `litloop ui` uses as a client "
+        "(also `litloop ui --server URL`): the questions run there, on its index and model, and the "
+        "conversations are its threads. Unset: the web chat runs the agent itself.",
+    )
+
+    api_key: SecretStr | None = Field(
+        None,
+        description="The key `litloop ui` sends to the `url` server (`Authorization: Bearer KEY`), one "
+        "of its `keys_file`. Unset: none (a server without keys).",
     )
 
 

@@ -1,8 +1,11 @@
 """The Agent Protocol server's own overhead: `litloop serve` under 8 concurrent threads x 5
 questions with the scripted model (tests/openai_stub.py answers at once), over the small test
-index. Prints and writes p50/p95 latency of a run (runs.wait, client side) and throughput.
+index. Prints and writes p50/p95 latency of a run (runs.wait, client side) and throughput. The
+threads' checkpoints go to the server's SQLite file, or with `--postgres` to a throwaway
+PostgreSQL cluster (tests/postgres.py, Debian's server binaries).
 
     python -m bench.serve_load --threads 8 --questions 5 --jobs 4 --out runs/serve_load.json
+    python -m bench.serve_load --threads 8 --questions 5 --jobs 4 --postgres
 """
 
 from __future__ import annotations
@@ -60,12 +63,18 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=4, help="litloop serve --jobs")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--postgres", action="store_true", help="checkpoints in a throwaway Postgres cluster")
     args = ap.parse_args()
     from tests.conftest import build_papers_index
     from tests.openai_stub import OpenAIStub
 
     with tempfile.TemporaryDirectory() as tmp, OpenAIStub() as stub:
         folder = Path(tmp)
+        cluster = None
+        if args.postgres:
+            from tests.postgres import Cluster
+
+            cluster = Cluster(folder / "postgres").start()
         (folder / "corpus").mkdir()
         index = build_papers_index(folder / "corpus")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
@@ -75,6 +84,8 @@ def main() -> None:
             LITLOOP_LLM__MODEL="stub-model",
             LITLOOP_LLM__MAX_RETRIES="0",
         )
+        if cluster is not None:
+            env["LITLOOP_CHECKPOINT__URL"] = cluster.url
         port = _free_port()
         cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--port", str(port)]
         cmd += ["--jobs", str(args.jobs)]
@@ -95,7 +106,10 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+            if cluster is not None:
+                cluster.stop()
     result = {
+        "checkpoints": "postgres" if args.postgres else "sqlite",
         "threads": args.threads,
         "questions_per_thread": args.questions,
         "jobs": args.jobs,

@@ -100,6 +100,28 @@ def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, 
     return {}
 
 
+SPECTER = "2020.acl-main.207"  # the demo corpus's SPECTER paper (tools/corpora/demo_data/pdfs)
+
+
+def demo_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """Answers about the demo corpus's SPECTER paper, for the demo question (agent.cli.DEMO_QUESTION):
+    SPECTER is the evidence when it was retrieved, and each claim cites its sentences on citations."""
+    if role == "decompose":
+        return {"subqueries": ["SPECTER document-level representation citations", "citation-informed transformer"]}
+    if role == "verify":
+        found = SPECTER in re.findall(r"PAPER (\S+):", prompt)
+        return {"evidence_papers": [SPECTER] if found else [], "sufficient": found, "missing": ""}
+    if role == "read":
+        paper = re.search(r"PAPER (\S+):", prompt)
+        relevant = paper is not None and paper.group(1) == SPECTER
+        return {"sentences": ids_with(prompt, "citation")[:2] if relevant else [], "relevant": relevant}
+    if role == "synthesize":
+        cited = ids_with(prompt, "citation")[:1]
+        claim = "SPECTER learns document-level representations of papers from their citations."
+        return {"claims": [{"text": claim, "sentences": cited}], "insufficient_evidence": not cited}
+    return {}
+
+
 class OpenAIStub:
     def __init__(
         self,

@@ -5,6 +5,10 @@ Each question runs the agent through `agent.chat.session.ask_turn`: a live step 
 evidence, totals, and the run tree from the local trace. Conversations live in
 `data_dir/chat/chats.sqlite` (LangGraph's SQLite checkpointer plus a table of turns).
 
+With `litloop ui --server URL` (LITLOOP_SERVE__URL) the questions run on that `litloop serve`
+server and the conversations are its threads (agent/chat/remote.py); the sidebar then shows the
+server instead of the index, preset and model, which are the server's.
+
 Nothing runs for a session before `access_granted` (agent/chat/access.py): the URL's token and
 the handshake's Host and Origin.
 """
@@ -21,6 +25,7 @@ from typing import Any, Literal
 import streamlit as st
 
 from agent.chat import access, render
+from agent.chat.remote import RemoteChat, ServerProblem, ask_remote_turn
 from agent.chat.session import (
     ChatStore,
     Turn,
@@ -48,6 +53,19 @@ def settings():
 @st.cache_resource(show_spinner=False)
 def store_at(path: str) -> ChatStore:
     return ChatStore(Path(path))
+
+
+@st.cache_resource(show_spinner=False)
+def remote_at(url: str, api_key: str | None) -> RemoteChat:
+    return RemoteChat(url, api_key)
+
+
+def remote_chat() -> RemoteChat | None:
+    """The server this chat is a client of (LITLOOP_SERVE__URL), or None to run the agent here."""
+    serve = settings().serve
+    if not serve.url:
+        return None
+    return remote_at(serve.url, serve.api_key.get_secret_value() if serve.api_key else None)
 
 
 def md(text: str) -> str:
@@ -105,6 +123,41 @@ def endpoint_caption(base_url: str, model: str, api_key: str) -> str:
     return f"Model: {model or 'default'} at {base_url} ({key})"
 
 
+def conversations(store: ChatStore | RemoteChat) -> None:
+    """The new-conversation button and the list of conversations."""
+    if st.button("New conversation", icon=":material/add:", width="stretch"):
+        st.session_state.thread = None
+    try:
+        threads = store.threads()
+    except ServerProblem as exc:
+        st.error(md(str(exc)))
+        threads = []
+    if threads:
+        st.caption("Conversations")
+    for t in threads[:30]:
+        current = t["thread_id"] == st.session_state.get("thread")
+        if st.button(
+            t["title"] or "(untitled)",
+            key=f"thread-{t['thread_id']}",
+            width="stretch",
+            type="primary" if current else "secondary",
+            help=f"{t['turns']} question(s)",
+        ):
+            st.session_state.thread = t["thread_id"]
+            st.rerun()
+
+
+def server_sidebar(remote: RemoteChat) -> dict[str, Any]:
+    """The sidebar of a chat that is a client of a `litloop serve` server."""
+    with st.sidebar:
+        st.header("litloop")
+        conversations(remote)
+        st.divider()
+        st.subheader("Server")
+        st.caption(f"Questions run on {remote.url}, on its index and model; the conversations are its threads.")
+    return {"index": None, "preset": None, "corpora": [], "problem": None}
+
+
 def sidebar(store: ChatStore) -> dict[str, Any]:
     from agent.context import preset_names
     from agent.tracing.tracer import langsmith_status
@@ -112,22 +165,7 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
     s = settings()
     with st.sidebar:
         st.header("litloop")
-        if st.button("New conversation", icon=":material/add:", width="stretch"):
-            st.session_state.thread = None
-        threads = store.threads()
-        if threads:
-            st.caption("Conversations")
-        for t in threads[:30]:
-            current = t["thread_id"] == st.session_state.get("thread")
-            if st.button(
-                t["title"] or "(untitled)",
-                key=f"thread-{t['thread_id']}",
-                width="stretch",
-                type="primary" if current else "secondary",
-                help=f"{t['turns']} question(s)",
-            ):
-                st.session_state.thread = t["thread_id"]
-                st.rerun()
+        conversations(store)
 
         st.divider()
         st.subheader("Index")
@@ -350,7 +388,7 @@ def show_turn(turn: Turn) -> None:
         show_trace(turn.trace_id)
 
 
-def ask_live(store: ChatStore, question: str, options: dict[str, Any]) -> None:
+def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, Any]) -> None:
     thread = st.session_state.get("thread") or store.new_thread()
     st.session_state.thread = thread
     with st.chat_message("user"):
@@ -358,18 +396,21 @@ def ask_live(store: ChatStore, question: str, options: dict[str, Any]) -> None:
     with st.chat_message("assistant"):
         live = LiveTimeline()
         try:
-            ask_turn(
-                store,
-                thread,
-                question,
-                preset=options["preset"],
-                index=options["index"],
-                on_event=live.add,
-                corpora=options.get("corpora") or None,
-            )
+            if isinstance(store, RemoteChat):
+                ask_remote_turn(store, thread, question, on_event=live.add)
+            else:
+                ask_turn(
+                    store,
+                    thread,
+                    question,
+                    preset=options["preset"],
+                    index=options["index"],
+                    on_event=live.add,
+                    corpora=options.get("corpora") or None,
+                )
         except TurnFailed:
             pass  # stored with its error; shown by the rerun below
-        except ValueError as exc:
+        except (ValueError, ServerProblem) as exc:
             st.error(md(str(exc)))
             return
     st.rerun()
@@ -408,14 +449,22 @@ def main() -> None:
     st.set_page_config(page_title="litloop", page_icon=":material/menu_book:", layout="wide")
     if not access_granted():
         st.stop()
-    store = store_at(str(default_store_path(settings())))
-    options = sidebar(store)
+    remote = remote_chat()
+    store: ChatStore | RemoteChat
+    if remote is not None:
+        store, options = remote, server_sidebar(remote)
+    else:
+        local = store_at(str(default_store_path(settings())))
+        store, options = local, sidebar(local)
     st.title("litloop")
     st.caption("Questions about the papers in your index, answered with the evidence for each claim.")
     thread = st.session_state.get("thread")
     if thread:
-        for turn in store.turns(thread):
-            show_turn(turn)
+        try:
+            for turn in store.turns(thread):
+                show_turn(turn)
+        except ServerProblem as exc:
+            st.error(md(str(exc)))
     question = st.chat_input("Ask about the literature…")
     if question:
         if options["problem"]:

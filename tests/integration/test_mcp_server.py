@@ -38,8 +38,8 @@ TITLES = {p: t for p, t, _, _ in (*PAPERS, STEER)}
 
 
 def litloop() -> list[str]:
-    script = Path(sys.executable).with_name("litloop")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agent.cli"]
+    """The litloop command of this checkout (run from REPO, so its code, not another install's)."""
+    return [sys.executable, "-m", "agent.cli"]
 
 
 def free_port() -> int:
@@ -96,12 +96,14 @@ async def stdio_session(args: list[str], env: dict[str, str], log: Path) -> Asyn
 
 
 @asynccontextmanager
-async def http_session(url: str) -> AsyncIterator:
+async def http_session(url: str, key: str | None = None) -> AsyncIterator:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) if key else None
     async with (
-        streamable_http_client(url) as (read, write),
+        streamable_http_client(url, http_client=client) as (read, write),
         ClientSession(read, write, read_timeout_seconds=240) as session,
     ):
         await session.initialize()
@@ -252,11 +254,8 @@ def test_a_failed_answer_is_a_tool_error_with_its_record(mcp_index, env, tmp_pat
         run(main)
 
 
-@pytest.fixture(scope="module")
-def http_server(mcp_index, stub, tmp_path_factory):
-    """`litloop mcp --transport http`, one process for the module's HTTP tests."""
-    tmp_path = tmp_path_factory.mktemp("mcp-http")
-    env = server_env(stub.base_url, tmp_path)
+def start_http_server(mcp_index: Path, env: dict[str, str], tmp_path: Path):
+    """`litloop mcp --transport http` on a free port, once it listens: its /mcp URL."""
     port = free_port()
     log = (tmp_path / "http.log").open("w")
     proc = subprocess.Popen(
@@ -284,6 +283,47 @@ def http_server(mcp_index, stub, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def http_server(mcp_index, stub, tmp_path_factory):
+    """`litloop mcp --transport http`, one process for the module's HTTP tests."""
+    tmp_path = tmp_path_factory.mktemp("mcp-http")
+    yield from start_http_server(mcp_index, server_env(stub.base_url, tmp_path), tmp_path)
+
+
+def test_over_http_the_keys_of_litloop_serve_are_required(mcp_index, stub, tmp_path):
+    """With LITLOOP_SERVE__KEYS_FILE (the keys of `litloop serve`), a request without a key of the
+    file is refused with 401; with one, the tools answer."""
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"key-alice": "alice"}))
+    env = {**server_env(stub.base_url, tmp_path), "LITLOOP_SERVE__KEYS_FILE": str(keys)}
+    servers = start_http_server(mcp_index, env, tmp_path)
+    url = next(servers)
+    try:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"x-api-key": "wrong"}):
+            request = urllib.request.Request(
+                url,
+                data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode(),
+                method="POST",
+                headers={
+                    "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream",
+                    **headers,
+                },
+            )
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=30)
+            assert refused.value.code == 401 and b"API key" in refused.value.read()
+
+        async def main() -> None:
+            async with http_session(url, key="key-alice") as s:
+                found = await s.call_tool("search", {"query": "conditional random fields", "k": 2})
+                assert not found.is_error and found.structured_content["hits"], found
+
+        run(main)
+    finally:
+        servers.close()
 
 
 def test_a_remote_host_needs_allow_remote_and_a_transport_must_exist():

@@ -1,30 +1,50 @@
-"""`litloop serve` as a real subprocess, asked through a langgraph-sdk client, scripted model (stub)."""
+"""`litloop serve` as a real subprocess, asked through a langgraph-sdk client, scripted model (stub).
+
+The load, kill -9 and isolation tests run twice: with the threads' checkpoints in the embedded
+SQLite file (the default) and in a throwaway Postgres (`LITLOOP_CHECKPOINT__URL`, marker
+`postgres`); each checks that the history the server gives is the one in that store."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import PAPERS, build_papers_index
 from tests.openai_stub import OpenAIStub
+from tests.served import server_env, start_server, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.server]
 
 QUESTION = "Which sequence labelling models use conditional random fields, and what F1 do they reach?"
+BACKENDS = [pytest.param("sqlite", id="sqlite"), pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def backend_env(backend: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The settings that put the served threads' checkpoints in a fresh Postgres database."""
+    if backend != "postgres":
+        return {}
+    return {"LITLOOP_CHECKPOINT__URL": request.getfixturevalue("postgres_url")}
+
+
+def checkpointed_threads(env: dict[str, str]) -> dict[str, int]:
+    """{thread id: checkpoints} in the served threads' store: Postgres, or the SQLite file."""
+    if env.get("LITLOOP_CHECKPOINT__URL"):
+        import psycopg
+
+        with psycopg.connect(env["LITLOOP_CHECKPOINT__URL"]) as conn:
+            rows = conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall()
+    else:
+        import sqlite3
+
+        path = Path(env["LITLOOP_DATA_DIR"]) / "serve" / "checkpoints.sqlite"
+        with sqlite3.connect(path) as conn:
+            rows = conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall()
+    return {str(t): int(n) for t, n in rows}
 
 
 @pytest.fixture(scope="module")
@@ -32,60 +52,29 @@ def serve_index(tmp_path_factory) -> Path:
     return build_papers_index(tmp_path_factory.mktemp("serve-corpus"))
 
 
-@pytest.fixture(scope="module")
-def server(serve_index, tmp_path_factory):
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(request, serve_index, tmp_path_factory):
+    """A server with --jobs 4 for the module: (url, env)."""
     folder = tmp_path_factory.mktemp("serve")
+    pg = None
+    if request.param == "postgres":
+        import uuid
+
+        pg = request.getfixturevalue("postgres_cluster").new_database("s_" + uuid.uuid4().hex[:12])
     with OpenAIStub() as stub:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
-        env.update(
-            {
-                "LITLOOP_DATA_DIR": str(folder / "data"),
-                "LITLOOP_LLM__BASE_URL": stub.base_url,
-                "LITLOOP_LLM__MODEL": "stub-model",
-                "LITLOOP_LLM__MAX_RETRIES": "0",
-                "HOME": str(folder / "home"),
-            }
-        )
-        port = free_port()
-        log = (folder / "server.log").open("wb")
-        cmd = [
-            sys.executable,
-            "-m",
-            "agent.cli",
-            "serve",
-            "--index",
-            str(serve_index),
-            "--port",
-            str(port),
-            "--jobs",
-            "4",
-        ]
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"litloop serve exited: {(folder / 'server.log').read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(url + "/ok", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            proc.kill()
-            pytest.fail("litloop serve did not answer /ok within 120 s")
+        extra = {"LITLOOP_CHECKPOINT__URL": pg} if pg else {}
+        env = server_env(folder / "data", stub, HOME=str(folder / "home"), **extra)
+        proc, url = start_server(serve_index, env, folder / "server.log", "--jobs", "4")
         yield url, env
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop(proc)
 
 
 def test_a_cited_answer_through_the_agent_protocol(server):
     from langgraph_sdk import get_client
 
-    url, _ = server
+    url, env = server
 
-    async def main() -> tuple[dict, list[str], list]:
+    async def main() -> tuple[str, dict, list[str], list]:
         client = get_client(url=url)
         thread = await client.threads.create()
         nodes: list[str] = []
@@ -95,10 +84,10 @@ def test_a_cited_answer_through_the_agent_protocol(server):
             if part.event == "updates" and isinstance(part.data, dict):
                 nodes += list(part.data)
         state = await client.threads.get_state(thread["thread_id"])
-        history = await client.threads.get_history(thread["thread_id"])
-        return state["values"], nodes, history
+        history = await client.threads.get_history(thread["thread_id"], limit=100)
+        return thread["thread_id"], state["values"], nodes, history
 
-    values, nodes, history = asyncio.run(main())
+    tid, values, nodes, history = asyncio.run(main())
     # the agent's steps arrive as events, in the graph's order
     assert nodes[:4] == ["decompose", "search", "rerank", "verify"], nodes
     assert nodes[-1] == "synthesize"
@@ -107,6 +96,8 @@ def test_a_cited_answer_through_the_agent_protocol(server):
     assert answer["citations"] and "crf" in {c["paper_id"] for c in answer["citations"]}
     assert len(history) >= len(nodes)
     assert {p for p, *_ in PAPERS} >= {c["paper_id"] for c in answer["citations"]}
+    # the history the server gave is the one in the store, checkpoint for checkpoint
+    assert checkpointed_threads(env)[tid] == len(history)
 
 
 def test_the_server_answers_as_litloop_ask(server, serve_index):
@@ -134,7 +125,7 @@ def test_the_server_answers_as_litloop_ask(server, serve_index):
 def test_eight_concurrent_threads_of_five_questions(server):
     from langgraph_sdk import get_client
 
-    url, _ = server
+    url, env = server
     questions = [f"{QUESTION} (thread {t}, question {q})" for t in range(8) for q in range(5)]
 
     async def one_thread(client, t: int) -> tuple[str, list[str]]:
@@ -150,18 +141,29 @@ def test_eight_concurrent_threads_of_five_questions(server):
         client = get_client(url=url)
         done = await asyncio.gather(*(one_thread(client, t) for t in range(8)))
         runs = {tid: await client.runs.list(tid, limit=20) for tid, _ in done}
-        return done, runs
+        history = {tid: await client.threads.get_history(tid, limit=1000) for tid, _ in done}
+        return done, runs, history
 
-    done, runs = asyncio.run(main())
+    done, runs, history = asyncio.run(main())
     assert len({tid for tid, _ in done}) == 8
+    stored = checkpointed_threads(env)
     for t, (tid, got) in enumerate(done):
         # every answer delivered to its own thread, in the order asked
         assert got == questions[t * 5 : t * 5 + 5]
         assert len(runs[tid]) == 5 and all(r["status"] == "success" for r in runs[tid])
+        # the thread's history holds its five questions, newest first, and nothing of another thread
+        asked: list[str] = []
+        for h in history[tid]:
+            q = h["values"].get("question")
+            if q and (not asked or asked[-1] != q):
+                asked.append(q)
+        assert asked == questions[t * 5 : t * 5 + 5][::-1], asked
+        assert stored[tid] == len(history[tid])
 
 
 @pytest.mark.slow
-def test_kill_9_mid_run_then_restart_keeps_the_threads(serve_index, tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kill_9_mid_run_then_restart_keeps_the_threads(serve_index, tmp_path, backend, request):
     """A `kill -9` of the server while a run waits on the model, then a restart on the same data
     folder: the answered thread's history is intact, and the interrupted run is not silently
     lost (it is still listed, with a status other than success, or it is resumed)."""
@@ -179,54 +181,38 @@ def test_kill_9_mid_run_then_restart_keeps_the_threads(serve_index, tmp_path):
         return literature_reply(role, body, prompt)
 
     with OpenAIStub(reply) as stub:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
-        env.update(
-            LITLOOP_DATA_DIR=str(tmp_path / "data"),
-            LITLOOP_LLM__BASE_URL=stub.base_url,
-            LITLOOP_LLM__MODEL="stub-model",
-            LITLOOP_LLM__MAX_RETRIES="0",
-        )
-
-        def start() -> tuple[subprocess.Popen, str]:
-            port = free_port()
-            cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
-            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            url = f"http://127.0.0.1:{port}"
-            for _ in range(240):
-                try:
-                    with urllib.request.urlopen(url + "/ok", timeout=2):
-                        return proc, url
-                except OSError:
-                    time.sleep(0.5)
-            proc.kill()
-            pytest.fail("litloop serve did not start")
-
-        proc, url = start()
+        env = server_env(tmp_path / "data", stub, **backend_env(backend, request))
+        proc, url = start_server(serve_index, env, tmp_path / "server.log")
         client = get_sync_client(url=url)
         done = client.threads.create()
         client.runs.wait(done["thread_id"], "litloop", input={"question": QUESTION})
+        before = client.threads.get_history(done["thread_id"], limit=100)
         slow = client.threads.create()
         run = client.runs.create(slow["thread_id"], "litloop", input={"question": QUESTION + " SLOW"})
-        time.sleep(12)  # the run waits on the model
+        time.sleep(12)  # the run waits on the model, past a flush of the runtime's files
         proc.kill()  # SIGKILL
         proc.wait()
         release.set()
-        proc, url = start()
+        proc, url = start_server(serve_index, env, tmp_path / "server.log")
         try:
             client = get_sync_client(url=url)
-            history = client.threads.get_history(done["thread_id"])
+            history = client.threads.get_history(done["thread_id"], limit=100)
             assert history and "95.7" in history[0]["values"]["answer"]["text"]
+            assert [h["checkpoint"] for h in history] == [h["checkpoint"] for h in before]
             runs = client.runs.list(slow["thread_id"])
             assert [r["run_id"] for r in runs] == [run["run_id"]], runs
             final = client.runs.join(slow["thread_id"], run["run_id"])
             status = client.runs.get(slow["thread_id"], run["run_id"])["status"]
             assert status != "success" or "95.7" in final["answer"]["text"], (status, final)
+            stored = checkpointed_threads(env)
+            assert stored[done["thread_id"]] == len(history)
+            assert stored[slow["thread_id"]] == len(client.threads.get_history(slow["thread_id"], limit=100))
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            stop(proc)
 
 
-def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path, backend, request):
     import json
 
     import httpx
@@ -235,25 +221,9 @@ def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path):
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({"key-alice": "alice", "key-bob": "bob"}))
     with OpenAIStub() as stub:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
-        env.update(
-            LITLOOP_DATA_DIR=str(tmp_path / "data"),
-            LITLOOP_LLM__BASE_URL=stub.base_url,
-            LITLOOP_LLM__MODEL="stub-model",
-            LITLOOP_LLM__MAX_RETRIES="0",
-            LITLOOP_SERVE__KEYS_FILE=str(keys),
-        )
-        port = free_port()
-        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
+        env = server_env(tmp_path / "data", stub, LITLOOP_SERVE__KEYS_FILE=str(keys), **backend_env(backend, request))
+        proc, url = start_server(serve_index, env, tmp_path / "server.log")
         try:
-            for _ in range(240):
-                try:
-                    with urllib.request.urlopen(url + "/ok", timeout=2):
-                        break
-                except OSError:
-                    time.sleep(0.5)
             alice = get_sync_client(url=url, headers={"Authorization": "Bearer key-alice"})
             bob = get_sync_client(url=url, headers={"Authorization": "Bearer key-bob"})
             nobody = get_sync_client(url=url, headers={"Authorization": "Bearer wrong"})
@@ -268,6 +238,8 @@ def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path):
             with pytest.raises(httpx.HTTPStatusError):
                 bob.threads.get_history(thread["thread_id"])
             with pytest.raises(httpx.HTTPStatusError):
+                bob.threads.get_state(thread["thread_id"])
+            with pytest.raises(httpx.HTTPStatusError):
                 bob.runs.wait(thread["thread_id"], "litloop", input={"question": QUESTION})
             assert thread["thread_id"] not in {t["thread_id"] for t in bob.threads.search()}
             assert len(alice.threads.get_history(thread["thread_id"])) >= 1
@@ -275,11 +247,10 @@ def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path):
                 nobody.threads.search()
             assert refused.value.response.status_code == 401
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            stop(proc)
 
 
-def test_a_full_queue_refuses_with_429_and_a_run_can_be_cancelled(serve_index, tmp_path):
+def test_a_full_queue_refuses_with_429_and_a_cancelled_run_gives_its_place_back(serve_index, tmp_path):
     import threading
 
     import httpx
@@ -295,25 +266,9 @@ def test_a_full_queue_refuses_with_429_and_a_run_can_be_cancelled(serve_index, t
         return literature_reply(role, body, prompt)
 
     with OpenAIStub(reply) as stub:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
-        env.update(
-            LITLOOP_DATA_DIR=str(tmp_path / "data"),
-            LITLOOP_LLM__BASE_URL=stub.base_url,
-            LITLOOP_LLM__MODEL="stub-model",
-            LITLOOP_LLM__MAX_RETRIES="0",
-            LITLOOP_SERVE__MAX_QUEUE="2",
-        )
-        port = free_port()
-        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(serve_index), "--port", str(port)]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
+        env = server_env(tmp_path / "data", stub, LITLOOP_SERVE__MAX_QUEUE="2")
+        proc, url = start_server(serve_index, env, tmp_path / "server.log")  # --jobs 1
         try:
-            for _ in range(240):
-                try:
-                    with urllib.request.urlopen(url + "/ok", timeout=2):
-                        break
-                except OSError:
-                    time.sleep(0.5)
             client = get_sync_client(url=url)
             threads = [client.threads.create()["thread_id"] for _ in range(3)]
             runs = [client.runs.create(t, "litloop", input={"question": QUESTION + " SLOW"}) for t in threads[:2]]
@@ -325,16 +280,46 @@ def test_a_full_queue_refuses_with_429_and_a_run_can_be_cancelled(serve_index, t
             assert response.status_code == 429
             assert int(response.headers["Retry-After"]) >= 1
             assert "queue is full" in response.text
-            # cancellation: the run waiting on the model is stopped and marked so
+            # the second run waits for the one worker; cancelled, it gives its place back
+            waiting = client.runs.get(threads[1], runs[1]["run_id"])
+            assert waiting["status"] == "pending", waiting
+            client.runs.cancel(threads[1], runs[1]["run_id"], wait=True)
+            assert client.runs.get(threads[1], runs[1]["run_id"])["status"] != "pending"
+            admitted = client.runs.create(threads[2], "litloop", input={"question": QUESTION})
+            # and the queue is full again: the running run and the new one
+            with pytest.raises(httpx.HTTPStatusError) as again:
+                client.runs.create(threads[1], "litloop", input={"question": QUESTION})
+            assert again.value.response.status_code == 429
+            # cancellation of the run waiting on the model: stopped and marked so
             client.runs.cancel(threads[0], runs[0]["run_id"], wait=True)
             assert client.runs.get(threads[0], runs[0]["run_id"])["status"] == "interrupted"
             release.set()
-            client.runs.join(threads[1], runs[1]["run_id"])
-            assert client.runs.get(threads[1], runs[1]["run_id"])["status"] == "success"
-            # the places are given back: a new run is admitted and answered
-            values = client.runs.wait(threads[2], "litloop", input={"question": QUESTION})
+            values = client.runs.join(threads[2], admitted["run_id"])
             assert isinstance(values, dict) and "95.7" in values["answer"]["text"]
+            # every place is back: two runs at once are admitted and answered
+            more = [client.runs.create(t, "litloop", input={"question": QUESTION}) for t in threads[:2]]
+            for t, r in zip(threads[:2], more, strict=True):
+                assert "95.7" in client.runs.join(t, r["run_id"])["answer"]["text"]
         finally:
             release.set()
-            proc.terminate()
-            proc.wait(timeout=30)
+            stop(proc)
+
+
+def test_a_postgres_that_does_not_answer_stops_litloop_serve_with_the_reason(serve_index, monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+    from agent.settings import default_settings
+    from tests.openai_stub import refused_url
+
+    port = refused_url().split(":")[-1].split("/")[0]  # a port where nothing listens
+    monkeypatch.setenv("LITLOOP_CHECKPOINT__URL", f"postgresql://litloop:s3cret@127.0.0.1:{port}/litloop")
+    monkeypatch.setenv("LITLOOP_CHECKPOINT__CONNECT_TIMEOUT_S", "2")
+    monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))
+    default_settings.cache_clear()
+    result = CliRunner(env={"COLUMNS": "300"}).invoke(app, ["serve", "--index", str(serve_index)])
+    default_settings.cache_clear()
+    said = " ".join(result.output.replace("│", " ").split())  # the message as one line, out of its box
+    assert result.exit_code != 0
+    assert "LITLOOP_CHECKPOINT__URL" in said and "no connection to Postgres" in said, said
+    assert "s3cret" not in said and "litloop:***@" in said
