@@ -54,6 +54,7 @@ def show_links(citation: dict[str, Any], key: str, server: str | None = None) ->
         key=f"{key}-cites",
         on_click=_start,
         args=(key, "cites", paper),
+        disabled=not cites.rows,
         help="The papers that cite this one, with the sentences that cite it.",
     )
     right.button(
@@ -61,6 +62,7 @@ def show_links(citation: dict[str, Any], key: str, server: str | None = None) ->
         key=f"{key}-refs",
         on_click=_start,
         args=(key, "refs", paper),
+        disabled=not n_refs,
         help="What this paper cites, each reference with the sentences that cite it.",
     )
     if trail:
