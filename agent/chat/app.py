@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from agent.chat import access, cites_web, render
+from agent.chat import access, render
 from agent.chat.session import (
     ChatStore,
     Turn,
@@ -256,6 +256,8 @@ def show_timeline(events: list[dict[str, Any]], failed: bool = False) -> None:
 
 
 def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
+    from agent.chat.cites_web import show_links
+
     if answer.get("choice"):
         st.markdown(f"**Answer: {md(answer['choice'])}**")
     st.markdown(md(answer.get("text") or "(no answer)"))
@@ -275,7 +277,7 @@ def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
             st.markdown(f"**Where:** {md(render.where(c))}")
             # the chunk with the quoted sentences highlighted (escaped: paper text is data)
             st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
-            cites_web.show_links(c, key=f"{key}-{c['n']}")  # who cites this paper, what it cites
+            show_links(c, key=f"{key}-{c['n']}")  # who cites this paper, what it cites
     dropped = render.dropped_lines(answer)
     if dropped and st.toggle(
         f"Show {len(dropped)} dropped claim(s)",
