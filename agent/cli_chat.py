@@ -223,7 +223,7 @@ def chat(
     ] = None,
 ) -> None:
     """Chat in the terminal: streaming steps, cited answers, history per thread.
-    Commands: /new, /threads, /history, /trace, /help, /quit."""
+    Commands: /new, /threads, /history, /trace, /dropped, /cites, /refs, /back, /help, /quit."""
     from agent.chat.session import ChatStore, index_problem
     from agent.chat.terminal import TerminalChat
     from agent.context import preset_names

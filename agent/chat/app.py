@@ -293,7 +293,9 @@ def show_timeline(events: list[dict[str, Any]], failed: bool = False) -> None:
                 st.markdown("- " + md(line))
 
 
-def show_answer(answer: dict[str, Any]) -> None:
+def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
+    from agent.chat.cites_web import show_links
+
     if answer.get("choice"):
         st.markdown(f"**Answer: {md(answer['choice'])}**")
     st.markdown(md(answer.get("text") or "(no answer)"))
@@ -313,6 +315,7 @@ def show_answer(answer: dict[str, Any]) -> None:
             st.markdown(f"**Where:** {md(render.where(c))}")
             # the chunk with the quoted sentences highlighted (escaped: paper text is data)
             st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
+            show_links(c, key=f"{key}-{c['n']}")  # who cites this paper, what it cites
     dropped = render.dropped_lines(answer)
     if dropped and st.toggle(
         f"Show {len(dropped)} dropped claim(s)",
@@ -383,7 +386,7 @@ def show_turn(turn: Turn) -> None:
         else:
             show_status(turn, status)
             if status != "failed":
-                show_answer(turn.answer)
+                show_answer(turn.answer, key=turn.graph_thread)
         st.caption(render.totals_line(turn.totals, turn.trace_id))
         show_trace(turn.trace_id)
 

@@ -2,25 +2,29 @@
 
 Commands: /new (a fresh conversation), /threads (list; /open ID to switch), /history (this
 conversation so far), /trace (the run tree of the last answer; /trace N for the N-th), /dropped
-(the claims the support check dropped from the last answer, with why), /help,
-/quit (or Ctrl-D). Conversations are the web chat's: same store, same follow-up handling.
+(the claims the support check dropped from the last answer, with why), /cites and /refs
+(who cites the paper of citation [N], a named paper or work, or row #K of the last listing; what
+it cites; /back returns to the listing before), /help, /quit (or Ctrl-D). Conversations are the web chat's: same store, same follow-up handling.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
 
 from agent.chat import render
+from agent.chat.cites_view import CannotFollow, Listing
 from agent.chat.session import ChatStore, Turn, TurnFailed, ask_turn
 
 HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conversations · [bold]/open ID[/] switch to one
 [bold]/history[/] this conversation so far · [bold]/trace [N][/] run tree of the last (or N-th) answer
 [bold]/dropped [N][/] claims the support check dropped from the last (or N-th) answer, with why
+[bold]/cites N|#K|WORK[/] who cites the paper of citation [N], row K of the last listing, or a paper id, ref: id or title words
+[bold]/refs N|#K|PAPER[/] what that paper cites, each reference with its citing sentences · [bold]/back[/] the listing before
 [bold]/help[/] this help · [bold]/quit[/] leave (or Ctrl-D). Anything else is a question; follow-ups use the conversation."""
 
 
@@ -41,6 +45,7 @@ class TerminalChat:
         self.preset = preset
         self.corpora = list(corpora or [])  # registered corpora to search instead of the index
         self.thread: str | None = None
+        self.listings: list[Listing] = []  # what /cites and /refs showed, the last one current
         self.read_line = read_line or (lambda prompt: console.input(prompt))
 
     # -- the loop ------------------------------------------------------------------------------
@@ -86,6 +91,10 @@ class TerminalChat:
             self.show_trace(arg)
         elif name == "/dropped":
             self.show_dropped(arg)
+        elif name in ("/cites", "/refs"):
+            self.follow("cites" if name == "/cites" else "refs", arg)
+        elif name == "/back":
+            self.back()
         elif name == "/help":
             c.print(HELP)
         else:
@@ -240,3 +249,62 @@ class TerminalChat:
             print_trace(self.console, load_trace(turn.trace_id))
         except TraceNotFound as exc:
             self.console.print(f"[red]{escape(str(exc))}[/]")
+
+    # -- following citations -------------------------------------------------------------------
+
+    def follow(self, view: Literal["cites", "refs"], arg: str) -> None:
+        """/cites or /refs of citation [N] of the last answer, of row #K of the last listing, or
+        of a named paper (or, for /cites, a ref: id or title words)."""
+        from agent.chat import cites_view
+
+        c = self.console
+        if not arg:
+            c.print(f"[red]/{view} takes a citation number N, #K (a row of the last listing) or a paper id.[/]")
+            return
+        try:
+            what = self.followed(view, arg)
+            idx = cites_view.open_index(self.index, self.corpora, self.preset)
+            shown = cites_view.listing(idx, view, what)
+        except CannotFollow as exc:
+            c.print(f"[red]{escape(str(exc))}[/]")
+            return
+        self.listings.append(shown)
+        self.show_listing(shown)
+
+    def followed(self, view: Literal["cites", "refs"], arg: str) -> str:
+        """What `arg` names: row K of the last listing (#K), the paper of citation [N] of the last
+        answer (N), else the argument itself."""
+        from agent.chat import cites_view
+
+        if arg.startswith("#"):
+            if not self.listings:
+                raise CannotFollow("no listing yet: /cites or /refs of a citation first")
+            rows = self.listings[-1].rows
+            k = arg[1:].strip()
+            if not k.isdigit() or not 1 <= int(k) <= len(rows):
+                span = f"#1 to #{len(rows)}" if rows else "none: it lists no row"
+                raise CannotFollow(f"{arg} is not a row of the last listing ({span})")
+            return cites_view.follow_target(view, rows[int(k) - 1])
+        n = arg.strip("[]")
+        if n.isdigit():
+            turns = self.store.turns(self.thread) if self.thread else []
+            if not turns:
+                raise CannotFollow("no answer in this conversation yet: name a paper id or words of a title")
+            return cites_view.citation_paper(turns[-1].answer or {}, int(n))
+        return arg
+
+    def back(self) -> None:
+        if len(self.listings) < 2:
+            self.console.print("[dim]No earlier listing.[/]")
+            return
+        self.listings.pop()
+        self.show_listing(self.listings[-1])
+
+    def show_listing(self, shown: Listing) -> None:
+        from agent.chat import cites_view
+
+        c = self.console
+        (cites_view.print_cites if shown.view == "cites" else cites_view.print_refs)(c, shown.record)
+        cites_view.print_notes(c, shown.record["notes"])
+        if shown.rows:
+            c.print("[dim]/cites #K or /refs #K follows row K; /back returns to the listing before[/]")

@@ -4,10 +4,13 @@ chat model in place of the LLM (the only fake allowed)."""
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
 from agent import resources
+from tests.conftest import DEMO_PDFS
 from tests.fakes import ScriptedChatModel
 
 # Scripted replies and run sizes shared by the whole-graph tests.
@@ -43,6 +46,27 @@ def scripted(graph_index, monkeypatch):
     resources.reset()
 
 
+CITES_PAPERS = ("N18-3011", "2020.acl-main.207")
+
+
+@pytest.fixture(scope="session")
+def cites_index(tmp_path_factory) -> Path:
+    """A real index of two demo PDFs with their citation contexts (read only), built once a
+    session: SPECTER (2020.acl-main.207) cites Ammar et al. 2018 (N18-3011) once, on page 5, and
+    SciBERT, which is not in the index, 8 times."""
+    from agent.settings import get_settings
+    from tools.index import build_index
+
+    folder = tmp_path_factory.mktemp("cites-pdfs")
+    pdfs = folder / "pdfs"
+    pdfs.mkdir()
+    for name in CITES_PAPERS:
+        for suffix in (".pdf", ".meta.json"):
+            shutil.copy(DEMO_PDFS / f"{name}{suffix}", pdfs / f"{name}{suffix}")
+    build_index([pdfs], folder / "idx", get_settings())
+    return folder / "idx"
+
+
 UI_TOKEN = "graph-tier-ui-token-0123456789"
 
 
@@ -56,6 +80,16 @@ def chat_env(scripted, monkeypatch, tmp_path):
 
     default_settings.cache_clear()
     return scripted
+
+
+@pytest.fixture
+def cites_chat_env(chat_env, cites_index, monkeypatch):
+    """`chat_env` on the index of two PDFs with citation contexts."""
+    monkeypatch.setenv("LITLOOP_INDEX", str(cites_index))
+    from agent.settings import default_settings
+
+    default_settings.cache_clear()
+    return chat_env
 
 
 @pytest.fixture(autouse=True)

@@ -236,3 +236,82 @@ def test_dropped_claims_are_behind_a_toggle(chat_env):
     toggle.set_value(True).run()
     shown = [m.value for m in at.markdown]
     assert any("99.9" in t and "is not in the cited sentences" in t for t in shown)
+
+
+# ----------------------------------------------------------------------------- following citations
+
+BUILD_ON = "Which papers build on Construction of the literature graph in Semantic Scholar?"
+
+
+def _never(messages):
+    raise AssertionError("a question about a cited work is answered from its citing sentences")
+
+
+def _button(at, suffix: str):
+    (b,) = [b for b in at.button if b.key and b.key.endswith(suffix)]
+    return b
+
+
+def _panel(at) -> list[str]:
+    (evidence,) = [e for e in at.expander if e.label.startswith("[1] ")]
+    return [m.value for m in evidence.markdown]
+
+
+def test_a_citation_opens_its_citers_and_references_and_goes_back(cites_chat_env):
+    """On two real PDFs: the answer's [1] is SPECTER's sentence citing Ammar et al. 2018
+    (N18-3011). Its *References* list N18-3011 with that sentence, the citation marked; from
+    there *Cited by* shows N18-3011's citing sentence (SPECTER, page 5), *References* of SPECTER
+    leads back, *Back* and *Close* retrace."""
+    cites_chat_env(decompose=(_never,), verify=(_never,), read=(_never,), synthesize=(_never,))
+    at = app()
+    at.sidebar.selectbox(key="preset").set_value("local-fast").run()
+    ask(at, BUILD_ON)
+    # nobody in the index cites SPECTER; it has 57 references
+    cited_by = _button(at, ":1-1-cites")
+    assert cited_by.label == "Cited by 0" and cited_by.disabled
+    refs = _button(at, ":1-1-refs")
+    assert refs.label == "References (57)" and not refs.disabled
+    refs.click().run()
+    assert not at.exception, at.exception
+    shown = _panel(at)
+    assert any(t.startswith("**References of:** SPECTER") for t in shown)
+    assert any(
+        "**2. Construction of the literature graph in semantic scholar**" in t and "N18-3011" in t for t in shown
+    )
+    assert any("*uses* (corpus) · p. 5, § 4 Experiments" in t for t in shown)
+    marked = [t for t in shown if "Semantic Scholar corpus" in t and "<mark>" in t]
+    assert marked and "Ammar et al., 2018" in marked[0].split("<mark>")[1].split("</mark>")[0]
+    # row 2 (N18-3011): who cites it
+    _button(at, ":1-1-1-2-cites").click().run()
+    shown = _panel(at)
+    assert any(t.startswith("**Cited by:** Construction of the Literature Graph in Semantic Scholar") for t in shown)
+    assert any("**1. SPECTER: Document-level Representation Learning" in t for t in shown)
+    assert any("p. 5, § 4 Experiments · `2020.acl-main.207#c34`" in t for t in shown)
+    # and back: the citing paper's references, then Back twice
+    _button(at, ":1-1-2-1-refs").click().run()
+    assert any(t.startswith("**References of:** SPECTER") for t in _panel(at))
+    _button(at, ":1-1-back-3").click().run()
+    assert any(t.startswith("**Cited by:** Construction of the Literature Graph") for t in _panel(at))
+    _button(at, ":1-1-back-2").click().run()
+    assert any(t.startswith("**References of:** SPECTER") for t in _panel(at))
+    _button(at, ":1-1-close-1").click().run()
+    assert not any(t.startswith(("**References of:**", "**Cited by:**")) for t in _panel(at))
+    # an index that is not there: the links say so, the answer stays
+    at.sidebar.text_input(key="index").set_value("/nonexistent/litloop-index").run()
+    (evidence,) = [e for e in at.expander if e.label.startswith("[1] ")]
+    assert any("Citations of this paper are not available" in c.value for c in evidence.caption)
+
+
+def test_a_chat_that_asks_a_server_says_where_the_citations_are():
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from agent.chat.cites_web import show_links
+
+        show_links({"n": 1, "paper_id": "N18-3011"}, key="k", server="http://127.0.0.1:2024")
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception, at.exception
+    (caption,) = at.caption
+    assert "asks a server" in caption.value and "litloop cites N18-3011" in caption.value
+    assert not at.button

@@ -164,3 +164,53 @@ def test_terminal_chat_lists_dropped_claims(chat_env):
     assert "1 claim(s) dropped" in o and "/dropped shows them" in o
     assert "dropped \u201cCRFs reach 99.9 F1.\u201d (the number '99.9' is not in the cited sentences)" in o
     assert "/dropped N takes a question number from 1 to 1." in o
+
+
+BUILD_ON = "Which papers build on Construction of the literature graph in Semantic Scholar?\n"
+
+
+def _never(messages):
+    raise AssertionError("a question about a cited work is answered from its citing sentences")
+
+
+def test_terminal_chat_follows_a_citation_to_its_citing_sentences_and_back(cites_chat_env):
+    """On two real PDFs: the answer's [1] is SPECTER's sentence citing Ammar et al. 2018
+    (N18-3011); /refs 1 lists SPECTER's references, /cites #2 goes to N18-3011's citing
+    sentences, /refs #1 back to SPECTER's references, /back twice retraces the way."""
+    cites_chat_env(decompose=(_never,), verify=(_never,), read=(_never,), synthesize=(_never,))
+    script = BUILD_ON + "/cites #1\n/refs 1\n/cites #2\n/refs #1\n/back\n/back\n/back\n/refs #4\n/cites 7\n/quit\n"
+    r = runner.invoke(app, ["chat", "--preset", "local-fast"], input=script)
+    assert r.exit_code == 0, r.output
+    parts = r.output.split("you>")[1:]
+    answer, no_listing, refs, cites, refs_again, back1, back2, back3, outside, no_citation = parts[:10]
+    assert "[1] SPECTER" in answer and "2020.acl-main.207" in answer and "p. 5" in answer
+    assert "no listing yet" in no_listing
+    # /refs 1: the references of the paper citation [1] quotes, numbered, with their sentences
+    assert refs.lstrip().startswith("SPECTER: Document-level Representation Learning")
+    assert "57 references, 97 citing sentences" in refs
+    assert "  2. Construction of the literature graph in semantic scholar (2018)  N18-3011" in refs
+    # /cites #2: who cites that reference, each citing sentence with its page, section and intent
+    assert cites.lstrip().startswith("Construction of the Literature Graph in Semantic Scholar  N18-3011")
+    assert "cited by 1 paper, 1 sentence" in cites and "  1. SPECTER" in cites
+    assert "uses (corpus) · p. 5, § 4 Experiments · 2020.acl-main.207#c34" in cites
+    assert "we use a subset of the Semantic Scholar corpus (Ammar et al., 2018)" in cites
+    # /refs #1: back from the citing sentence to the citing paper's references
+    assert "57 references, 97 citing sentences" in refs_again
+    # /back retraces: N18-3011's citers, then SPECTER's references, then nothing before
+    assert "cited by 1 paper, 1 sentence" in back1 and "57 references" in back2
+    assert "No earlier listing." in back3
+    # row 4 of SPECTER's references is SciBERT, a work outside the index
+    assert "SciBERT" in outside and "a work outside the index" in outside
+    assert "the last answer has citations [1] to [1], not [7]" in no_citation
+
+
+def test_terminal_chat_cites_a_work_by_its_title_words(cites_chat_env):
+    r = runner.invoke(app, ["chat"], input="/cites SciBERT\n/cites #1\n/cites no such work at all\n/quit\n")
+    assert r.exit_code == 0, r.output
+    scibert, specter, unknown = r.output.split("you>")[1:4]
+    assert "SciBERT: A Pretrained Language Model for Scientific Text" in scibert
+    assert "cited work outside the index" in scibert and "cited by 1 paper, 8 sentences" in scibert
+    assert scibert.count("2020.acl-main.207#c") == 8
+    # /cites #1: who cites the citing paper (nobody among the two PDFs)
+    assert "SPECTER" in specter and "cited by 0 papers, 0 sentences" in specter
+    assert "nothing in index" in unknown and "is a paper or a cited work named" in unknown

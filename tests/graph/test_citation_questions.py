@@ -6,33 +6,12 @@ submission's evidence items are `citation_context` ones."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
 from agent import resources
 from agent.api import ask
-from tests.conftest import DEMO_PDFS
 from tests.fakes import ScriptedChatModel
 from tests.graph.conftest import claims_answer
-
-PAPERS = ("N18-3011", "2020.acl-main.207")
-
-
-@pytest.fixture(scope="module")
-def cites_index(tmp_path_factory) -> Path:
-    from agent.settings import get_settings
-    from tools.index import build_index
-
-    folder = tmp_path_factory.mktemp("cite-questions")
-    pdfs = folder / "pdfs"
-    pdfs.mkdir()
-    for name in PAPERS:
-        for suffix in (".pdf", ".meta.json"):
-            shutil.copy(DEMO_PDFS / f"{name}{suffix}", pdfs / f"{name}{suffix}")
-    build_index([pdfs], folder / "idx", get_settings())
-    return folder / "idx"
 
 
 @pytest.fixture

@@ -1,0 +1,184 @@
+"""The web chat's citation links: under each citation of an answer, *Cited by n* and *References
+(m)* of the paper it quotes. Either opens a panel in the citation: the citing papers, or the
+references, each with its citing sentences (page, section, intent, the citation marked in the
+sentence), and on every row buttons that go on to that paper's own citers or references; *Back*
+returns to the listing before, *Close* shuts the panel.
+
+The records are `litloop cites` / `litloop refs`'s (agent/chat/cites_view.py over
+agent/queries.py), read from the index the sidebar names. Where that index is not on this machine
+(a chat that asks a litloop server) the links say so instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from agent.chat import cites_view
+from agent.chat.cites_view import CannotFollow, Listing, View
+
+NO_LOCAL_INDEX = (
+    "Citing sentences are read from the index, and this chat asks a server whose index is not on "
+    "this machine: run `litloop cites {paper}` or `litloop refs {paper}` where the index is."
+)
+
+
+def md(text: Any) -> str:
+    """Text shown as Markdown without `$` turning into LaTeX."""
+    return str(text).replace("$", "\\$")
+
+
+def show_links(citation: dict[str, Any], key: str, server: str | None = None) -> None:
+    """*Cited by* / *References* for the paper `citation` quotes, and the panel they open. `key`
+    is unique to this citation of this answer (it names the widgets and the panel's history);
+    `server`, the URL of the litloop server the chat asks, if any."""
+    paper = str(citation.get("paper_id") or "")
+    if not paper:
+        return
+    server = server or _server_url()
+    if server:
+        st.caption(md(NO_LOCAL_INDEX.format(paper=paper)))
+        return
+    try:
+        idx = _index()
+        cites, refs = _listing(idx, "cites", paper), _listing(idx, "refs", paper)
+    except CannotFollow as exc:
+        st.caption(md(f"Citations of this paper are not available: {exc}"))
+        return
+    trail = st.session_state.setdefault(f"trail-{key}", [])
+    left, right = st.columns(2)
+    n_refs = len(refs.record["references"])
+    left.button(
+        f"Cited by {len(cites.rows)}",
+        key=f"{key}-cites",
+        on_click=_start,
+        args=(key, "cites", paper),
+        disabled=not cites.rows,
+        help="The papers that cite this one, with the sentences that cite it.",
+    )
+    right.button(
+        f"References ({n_refs})",
+        key=f"{key}-refs",
+        on_click=_start,
+        args=(key, "refs", paper),
+        disabled=not n_refs,
+        help="What this paper cites, each reference with the sentences that cite it.",
+    )
+    if trail:
+        view, what = trail[-1]
+        try:
+            _panel(key, trail, _listing(idx, view, what))
+        except CannotFollow as exc:
+            st.error(md(exc))
+
+
+def _server_url() -> str | None:
+    """The litloop server a chat started with `litloop ui --server URL` asks (LITLOOP_SERVE__URL),
+    where the settings know one."""
+    from agent.settings import default_settings
+
+    return getattr(default_settings().serve, "url", None) or None
+
+
+def _index() -> tuple[Any, tuple]:
+    """The index the sidebar names (its corpora, else its folder, else LITLOOP_INDEX or the demo),
+    and what names it."""
+    index = (st.session_state.get("index") or "").strip() or None
+    corpora = list(st.session_state.get("corpora") or [])
+    named = (None if corpora else index, tuple(corpora))
+    return cites_view.open_index(named[0], corpora), named
+
+
+def _listing(idx: tuple[Any, tuple], view: View, what: str) -> Listing:
+    """One listing per index and work for the session: the buttons' counts and the panel would
+    ask again on every rerun."""
+    cache = st.session_state.setdefault("cites-listings", {})
+    k = (idx[1], view, what)
+    if k not in cache:
+        cache[k] = cites_view.listing(idx[0], view, what)
+    return cache[k]
+
+
+def _start(key: str, view: View, what: str) -> None:
+    st.session_state[f"trail-{key}"] = [(view, what)]
+
+
+def _push(key: str, view: View, what: str) -> None:
+    st.session_state[f"trail-{key}"].append((view, what))
+
+
+def _back(key: str) -> None:
+    st.session_state[f"trail-{key}"].pop()
+
+
+def _close(key: str) -> None:
+    st.session_state[f"trail-{key}"] = []
+
+
+def _panel(key: str, trail: list, shown: Listing) -> None:
+    depth = len(trail)
+    st.divider()
+    if shown.view == "cites":
+        titles = "; ".join(w["title"] or w["target"] for w in shown.record["works"])
+        st.markdown(f"**Cited by:** {md(titles)}")
+    else:
+        st.markdown(f"**References of:** {md(shown.record['title'] or shown.record['paper_id'])}")
+    back, close = st.columns(2)
+    if depth > 1:
+        back.button("Back", key=f"{key}-back-{depth}", icon=":material/arrow_back:", on_click=_back, args=(key,))
+    close.button("Close", key=f"{key}-close-{depth}", on_click=_close, args=(key,))
+    for note in shown.record["notes"]:
+        st.warning(md(note))
+    if shown.view == "cites":
+        _citing_rows(key, depth, shown)
+    else:
+        _reference_rows(key, depth, shown)
+
+
+def _citing_rows(key: str, depth: int, shown: Listing) -> None:
+    n = 0
+    for w in shown.record["works"]:
+        n_contexts = sum(len(c["contexts"]) for c in w["citing"])
+        st.caption(md(f"{w['title'] or w['target']}: cited by {len(w['citing'])} paper(s), {n_contexts} sentence(s)"))
+        for c in w["citing"]:
+            n += 1
+            year = f" ({c['year']})" if c["year"] else ""
+            st.markdown(f"**{n}. {md(c['title'] or c['paper_id'])}**{md(year)} · `{c['paper_id']}`")
+            if not c["contexts"]:
+                st.caption("A reference the source gives without text: no citing sentence.")
+            _contexts(c["contexts"])
+            _follow_buttons(key, depth, n, shown.rows[n - 1])
+
+
+def _reference_rows(key: str, depth: int, shown: Listing) -> None:
+    without = []
+    for n, (r, row) in enumerate(zip(shown.record["references"], shown.rows, strict=True), start=1):
+        if not r["contexts"] and row.kind != "paper":
+            without.append(f"{n}. {row.title}")
+            continue
+        year = f" ({r['year']})" if r["year"] else ""
+        where = f"`{r['target']}`" if r["target"] else "unresolved"
+        st.markdown(f"**{n}. {md(row.title)}**{md(year)} · {where}")
+        _contexts(r["contexts"])
+        _follow_buttons(key, depth, n, row)
+    if without:
+        st.caption(md(f"{len(without)} more reference(s) the text does not cite in a sentence: " + "; ".join(without)))
+
+
+def _contexts(contexts: list[dict[str, Any]]) -> None:
+    for c in contexts:
+        cue = f" ({c['cue']})" if c.get("cue") else ""
+        st.markdown(f"*{md(c['intent'])}*{md(cue)} · {md(cites_view.context_where(c))} · `{c['chunk_id']}`")
+        # the sentence with the citation marked (escaped: paper text is data)
+        st.markdown(f"<div class='litloop-chunk'>{cites_view.marked_sentence(c)}</div>", unsafe_allow_html=True)
+
+
+def _follow_buttons(key: str, depth: int, n: int, row: cites_view.Row) -> None:
+    """Buttons that go on from a row: who cites it, and (a paper of the index) what it cites."""
+    if row.target is None:
+        return
+    left, right = st.columns(2)
+    left.button("Cited by", key=f"{key}-{depth}-{n}-cites", on_click=_push, args=(key, "cites", row.target))
+    if row.kind == "paper":
+        right.button("References", key=f"{key}-{depth}-{n}-refs", on_click=_push, args=(key, "refs", row.target))
