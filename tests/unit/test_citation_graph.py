@@ -280,3 +280,25 @@ def test_citeseer_graph() -> None:
     assert g.num_papers == 3186
     assert g.num_edges == len(pairs)
     assert set(g.graph.edges) == pairs
+
+
+def citeseer_graph() -> CitationGraph:
+    records = [json.loads(line) for line in CITESEER.read_text().splitlines() if line.strip()]
+    return CitationGraph.from_papers(
+        Paper(paper_id=r["paper_id"], title=r["title"], references=tuple(r.get("references") or ())) for r in records
+    )
+
+
+def test_coupling_from_sparse_matrices_equals_walking_the_graph() -> None:
+    # the reference: the citers of each reference counted over NetworkX's adjacency, as coupling
+    # was computed before the sparse matrices (co-citation still is)
+    g = citeseer_graph()
+    walked = 0
+    for pid in g.paper_ids():
+        for m, k in ((2, 100), (1, None), (3, 5)):
+            want = g._shared_neighbours(pid, g.references(pid), g.graph.predecessors, g.graph.out_degree, k, m)
+            assert g.coupling_neighbours(pid, k=k, min_shared=m) == want
+            walked += bool(want)
+    assert walked > 1000  # most papers have coupled neighbours at some setting
+    with pytest.raises(ValueError, match="k must be"):
+        g.coupling_neighbours(g.paper_ids()[0], k=-1)
