@@ -287,6 +287,47 @@ class CitationGraph:
         m = self._matrices
         return _count_coupled_pairs(m.refs, m.citers, min_shared)
 
+    def coupling_edge_count_grown(
+        self,
+        before: int,
+        added: Iterable[str],
+        old_references: Mapping[str, Iterable[str]],
+        min_shared: int = COUPLING_MIN_SHARED,
+    ) -> int:
+        """`coupling_edge_count` of this graph, from `before`, the count of the graph it grew from
+        (by `add_papers`, or `from_papers` over the same papers and more): `added` the ids that
+        are new, `old_references` the earlier reference lists of the earlier papers whose
+        references changed (bibliography entries that resolve now).
+
+        Only pairs with a paper whose references changed can change: the new papers, the
+        changed ones and the earlier papers that now cite a new paper. Their pairs are counted
+        in this graph and in the earlier one (this graph less those edges), and the difference
+        added to `before`: work in proportion to those papers' neighbourhoods, not to the graph.
+        """
+        import numpy as np
+
+        _check_min_shared(min_shared)
+        m = self._matrices
+        n = len(m.ids)
+        is_new = np.zeros(n, dtype=bool)
+        is_new[[m.row[p] for p in added if p in m.row]] = True
+        refs = m.refs.tocoo()
+        gone = is_new[refs.row] | is_new[refs.col]  # edges of the earlier graph: none from or to a new paper
+        changed = np.zeros(n, dtype=bool)
+        for pid, was in old_references.items():
+            i = m.row[pid]
+            changed[i] = True
+            keep = np.array(sorted({m.row[r] for r in was if r in m.row and r != pid}), dtype=np.int64)
+            a, b = m.refs.indptr[i], m.refs.indptr[i + 1]  # row i's edges, in CSR (and so COO) order
+            gone[a:b] |= ~np.isin(refs.col[a:b], keep)
+        touched = is_new | changed
+        touched[refs.row[gone]] = True  # e.g. an earlier paper whose reference id is a new paper
+        before_refs = _csr(refs.row[~gone], refs.col[~gone], n)
+        rows = np.flatnonzero(touched)
+        now = _count_coupled_pairs(m.refs, m.citers, min_shared, rows)
+        then = _count_coupled_pairs(before_refs, before_refs.T.tocsr(), min_shared, rows[~is_new[rows]])
+        return before + now - then
+
     # ------------------------------------------------------------------ persistence
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -407,18 +448,26 @@ class _Matrices:
 
     @classmethod
     def of(cls, g: nx.DiGraph) -> _Matrices:
-        import numpy as np  # scipy stays off the import path of the graph module
-        from scipy import sparse
+        import numpy as np  # numpy and scipy stay off the import path of the graph module
 
         nodes = list(g.nodes)
         index = {pid: i for i, pid in enumerate(nodes)}
         n = len(nodes)
         pairs = np.array([(index[u], index[v]) for u, v in g.edges], dtype=np.int64).reshape(-1, 2)
-        refs = sparse.csr_matrix((np.ones(len(pairs), dtype=np.int32), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-        refs.sort_indices()
+        refs = _csr(pairs[:, 0], pairs[:, 1], n)
         citers = refs.T.tocsr()
         citers.sort_indices()
         return cls(np.array(nodes, dtype=str) if nodes else np.zeros(0, dtype=str), refs, citers)
+
+
+def _csr(citing: Any, cited: Any, n: int) -> Any:
+    """The n x n citing x cited matrix of these edges (CSR, sorted indices)."""
+    import numpy as np
+    from scipy import sparse
+
+    refs = sparse.csr_matrix((np.ones(len(citing), dtype=np.int32), (citing, cited)), shape=(n, n))
+    refs.sort_indices()
+    return refs
 
 
 def _count_coupled_pairs(refs: Any, citers_of: Any, min_shared: int, rows: Any = None) -> int:
@@ -427,7 +476,7 @@ def _count_coupled_pairs(refs: Any, citers_of: Any, min_shared: int, rows: Any =
     `rows` (a pair of two counted once)."""
     import numpy as np
 
-    if refs.nnz == 0:
+    if refs.nnz == 0 or (rows is not None and not len(rows)):
         return 0
     if rows is None:
         rows = np.arange(refs.shape[0])

@@ -300,10 +300,12 @@ def test_kept_saturations_change_no_bit(citeseer_docs, monkeypatch):
     want = [(plain.scores(q), plain.top_k(q, 50, prune=False)) for q in queries]
     assert plain._cache_bytes == 0  # postings this short are not kept by default
     monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_FROM", 1)
-    monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_BYTES", 20_000)
+    monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_BYTES", 200_000)
+    monkeypatch.setattr(bm25_segments, "_DENSE_FROM", 20)  # terms in 1/20 of the documents, as a value each
     kept = segmented(parts)
     for query, (scores, top) in zip(queries, want, strict=True):
         assert np.array_equal(kept.scores(query), scores)
         for prune in (False, True):
             assert kept.top_k(query, 50, prune=prune) == top
-    assert 0 < kept._cache_bytes <= 20_000
+    assert 0 < kept._cache_bytes <= 200_000
+    assert any(dense for _, _, dense in kept._cache) and not all(dense for _, _, dense in kept._cache)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import shutil
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -76,11 +77,39 @@ def write_chunks(path: Path, chunks: Iterable[Chunk]) -> int:
 
 def write_papers(path: Path, papers: Iterable[tuple[Paper, int, int]]) -> int:
     """Write (paper, first chunk row, chunk count) in row order; the number written."""
-    rows = (
-        (i, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
-        for i, (p, first, count) in enumerate(papers)
-    )
+    rows = (_paper_row(i, p, first, count) for i, (p, first, count) in enumerate(papers))
     return _insert(_create(Path(path), _PAPERS), "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
+
+
+def _paper_row(row: int, p: Paper, first: int, count: int) -> tuple:
+    return (row, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
+
+
+def extend_papers(
+    old: Path, path: Path, changed: Iterable[tuple[int, Paper]], papers: Iterable[tuple[Paper, int, int]]
+) -> int:
+    """A version's paper table as a copy of the previous version's file `old` with the records of
+    `changed` (row, paper) replaced and `papers` (paper, first chunk row, chunk count) appended:
+    what an add writes, in time for the new papers, not the whole table. The number appended."""
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path}: a record file is written once; this one exists")
+    shutil.copyfile(old, path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=OFF")  # as `_create`: the copy is in a folder no reader uses
+    db.execute("PRAGMA synchronous=OFF")
+    try:
+        with db:
+            db.executemany(
+                "UPDATE papers SET record = ? WHERE row = ?",
+                ((json.dumps(p.to_dict(), ensure_ascii=False), row) for row, p in changed),
+            )
+            (start,) = db.execute("SELECT COALESCE(MAX(row) + 1, 0) FROM papers").fetchone()
+    except BaseException:
+        db.close()
+        raise
+    rows = (_paper_row(start + i, p, first, count) for i, (p, first, count) in enumerate(papers))
+    return _insert(db, "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def _insert(db: sqlite3.Connection, sql: str, rows: Iterator[tuple]) -> int:

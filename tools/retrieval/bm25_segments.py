@@ -47,7 +47,7 @@ import hashlib
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -65,6 +65,8 @@ _BOUNDS = ("max_tf", "min_len")  # written by every save; a segment without them
 # whose postings are the longest, and so do successive queries.
 _SATURATION_CACHE_FROM = 4096
 _SATURATION_CACHE_BYTES = 256 * 2**20
+# A term held by at least 1/_DENSE_FROM of a segment's documents is kept as one value per document.
+_DENSE_FROM = 2
 
 # Relative slack on every comparison against a threshold: the bounds and partial sums are
 # formed in another order than the exact score, so they may differ from it by a few ulps; the
@@ -275,7 +277,7 @@ class SegmentedBM25:
         # plain views of the memory-mapped arrays: slicing a np.memmap costs a Python object each time
         self._rows = [np.asarray(s.rows) for s in self.segments]
         self._tf = [np.asarray(s.tf) for s in self.segments]
-        self._cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, int, bool], Any] = OrderedDict()
         self._cache_bytes = 0
         self._cache_lock = threading.Lock()
 
@@ -347,26 +349,48 @@ class SegmentedBM25:
         freq *= weight
         return freq
 
-    def _saturation(self, s: int, lo: int, hi: int, j: int) -> np.ndarray:
-        """`_weights(1.0, ...)` of term `j`'s postings `lo:hi` in segment `s`: the part of BM25
-        that depends on the document, not the query. Kept for long postings (the common terms every
-        long query repeats, as Relate's seed texts do), up to `_SATURATION_CACHE_BYTES` a version."""
-        if hi - lo < _SATURATION_CACHE_FROM:
-            return self._weights(1.0, self._tf[s][lo:hi], self._norms[s][self._rows[s][lo:hi]])
-        key = (s, j)
+    def _kept(self, key: tuple[int, int, bool], make: Callable[[], Any]) -> Any:
+        """`make()`, kept under `key` (LRU, `_SATURATION_CACHE_BYTES` in all)."""
         with self._cache_lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        got = self._weights(1.0, self._tf[s][lo:hi], self._norms[s][self._rows[s][lo:hi]])
-        got.flags.writeable = False
+        got = make()
         with self._cache_lock:
             self._cache[key] = got
-            self._cache_bytes += got.nbytes
+            self._cache_bytes += _nbytes(got)
             while self._cache_bytes > _SATURATION_CACHE_BYTES and self._cache:
-                self._cache_bytes -= self._cache.popitem(last=False)[1].nbytes
+                self._cache_bytes -= _nbytes(self._cache.popitem(last=False)[1])
         return got
+
+    def _saturation(self, s: int, lo: int, hi: int, j: int) -> np.ndarray:
+        """`_weights(1.0, ...)` of term `j`'s postings `lo:hi` in segment `s`: the part of BM25
+        that depends on the document, not the query. Kept for long postings (the common terms every
+        long query repeats, as Relate's seed texts do)."""
+
+        def make() -> np.ndarray:
+            got = self._weights(1.0, self._tf[s][lo:hi], self._norms[s][self._rows[s][lo:hi]])
+            got.flags.writeable = False
+            return got
+
+        return make() if hi - lo < _SATURATION_CACHE_FROM else self._kept((s, j, False), make)
+
+    def _dense_saturation(self, s: int, lo: int, hi: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """The saturation of a term held by many of segment `s`'s documents as one value per
+        document (0 where absent), and where it is present: adding the term is then two passes
+        over the segment's scores instead of a gather and a scatter of its postings."""
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            n = self.segments[s].n_docs
+            dense, mask = np.zeros(n), np.zeros(n, dtype=bool)
+            rows = self._rows[s][lo:hi]
+            dense[rows] = self._saturation(s, lo, hi, j)
+            mask[rows] = True
+            dense.flags.writeable = mask.flags.writeable = False
+            return dense, mask
+
+        return self._kept((s, j, True), make)
 
     def _term_weights(self, weight: float, s: int, lo: int, hi: int, j: int) -> np.ndarray:
         """The term's weights in its postings `lo:hi` of segment `s`: the saturation times the
@@ -379,8 +403,16 @@ class SegmentedBM25:
         scores = np.zeros(len(self))
         for h, idf in terms:
             for s, lo, hi, j in self._ranges(h):
+                off, n = int(self.offsets[s]), self.segments[s].n_docs
+                if hi - lo >= _SATURATION_CACHE_FROM and (hi - lo) * _DENSE_FROM >= n:
+                    # x + 0.0 is x: adding the absent documents' zeros changes no bit
+                    dense, mask = self._dense_saturation(s, lo, hi, j)
+                    scores[off : off + n] += dense * idf
+                    if touched is not None:
+                        touched[off : off + n] |= mask
+                    continue
                 rows = self._rows[s][lo:hi]
-                at = rows + int(self.offsets[s]) if s else rows
+                at = rows + off if off else rows
                 scores[at] += self._term_weights(idf, s, lo, hi, j)  # a term's rows are unique: fancy += is safe
                 if touched is not None:
                     touched[at] = True
@@ -427,6 +459,10 @@ class SegmentedBM25:
             tf, dl = float(seg.max_tf[j]), float(seg.min_len[j])
             best = max(best, tf * (k1 + 1) / (k1 * (1 - b + b * dl / avgdl) + tf))
         return weight * best * (1 + _SLACK)
+
+
+def _nbytes(kept: Any) -> int:
+    return sum(a.nbytes for a in kept) if isinstance(kept, tuple) else int(kept.nbytes)
 
 
 class _MaxScore:
