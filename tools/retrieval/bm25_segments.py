@@ -431,9 +431,9 @@ class SegmentedBM25:
         if k <= 0 or not terms:
             return []
         found = None
-        if prune or prune is None:
+        if prune or (prune is None and len(terms) <= _PRUNE_MAX_TERMS):
             search = _MaxScore(self, terms, k)
-            if prune or (len(terms) <= _PRUNE_MAX_TERMS and int(search.df.sum()) >= _PRUNE_FROM_POSTINGS):
+            if prune or int(search.df.sum()) >= _PRUNE_FROM_POSTINGS:
                 found = search.run()
         if found is None:
             touched = np.zeros(len(self), dtype=bool)
