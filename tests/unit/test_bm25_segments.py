@@ -296,9 +296,10 @@ def test_kept_saturations_change_no_bit(citeseer_docs, monkeypatch):
     docs, titles = citeseer_docs
     parts = [docs[:1100], docs[1100:]]
     queries = seed_queries(docs, np.random.default_rng(2), 10) + titles[:10]
+    monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_FROM", 10**9)
     plain = segmented(parts)
     want = [(plain.scores(q), plain.top_k(q, 50, prune=False)) for q in queries]
-    assert plain._cache_bytes == 0  # postings this short are not kept by default
+    assert plain._cache_bytes == 0  # computed every time
     monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_FROM", 1)
     monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_BYTES", 200_000)
     monkeypatch.setattr(bm25_segments, "_DENSE_FROM", 20)  # terms in 1/20 of the documents, as a value each

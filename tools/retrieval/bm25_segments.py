@@ -63,7 +63,7 @@ _BOUNDS = ("max_tf", "min_len")  # written by every save; a segment without them
 # The saturations of terms with at least this many postings in a segment are kept (LRU) up to
 # this many bytes per opened version: a Relate call's five seed texts share their common terms,
 # whose postings are the longest, and so do successive queries.
-_SATURATION_CACHE_FROM = 4096
+_SATURATION_CACHE_FROM = 512
 _SATURATION_CACHE_BYTES = 256 * 2**20
 # A term held by at least 1/_DENSE_FROM of a segment's documents is kept as one value per document.
 _DENSE_FROM = 2
@@ -322,21 +322,35 @@ class SegmentedBM25:
         for t in query_tokens:
             h = term_hash(t)
             counts[h] = counts.get(h, 0) + 1
+        if not counts or not len(self.stats.terms):
+            return []
+        # one bisection for all the query's terms; the idf itself in Python floats, as `_idf`
+        at = _find(self.stats.terms, np.fromiter(counts, dtype=np.uint64, count=len(counts)))
+        df = np.asarray(self.stats.df)[np.maximum(at, 0)].tolist()
         out = []
-        for h, n in counts.items():
-            idf = self._idf(h)
-            if idf is not None:
-                out.append((h, idf * n))
+        for (h, n), i, d in zip(counts.items(), at.tolist(), df, strict=True):
+            if i >= 0:
+                idf = _idf_of(d, self.stats.n_docs)
+                out.append((h, (self._epsilon * self.stats.avg_idf if idf < 0 else idf) * n))
         return out
 
     def _ranges(self, h: int) -> list[tuple[int, int, int, int]]:
         """(segment, first, end, term index) of a term's postings in every segment that has it."""
-        out = []
-        key = np.uint64(h)
+        return self._ranges_of([h])[0]
+
+    def _ranges_of(self, hashes: Sequence[int]) -> list[list[tuple[int, int, int, int]]]:
+        """`_ranges` of each of `hashes`, one bisection per segment for all of them."""
+        out: list[list[tuple[int, int, int, int]]] = [[] for _ in hashes]
+        keys = np.array(hashes, dtype=np.uint64)
         for s, seg in enumerate(self.segments):
-            j = int(np.searchsorted(seg.terms, key))
-            if j < len(seg.terms) and seg.terms[j] == key:
-                out.append((s, int(seg.indptr[j]), int(seg.indptr[j + 1]), j))
+            at = _find(seg.terms, keys)
+            hit = np.flatnonzero(at >= 0)
+            if not len(hit):
+                continue
+            j = at[hit]
+            indptr = np.asarray(seg.indptr)
+            for t, jj, lo, hi in zip(hit.tolist(), j.tolist(), indptr[j].tolist(), indptr[j + 1].tolist(), strict=True):
+                out[t].append((s, lo, hi, jj))
         return out
 
     def _weights(self, weight: float, tf: np.ndarray, norm: np.ndarray) -> np.ndarray:
@@ -401,8 +415,8 @@ class SegmentedBM25:
         """Dense scores, adding term weights in query order as rank_bm25 does; marks the rows of
         every posting in `touched` when given."""
         scores = np.zeros(len(self))
-        for h, idf in terms:
-            for s, lo, hi, j in self._ranges(h):
+        for (_, idf), ranges in zip(terms, self._ranges_of([h for h, _ in terms]), strict=True):
+            for s, lo, hi, j in ranges:
                 off, n = int(self.offsets[s]), self.segments[s].n_docs
                 if hi - lo >= _SATURATION_CACHE_FROM and (hi - lo) * _DENSE_FROM >= n:
                     # x + 0.0 is x: adding the absent documents' zeros changes no bit
@@ -461,6 +475,15 @@ class SegmentedBM25:
         return weight * best * (1 + _SLACK)
 
 
+def _find(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Where each of `keys` is in `sorted_keys`, -1 where it is not."""
+    if not len(sorted_keys):
+        return np.full(len(keys), -1, dtype=np.int64)
+    at = np.searchsorted(sorted_keys, keys)
+    at[at == len(sorted_keys)] = 0
+    return np.where(np.asarray(sorted_keys[at]) == keys, at, -1)
+
+
 def _nbytes(kept: Any) -> int:
     return sum(a.nbytes for a in kept) if isinstance(kept, tuple) else int(kept.nbytes)
 
@@ -482,7 +505,7 @@ class _MaxScore:
         self.bm25 = bm25
         self.k = k
         self.weights = np.array([w for _, w in terms])
-        self.ranges = [bm25._ranges(h) for h, _ in terms]
+        self.ranges = bm25._ranges_of([h for h, _ in terms])
         self.df = np.array([sum(hi - lo for _, lo, hi, _ in r) for r in self.ranges], dtype=np.int64)
         self.ub = np.zeros(0)
 
