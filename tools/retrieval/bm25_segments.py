@@ -411,11 +411,18 @@ class SegmentedBM25:
         weight, the last operation of `_weights` (so the same bits)."""
         return self._saturation(s, lo, hi, j) * weight
 
-    def _accumulate(self, terms: list[tuple[int, float]], touched: np.ndarray | None = None) -> np.ndarray:
+    def _accumulate(
+        self,
+        terms: list[tuple[int, float]],
+        touched: np.ndarray | None = None,
+        ranges_of: list[list[tuple[int, int, int, int]]] | None = None,
+    ) -> np.ndarray:
         """Dense scores, adding term weights in query order as rank_bm25 does; marks the rows of
-        every posting in `touched` when given."""
+        every posting in `touched` when given. `ranges_of`: the terms' `_ranges`, when known."""
         scores = np.zeros(len(self))
-        for (_, idf), ranges in zip(terms, self._ranges_of([h for h, _ in terms]), strict=True):
+        if ranges_of is None:
+            ranges_of = self._ranges_of([h for h, _ in terms])
+        for (_, idf), ranges in zip(terms, ranges_of, strict=True):
             for s, lo, hi, j in ranges:
                 off, n = int(self.offsets[s]), self.segments[s].n_docs
                 if hi - lo >= _SATURATION_CACHE_FROM and (hi - lo) * _DENSE_FROM >= n:
@@ -444,14 +451,15 @@ class SegmentedBM25:
         terms = self._terms(query_tokens)
         if k <= 0 or not terms:
             return []
-        found = None
+        found, ranges_of = None, None
         if prune or (prune is None and len(terms) <= _PRUNE_MAX_TERMS):
             search = _MaxScore(self, terms, k)
+            ranges_of = search.ranges
             if prune or int(search.df.sum()) >= _PRUNE_FROM_POSTINGS:
                 found = search.run()
         if found is None:
             touched = np.zeros(len(self), dtype=bool)
-            scores = self._accumulate(terms, touched)
+            scores = self._accumulate(terms, touched, ranges_of)
             hit = np.flatnonzero(touched)
             found = (hit, scores[hit])
         cand, cand_scores = found
