@@ -81,12 +81,14 @@ _CHECK_GROWTH = 4
 # term is walked instead when the candidates still in reach are that dense in its postings.
 _LOOKUP_COST = 8
 # When `top_k` prunes by default: queries of at most this many terms whose postings number at
-# least this many in all. Below, scoring every posting is quicker than the pruning's bookkeeping
-# (a few NumPy calls per term and checkpoint); long queries (Relate's seed texts, about 90 terms)
-# found nearly every document in reach of the threshold on the synthetic scale corpus, where
-# every paper holds the common words (docs/benchmarks.md, "Scale"), so they score exhaustively.
+# least this many in all. On the synthetic 250K-chunk index (docs/benchmarks.md, "Scale") scoring
+# every posting was quicker for every kind of query: the pruning's bookkeeping (a few NumPy calls
+# per term and checkpoint) outweighed the postings it skipped, and long queries (Relate's seed
+# texts, about 90 terms) found nearly every paper within reach of the threshold, since every
+# paper holds the common words. It is for the longest postings, of millions of chunks, where
+# `python -m bench.scale` reports both (bm25_pruned against bm25_exhaustive) to set this by.
 _PRUNE_MAX_TERMS = 12
-_PRUNE_FROM_POSTINGS = 200_000
+_PRUNE_FROM_POSTINGS = 1_000_000
 # Bound-computation block (postings), so a save's temporary arrays stay small at millions of docs.
 _BOUND_BLOCK = 8_000_000
 
