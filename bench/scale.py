@@ -2,6 +2,7 @@
 
     python -m bench.scale [--papers 27487] [--chunks-per-paper 93] --out DIR [--json] [--seed 0] [--queries 50]
     python -m bench.scale --probe DIR/index [--queries 50]   # the measurements of a built index only
+    python -m bench.scale --probe DIR/index --cold           # chunk BM25 and Relate from a cold page cache
 
 The defaults are the published corpus's size (27,487 papers cut into 2,564,545 chunks).
 
@@ -274,6 +275,7 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
         idx.chunk_bm25.top_k(idx.tokenize(q), k)
         times.append(time.perf_counter() - t)
     out["bm25_common"] = latency_ms(times)
+    out.update(pruning(idx, qs[1:], k, settings.relate, seed))
     rng = np.random.default_rng(seed + 2)
     times = []
     for _ in range(max(5, queries // 5)):
@@ -284,6 +286,89 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
     out["relate"] = latency_ms(times)
     out["rss_end"] = rss_gb()
     idx.close()
+    return out
+
+
+def pruning(idx, queries: list[str], k: int, relate, seed: int) -> dict[str, Any]:
+    """Warm p50/p95 of BM25 top-k scored exhaustively and with MaxScore forced on (the default
+    chooses between them by query length and postings): chunk BM25 on the queries, and paper BM25
+    on Relate's seed texts (`seed_text_chars` of random papers, `neighbours_per_seed` + 1 hits).
+    Both give the same hits, which this checks."""
+    rng = np.random.default_rng(seed + 4)
+    seeds = [idx.paper_ids[int(i)] for i in rng.choice(len(idx.paper_ids), size=min(50, len(idx.paper_ids)))]
+    sets = {
+        "bm25": (idx.chunk_bm25, [idx.tokenize(q) for q in queries], k),
+        "seed_bm25": (
+            idx.paper_bm25,
+            [idx.tokenize(idx.paper_text(p)[: relate.seed_text_chars]) for p in seeds],
+            relate.neighbours_per_seed + 1,
+        ),
+    }
+    out: dict[str, Any] = {}
+    for name, (bm25, tokens, n) in sets.items():
+        bm25.top_k(tokens[0], n)  # the first query of a kind pays for the mapped pages it reads
+        hits: dict[bool, list] = {}
+        for prune in (False, True):
+            times = []
+            hits[prune] = []
+            for q in tokens:
+                t = time.perf_counter()
+                hits[prune].append(bm25.top_k(q, n, prune=prune))
+                times.append(time.perf_counter() - t)
+            out[f"{name}_{'pruned' if prune else 'exhaustive'}"] = latency_ms(times)
+        assert hits[True] == hits[False], f"{name}: pruned and exhaustive top k differ"
+    return out
+
+
+def evict(root: Path) -> int:
+    """Drop the index's files from the page cache (posix_fadvise DONTNEED, no root needed); pages
+    a process still maps stay. The number of files."""
+    n = 0
+    for path in root.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                n += 1
+            finally:
+                os.close(fd)
+    return n
+
+
+def cold_probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
+    """Chunk BM25 and a Relate call from a cold page cache: before each query the index's files are
+    dropped from the cache and the index opened again (so nothing it maps is resident), as for the
+    first query after other work has pushed the index out of memory. Run in a fresh process."""
+    patch_embedder()
+    from agent.settings import get_settings
+    from tools.index import open_index
+    from tools.retrieval.relate import ranking_b
+
+    settings = get_settings(index=root)
+    qs = make_queries(load_vocabulary(), queries, seed)
+    k = settings.retrieval.per_index_k
+    out: dict[str, Any] = {"files_evicted": 0}
+    rng = np.random.default_rng(seed + 2)
+    for name in ("bm25", "relate"):
+        times = []
+        for q in qs if name == "bm25" else qs[: max(5, queries // 5)]:
+            out["files_evicted"] = evict(root)
+            idx = open_index(root, settings)
+            try:
+                if name == "bm25":
+                    tokens = idx.tokenize(q)
+                    t = time.perf_counter()
+                    idx.chunk_bm25.top_k(tokens, k)
+                else:
+                    seeds = [idx.paper_ids[int(i)] for i in rng.choice(len(idx.paper_ids), size=5, replace=False)]
+                    idx.graph  # noqa: B018 - the graph's JSON is parsed whole, timed apart ("graph load")
+                    t = time.perf_counter()
+                    ranking_b(idx, seeds, settings.relate)
+                times.append(time.perf_counter() - t)
+            finally:
+                idx.close()
+                del idx
+        out[f"{name}_cold"] = latency_ms(times)
     return out
 
 
@@ -360,8 +445,21 @@ def run(
             "rss_interpreter_gb": p["rss_before_open"]["VmRSS"],
         }
     )
-    for name in ("bm25", "bm25_common", "paper_bm25", "dense", "hybrid", "relate"):
+    names = ["bm25", "bm25_common", "paper_bm25", "dense", "hybrid", "relate"]
+    names += ["bm25_exhaustive", "bm25_pruned", "seed_bm25_exhaustive", "seed_bm25_pruned"]
+    for name in names:
         result[f"{name}_p50_ms"], result[f"{name}_p95_ms"] = p[name]["p50_ms"], p[name]["p95_ms"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.scale", "--probe", str(root), "--cold", "--queries", str(queries)]
+        + ["--seed", str(seed)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    cold = json.loads(proc.stdout.strip().splitlines()[-1])
+    for name in ("bm25_cold", "relate_cold"):
+        result[f"{name}_p50_ms"], result[f"{name}_p95_ms"] = cold[name]["p50_ms"], cold[name]["p95_ms"]
     t = time.perf_counter()
     added = build_index([out / "add"], root, settings)
     result["add100_s"] = round(time.perf_counter() - t, 2)
@@ -403,10 +501,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--compact", action="store_true", help="also time `compact_index` after the add (2 segments to 1)")
     ap.add_argument("--probe", type=Path, help="measure the index built in this folder (no build)")
+    ap.add_argument(
+        "--cold",
+        action="store_true",
+        help="with --probe: chunk BM25 and Relate with the index's files dropped from the page cache before each query",
+    )
     args = ap.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.probe:
-        print(json.dumps(probe(args.probe, args.queries, args.seed)))
+        measure = cold_probe if args.cold else probe
+        print(json.dumps(measure(args.probe, args.queries, args.seed)))
         return 0
     if args.out is None:
         ap.error("--out DIR is required")

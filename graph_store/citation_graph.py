@@ -21,6 +21,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -215,9 +216,35 @@ class CitationGraph:
         after fusion).
         min_shared: SEE: docs/design.md section 4 -- at least 2 shared references (paper).
         """
-        return self._shared_neighbours(
-            pid, self.references(pid), self._g.predecessors, self._g.out_degree, k, min_shared
-        )
+        _check_min_shared(min_shared)
+        if k is not None and k < 0:
+            raise ValueError(f"k must be >= 0 or None, got {k}")
+        self._require(pid)
+        m = self._matrices
+        i = m.row[pid]
+        refs = m.refs.indices[m.refs.indptr[i] : m.refs.indptr[i + 1]]
+        if not len(refs):
+            return []
+        import numpy as np
+
+        # the citers of each reference, one run per reference: how often a paper occurs is how
+        # many references it shares with the seed
+        starts, stops = m.citers.indptr[refs], m.citers.indptr[refs + 1]
+        runs = np.concatenate([m.citers.indices[a:b] for a, b in zip(starts.tolist(), stops.tolist(), strict=True)])
+        other, shared = np.unique(runs, return_counts=True)
+        keep = (shared >= min_shared) & (other != i)
+        other, shared = other[keep], shared[keep]
+        # the division of two ints, as `_jaccard` does in Python: the same float
+        scores = shared.astype(np.float64) / (len(refs) + m.out_degree[other] - shared).astype(np.float64)
+        ids = m.ids[other]
+        order = np.lexsort((ids, -scores))[:k]  # score descending, then paper id, as `_top`
+        return [(str(ids[j]), float(scores[j])) for j in order]
+
+    @cached_property
+    def _matrices(self) -> _Matrices:
+        """The graph as sparse matrices (built once per graph, which never changes): what
+        coupling counts read instead of walking NetworkX's adjacency dicts."""
+        return _Matrices.of(self._g)
 
     def cocitation_neighbours(self, pid: str, k: int | None = None, min_shared: int = COCITATION_MIN_SHARED) -> Scored:
         """Papers cited together with `pid`, scored by the Jaccard of the two citer sets.
@@ -257,9 +284,49 @@ class CitationGraph:
         min_shared: SEE: docs/design.md section 2 -- at least 2 shared references (paper).
         """
         _check_min_shared(min_shared)
-        index = {pid: i for i, pid in enumerate(self._g.nodes)}
-        edges = [(index[u], index[v]) for u, v in self._g.edges]
-        return _count_coupled_pairs(edges, len(index), min_shared)
+        m = self._matrices
+        return _count_coupled_pairs(m.refs, m.citers, min_shared)
+
+    def coupling_edge_count_grown(
+        self,
+        before: int,
+        added: Iterable[str],
+        old_references: Mapping[str, Iterable[str]],
+        min_shared: int = COUPLING_MIN_SHARED,
+    ) -> int:
+        """`coupling_edge_count` of this graph, from `before`, the count of the graph it grew from
+        (by `add_papers`, or `from_papers` over the same papers and more): `added` the ids that
+        are new, `old_references` the earlier reference lists of the earlier papers whose
+        references changed (bibliography entries that resolve now).
+
+        Only pairs with a paper whose references changed can change: the new papers, the
+        changed ones and the earlier papers that now cite a new paper. Their pairs are counted
+        in this graph and in the earlier one (this graph less those edges), and the difference
+        added to `before`: work in proportion to those papers' neighbourhoods, not to the graph.
+        """
+        import numpy as np
+
+        _check_min_shared(min_shared)
+        m = self._matrices
+        n = len(m.ids)
+        is_new = np.zeros(n, dtype=bool)
+        is_new[[m.row[p] for p in added if p in m.row]] = True
+        refs = m.refs.tocoo()
+        gone = is_new[refs.row] | is_new[refs.col]  # edges of the earlier graph: none from or to a new paper
+        changed = np.zeros(n, dtype=bool)
+        for pid, was in old_references.items():
+            i = m.row[pid]
+            changed[i] = True
+            keep = np.array(sorted({m.row[r] for r in was if r in m.row and r != pid}), dtype=np.int64)
+            a, b = m.refs.indptr[i], m.refs.indptr[i + 1]  # row i's edges, in CSR (and so COO) order
+            gone[a:b] |= ~np.isin(refs.col[a:b], keep)
+        touched = is_new | changed
+        touched[refs.row[gone]] = True  # e.g. an earlier paper whose reference id is a new paper
+        before_refs = _csr(refs.row[~gone], refs.col[~gone], n)
+        rows = np.flatnonzero(touched)
+        now = _count_coupled_pairs(m.refs, m.citers, min_shared, rows)
+        then = _count_coupled_pairs(before_refs, before_refs.T.tocsr(), min_shared, rows[~is_new[rows]])
+        return before + now - then
 
     # ------------------------------------------------------------------ persistence
 
@@ -368,22 +435,62 @@ def _count_around(seed: str, hubs: Iterable[str], around: Any) -> Counter[str]:
 _PAIR_BLOCK_ENTRIES = 8_000_000
 
 
-def _count_coupled_pairs(edges: list[tuple[int, int]], n: int, min_shared: int) -> int:
-    """Pairs a < b of citing papers sharing >= min_shared cited papers, from (citing, cited)."""
-    if not edges:
-        return 0
-    import numpy as np  # scipy stays off the import path of the graph module
+class _Matrices:
+    """A graph's citing x cited matrix `refs` (CSR, row i = node i's references) and its
+    transpose `citers` (CSR, row j = the citers of node j), node ids by row, and out-degrees."""
+
+    def __init__(self, ids: Any, refs: Any, citers: Any):
+        self.ids = ids
+        self.row = {pid: i for i, pid in enumerate(ids.tolist())}
+        self.refs = refs
+        self.citers = citers
+        self.out_degree = refs.indptr[1:] - refs.indptr[:-1]
+
+    @classmethod
+    def of(cls, g: nx.DiGraph) -> _Matrices:
+        import numpy as np  # numpy and scipy stay off the import path of the graph module
+
+        nodes = list(g.nodes)
+        index = {pid: i for i, pid in enumerate(nodes)}
+        n = len(nodes)
+        pairs = np.array([(index[u], index[v]) for u, v in g.edges], dtype=np.int64).reshape(-1, 2)
+        refs = _csr(pairs[:, 0], pairs[:, 1], n)
+        citers = refs.T.tocsr()
+        citers.sort_indices()
+        return cls(np.array(nodes, dtype=str) if nodes else np.zeros(0, dtype=str), refs, citers)
+
+
+def _csr(citing: Any, cited: Any, n: int) -> Any:
+    """The n x n citing x cited matrix of these edges (CSR, sorted indices)."""
+    import numpy as np
     from scipy import sparse
 
-    pairs = np.asarray(edges, dtype=np.int64)
-    refs = sparse.csr_matrix((np.ones(len(pairs), dtype=np.int32), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    citers_of = refs.T.tocsr()
+    refs = sparse.csr_matrix((np.ones(len(citing), dtype=np.int32), (citing, cited)), shape=(n, n))
+    refs.sort_indices()
+    return refs
+
+
+def _count_coupled_pairs(refs: Any, citers_of: Any, min_shared: int, rows: Any = None) -> int:
+    """Pairs a < b of citing papers sharing >= min_shared cited papers, from the citing x cited
+    matrix and its transpose; with `rows` (sorted node rows), only the pairs with a paper of
+    `rows` (a pair of two counted once)."""
+    import numpy as np
+
+    if refs.nnz == 0 or (rows is not None and not len(rows)):
+        return 0
+    if rows is None:
+        rows = np.arange(refs.shape[0])
+    in_rows = np.zeros(refs.shape[0], dtype=bool)
+    in_rows[rows] = True
     # Row a of the product has at most sum over its references of their citer counts entries.
-    row_work = refs @ np.diff(citers_of.indptr)
+    row_work = refs[rows] @ np.diff(citers_of.indptr)
     total = 0
     for start, stop in _blocks(row_work, _PAIR_BLOCK_ENTRIES):
-        shared = (refs[start:stop] @ citers_of).tocoo()
-        keep = (shared.data >= min_shared) & (shared.col > shared.row + start)
+        block = rows[start:stop]
+        shared = (refs[block] @ citers_of).tocoo()
+        a, b = block[shared.row], shared.col
+        # a pair with both papers in `rows` is counted from its lower row only
+        keep = (shared.data >= min_shared) & (a != b) & (~in_rows[b] | (b > a))
         total += int(np.count_nonzero(keep))
     return total
 

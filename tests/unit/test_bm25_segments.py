@@ -6,6 +6,7 @@ query term)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -94,7 +95,8 @@ def test_any_cut_of_the_hand_corpus_equals_rank_bm25(cuts, tmp_path):
     assert len(ours) == len(HAND) and ours.avgdl == theirs.avgdl
     for query in HAND_QUERIES:
         assert_same(ours.scores(query), theirs.get_scores(query))
-        assert_same_ranking(ours.top_k(query, 4), reference_top_k(theirs, HAND, query, 4))
+        for prune in (False, True):
+            assert_same_ranking(ours.top_k(query, 4, prune=prune), reference_top_k(theirs, HAND, query, 4))
     assert ours.idf("neural") == pytest.approx(theirs.idf["neural"], rel=1e-12)  # the epsilon floor
     assert ours.idf("unknownterm") == 0.0
 
@@ -194,7 +196,9 @@ def test_top_k_matches_the_exhaustive_ranking_on_a_random_corpus():
     for _ in range(30):
         query = list(rng.choice(vocab + ["unknown"], size=int(rng.integers(1, 5))))
         for k in (1, 5, 17, 1000):
-            assert_same_ranking(ours.top_k(query, k), reference_top_k(theirs, docs, query, k))
+            want = reference_top_k(theirs, docs, query, k)
+            assert_same_ranking(ours.top_k(query, k, prune=False), want)
+            assert ours.top_k(query, k, prune=True) == ours.top_k(query, k, prune=False)
 
 
 def test_a_document_holding_a_term_is_kept_at_score_zero():
@@ -205,3 +209,104 @@ def test_a_document_holding_a_term_is_kept_at_score_zero():
 def test_a_string_instead_of_a_token_list_is_refused():
     with pytest.raises(TypeError, match="expects token lists"):
         Postings.build([["ok"], "not tokenised"])  # type: ignore[list-item]
+
+
+# ---------------------------------------------------------------------- pruning (MaxScore)
+
+
+def pruned_and_exhaustive_agree(ours: SegmentedBM25, query: list[str], k: int) -> bool:
+    """Whether pruning returns the exhaustive top k to the bit (rows, order, float scores), and
+    whether it actually pruned (a pruning that always gave up would pass vacuously)."""
+    want = ours.top_k(query, k, prune=False)
+    assert ours.top_k(query, k, prune=True) == want, (query, k)
+    return bm25_segments._MaxScore(ours, ours._terms(query), k).run() is not None
+
+
+def seed_queries(docs: list[list[str]], rng: np.random.Generator, n: int) -> list[list[str]]:
+    """Relate-style queries: the first part of a document's text (up to the whole of it), and
+    short ones of a few words drawn anywhere in the corpus."""
+    out = []
+    for _ in range(n):
+        doc = docs[int(rng.integers(len(docs)))] or ["empty"]
+        out.append(doc[: int(rng.integers(1, len(doc) + 1))])
+        other = docs[int(rng.integers(len(docs)))] or ["empty"]
+        out.append([other[int(i)] for i in rng.integers(0, len(other), size=int(rng.integers(2, 7)))])
+    return out
+
+
+def test_pruned_top_k_is_the_exhaustive_one_to_the_bit(citeseer_docs, tmp_path):
+    docs, titles = citeseer_docs
+    ours = segmented([docs[:900], docs[900:901], docs[901:1500], docs[1500:]], tmp_path)
+    assert all(s.max_tf is not None for s in ours.segments)  # saved and memory-mapped with the index
+    rng = np.random.default_rng(11)
+    pruned = total = 0
+    for query in seed_queries(docs, rng, 25) + titles[:20]:
+        for k in (1, 10, 101, 5000):  # 5000: more than any query matches
+            pruned += pruned_and_exhaustive_agree(ours, query, k)
+            total += 1
+    assert pruned > total // 2  # most of these queries skip terms
+
+
+def test_pruning_breaks_ties_by_row_as_the_exhaustive_scorer(citeseer_docs):
+    # every document twice (rows i and i + 600): every score ties, and k cuts through the ties
+    docs, _ = citeseer_docs
+    twice = docs[:600] + docs[:600]
+    ours = segmented([twice[:450], twice[450:]])
+    rng = np.random.default_rng(5)
+    pruned = 0
+    for query in seed_queries(docs[:600], rng, 25):
+        for k in (1, 7, 50, 101):
+            pruned += pruned_and_exhaustive_agree(ours, query, k)
+            got = ours.top_k(query, k)
+            scores = [s for _, s in got]
+            assert scores == sorted(scores, reverse=True)
+            for (r1, s1), (r2, s2) in itertools.pairwise(got):
+                assert s1 > s2 or r1 < r2
+    assert pruned > 0
+
+
+def test_segments_without_recorded_bounds_prune_exactly(citeseer_docs, tmp_path):
+    # a segment written before the bounds were kept: k1 + 1 bounds every weight, still exact
+    docs, _ = citeseer_docs
+    ours = segmented([docs[:1000], docs[1000:]], tmp_path)
+    for seg in ours.segments:
+        seg.max_tf = seg.min_len = None
+    rng = np.random.default_rng(3)
+    for query in seed_queries(docs, rng, 15):
+        for k in (10, 101):
+            pruned_and_exhaustive_agree(ours, query, k)
+
+
+def test_segment_bounds_are_each_terms_largest_tf_and_shortest_document(citeseer_docs, monkeypatch):
+    docs, _ = citeseer_docs
+    monkeypatch.setattr(bm25_segments, "_BOUND_BLOCK", 97)  # many blocks, terms across their edges
+    p = Postings.build(docs[:400])
+    max_tf, min_len = p.bounds()
+    for j in range(len(p.terms)):
+        lo, hi = p.indptr[j], p.indptr[j + 1]
+        assert max_tf[j] == p.tf[lo:hi].max() and min_len[j] == p.doc_len[p.rows[lo:hi]].min()
+    merged = Postings.concat([Postings.build(docs[:150]), Postings.build(docs[150:400])])
+    assert merged.max_tf is None  # a compaction computes them again when it saves
+    assert np.array_equal(merged.bounds()[0], max_tf) and np.array_equal(merged.bounds()[1], min_len)
+
+
+def test_kept_saturations_change_no_bit(citeseer_docs, monkeypatch):
+    # the cache of long postings' saturations, on every term and small enough to evict: the same
+    # scores and top k as computing each time, query after query
+    docs, titles = citeseer_docs
+    parts = [docs[:1100], docs[1100:]]
+    queries = seed_queries(docs, np.random.default_rng(2), 10) + titles[:10]
+    monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_FROM", 10**9)
+    plain = segmented(parts)
+    want = [(plain.scores(q), plain.top_k(q, 50, prune=False)) for q in queries]
+    assert plain._cache_bytes == 0  # computed every time
+    monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_FROM", 1)
+    monkeypatch.setattr(bm25_segments, "_SATURATION_CACHE_BYTES", 200_000)
+    monkeypatch.setattr(bm25_segments, "_DENSE_FROM", 20)  # terms in 1/20 of the documents, as a value each
+    kept = segmented(parts)
+    for query, (scores, top) in zip(queries, want, strict=True):
+        assert np.array_equal(kept.scores(query), scores)
+        for prune in (False, True):
+            assert kept.top_k(query, 50, prune=prune) == top
+    assert 0 < kept._cache_bytes <= 200_000
+    assert any(dense for _, _, dense in kept._cache) and not all(dense for _, _, dense in kept._cache)

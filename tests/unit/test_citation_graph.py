@@ -280,3 +280,49 @@ def test_citeseer_graph() -> None:
     assert g.num_papers == 3186
     assert g.num_edges == len(pairs)
     assert set(g.graph.edges) == pairs
+
+
+def citeseer_graph() -> CitationGraph:
+    records = [json.loads(line) for line in CITESEER.read_text().splitlines() if line.strip()]
+    return CitationGraph.from_papers(
+        Paper(paper_id=r["paper_id"], title=r["title"], references=tuple(r.get("references") or ())) for r in records
+    )
+
+
+def test_coupling_from_sparse_matrices_equals_walking_the_graph() -> None:
+    # the reference: the citers of each reference counted over NetworkX's adjacency, as coupling
+    # was computed before the sparse matrices (co-citation still is)
+    g = citeseer_graph()
+    walked = 0
+    for pid in g.paper_ids():
+        for m, k in ((2, 100), (1, None), (3, 5)):
+            want = g._shared_neighbours(pid, g.references(pid), g.graph.predecessors, g.graph.out_degree, k, m)
+            assert g.coupling_neighbours(pid, k=k, min_shared=m) == want
+            walked += bool(want)
+    assert walked > 1000  # most papers have coupled neighbours at some setting
+    with pytest.raises(ValueError, match="k must be"):
+        g.coupling_neighbours(g.paper_ids()[0], k=-1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_coupling_count_grown_equals_counting_the_grown_graph(seed: int) -> None:
+    # papers arrive in two batches; some earlier papers cite ids that only arrive later (they
+    # become edges then) and some have their reference lists grown (bibliography entries that
+    # resolve against the new papers, as an add re-resolves them)
+    rng = random.Random(seed)
+    papers = random_papers(80, seed=seed)
+    ids = [p.paper_id for p in papers]
+    first, later = papers[:50], papers[50:]
+    before = CitationGraph.from_papers(first)
+    grown_refs = {}
+    for p in rng.sample(first, 8):
+        extra = rng.sample(ids, 3)
+        grown_refs[p.paper_id] = (p.references, tuple(dict.fromkeys(p.references + tuple(extra))))
+    updated = [p.with_references(grown_refs[p.paper_id][1]) if p.paper_id in grown_refs else p for p in first]
+    after = CitationGraph.from_papers(updated + later)
+    for m in (1, 2, 3):
+        got = after.coupling_edge_count_grown(
+            before.coupling_edge_count(m), [p.paper_id for p in later], {k: v[0] for k, v in grown_refs.items()}, m
+        )
+        assert got == after.coupling_edge_count(m)
+    assert after.coupling_edge_count_grown(after.coupling_edge_count(), [], {}) == after.coupling_edge_count()

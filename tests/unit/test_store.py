@@ -15,6 +15,7 @@ from tools.index.store import (
     PaperRows,
     RecordFile,
     StoreProblem,
+    extend_papers,
     write_chunks,
     write_papers,
 )
@@ -94,3 +95,24 @@ def test_a_missing_record_file_is_a_clear_problem(tmp_path):
     with pytest.raises(StoreProblem, match=r"gone.sqlite: record file missing.*rebuild"):
         RecordFile(tmp_path / "gone.sqlite")
     assert not (tmp_path / "gone.sqlite").exists(), "a reader never creates a record file"
+
+
+def test_an_add_extends_a_copy_of_the_paper_table(tmp_path):
+    # the previous version's file is copied: its rows stay, the changed record is rewritten in the
+    # copy only, the new papers follow; the old file is left as it was
+    old = [Paper("a", "Title A"), Paper("b", "Title B", references=("a",)), Paper("empty", "No chunks")]
+    write_papers(tmp_path / "old.sqlite", [(old[0], 0, 3), (old[1], 3, 2), (old[2], 5, 0)])
+    before = (tmp_path / "old.sqlite").read_bytes()
+    grown = old[0].with_references(["c"])
+    new = [Paper("c", "Title C"), Paper("d", "Title D", references=("a", "c"))]
+    n = extend_papers(tmp_path / "old.sqlite", tmp_path / "new.sqlite", [(0, grown)], [(new[0], 5, 4), (new[1], 9, 1)])
+    assert n == 2 and (tmp_path / "old.sqlite").read_bytes() == before
+    f = RecordFile(tmp_path / "new.sqlite")
+    try:
+        records, ids, ranges = PaperRecords(f, 5), PaperIds(f, 5), ChunkRanges(f, 5)
+        assert list(records.values()) == [grown, old[1], old[2], *new] and list(ids) == ["a", "b", "empty", "c", "d"]
+        assert ranges["a"] == range(3) and list(ranges["empty"]) == [] and ranges["c"] == range(5, 9)
+    finally:
+        f.close()
+    with pytest.raises(FileExistsError, match="written once"):
+        extend_papers(tmp_path / "old.sqlite", tmp_path / "new.sqlite", [], [])

@@ -167,10 +167,10 @@ def _write_version(
     """A build's version: one new segment with the new papers' chunks, vectors and postings,
     after the live version's segments (none for a rebuild); all papers, re-resolved; the
     corpus-wide BM25 statistics; the citation graph."""
-    from graph_store.citation_graph import CitationGraph
+    from graph_store.citation_graph import COUPLING_MIN_SHARED, CitationGraph
     from tools.citations.resolve import citation_targets
     from tools.citations.store import CITATIONS_FILE, write_citations
-    from tools.index.store import write_papers
+    from tools.index.store import extend_papers, write_papers
     from tools.ingest.resolve import resolve_references
     from tools.retrieval.bm25_segments import Stats
 
@@ -197,13 +197,22 @@ def _write_version(
 
     t = time.perf_counter()
     n_old = len(old.chunks) if old else 0
-    ranges = _old_ranges(old) if old else {}
+    n_old_papers = len(old_papers)
+    # resolve_references returns the same record where nothing resolved anew
+    changed = [(row, p) for row, (was, p) in enumerate(zip(old_papers, papers, strict=False)) if p is not was]
+    ranges: dict[str, tuple[int, int]] = {}
     at = n_old
     for group in _group(new_chunks, new_papers):
         if group:
             ranges[group[0].paper_id] = (at, len(group))
         at += len(group)
-    write_papers(stage / PAPERS_FILE, ((p, *ranges.get(p.paper_id, (at, 0))) for p in papers))
+    added = ((p, *ranges.get(p.paper_id, (at, 0))) for p in papers[n_old_papers:])
+    if old:  # the old rows are copied, not written again: an add costs what it adds
+        extend_papers(old.version_dir / PAPERS_FILE, stage / PAPERS_FILE, changed, added)
+    else:
+        write_papers(stage / PAPERS_FILE, added)
+    report.seconds["papers"] = time.perf_counter() - t
+    t = time.perf_counter()
     bm25_meta: dict[str, Any] = {"k1": BM25_K1, "b": BM25_B, "epsilon": BM25_EPSILON}
     for name, postings in (("chunk_bm25", chunk_postings), ("paper_bm25", paper_postings)):
         base = Stats.load(old.version_dir, name, old.manifest.bm25[name]) if old else Stats.empty()
@@ -217,6 +226,17 @@ def _write_version(
     write_citations(stage / CITATIONS_FILE, targets, references)
     report.seconds["graph"] = time.perf_counter() - t
     report.contexts_added = len(contexts)
+    t = time.perf_counter()
+    before = old.manifest.counts.get("coupling_pairs") if old else None
+    if isinstance(before, int):
+        coupling = graph.coupling_edge_count_grown(
+            before,
+            [p.paper_id for p in new_papers],
+            {old_papers[row].paper_id: old_papers[row].references for row, _ in changed},
+        )
+    else:
+        coupling = graph.coupling_edge_count(min_shared=COUPLING_MIN_SHARED)
+    report.seconds["coupling"] = time.perf_counter() - t
 
     report.papers_added = len(new_papers)
     report.chunks_added = len(new_chunks)
@@ -227,7 +247,7 @@ def _write_version(
         "chunks": n_old + len(new_chunks),
         "chunks_by_kind": {k: by_kind.get(k, 0) for k in CHUNK_KINDS},
         "citation_edges": graph.num_edges,
-        "coupling_pairs": graph.coupling_edge_count(min_shared=2),
+        "coupling_pairs": coupling,
         "dense_windows": (
             (old.manifest.counts["dense_windows"] if old else 0) + report.windows_embedded + report.windows_imported
         ),
@@ -327,16 +347,6 @@ def _context_counts(old: IndexView | None, added: int, references: int) -> dict[
         "references": references,
         "papers_without_contexts": before.get("papers_without_contexts", 0) if recorded else before.get("papers", 0),
     }
-
-
-def _old_ranges(old: IndexView) -> dict[str, tuple[int, int]]:
-    """Every live paper's chunk rows (first, count), read in one pass."""
-    f = old.papers.file
-    out: dict[str, tuple[int, int]] = {}
-    for page in f.pages("SELECT row, paper_id, first_chunk, n_chunks FROM papers WHERE row > ? ORDER BY row LIMIT ?"):
-        for _, pid, first, n in page:
-            out[pid] = (first, n)
-    return out
 
 
 def _load_imported(path: Path, settings: ToolSettings):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import shutil
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -76,11 +77,39 @@ def write_chunks(path: Path, chunks: Iterable[Chunk]) -> int:
 
 def write_papers(path: Path, papers: Iterable[tuple[Paper, int, int]]) -> int:
     """Write (paper, first chunk row, chunk count) in row order; the number written."""
-    rows = (
-        (i, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
-        for i, (p, first, count) in enumerate(papers)
-    )
+    rows = (_paper_row(i, p, first, count) for i, (p, first, count) in enumerate(papers))
     return _insert(_create(Path(path), _PAPERS), "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
+
+
+def _paper_row(row: int, p: Paper, first: int, count: int) -> tuple:
+    return (row, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
+
+
+def extend_papers(
+    old: Path, path: Path, changed: Iterable[tuple[int, Paper]], papers: Iterable[tuple[Paper, int, int]]
+) -> int:
+    """A version's paper table as a copy of the previous version's file `old` with the records of
+    `changed` (row, paper) replaced and `papers` (paper, first chunk row, chunk count) appended:
+    what an add writes, in time for the new papers, not the whole table. The number appended."""
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path}: a record file is written once; this one exists")
+    shutil.copyfile(old, path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=OFF")  # as `_create`: the copy is in a folder no reader uses
+    db.execute("PRAGMA synchronous=OFF")
+    try:
+        with db:
+            db.executemany(
+                "UPDATE papers SET record = ? WHERE row = ?",
+                ((json.dumps(p.to_dict(), ensure_ascii=False), row) for row, p in changed),
+            )
+            (start,) = db.execute("SELECT COALESCE(MAX(row) + 1, 0) FROM papers").fetchone()
+    except BaseException:
+        db.close()
+        raise
+    rows = (_paper_row(start + i, p, first, count) for i, (p, first, count) in enumerate(papers))
+    return _insert(db, "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def _insert(db: sqlite3.Connection, sql: str, rows: Iterator[tuple]) -> int:
@@ -274,27 +303,35 @@ class PaperRecords(Mapping[str, Paper]):
 
 
 class PaperIds(Sequence[str]):
-    """Paper ids by row (the row order of the paper BM25 index and the paper embeddings)."""
+    """Paper ids by row (the row order of the paper BM25 index and the paper embeddings).
+
+    The whole id column is read on the first lookup and kept (tens of milliseconds and a few MB at
+    the published 27K papers): Relate maps a few hundred rows to ids per seed, and a query each
+    was most of its time."""
 
     def __init__(self, file: RecordFile, size: int):
         self.file = file
         self._size = size
-        self._cache = _Cache()
+        self._ids: list[str] | None = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return self._size
+
+    def _all(self) -> list[str]:
+        with self._lock:
+            if self._ids is None:
+                self._ids = list(self.file.column("papers", "paper_id"))
+            return self._ids
 
     def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = _row_in(row, len(self), "paper", check=False)  # the table itself says a row is not there
-        hit = self._cache.get(row)
-        if hit is not None:
-            return hit
-        got = self.file.one("SELECT paper_id FROM papers WHERE row = ?", (row,))
-        if got is None:
+        ids = self._ids if self._ids is not None else self._all()
+        if not 0 <= row < len(ids):
             raise IndexError(f"paper row {row} outside 0..{len(self) - 1}")
-        return self._cache.put(row, got[0])
+        return ids[row]
 
     def __iter__(self) -> Iterator[str]:
         yield from self.file.column("papers", "paper_id")

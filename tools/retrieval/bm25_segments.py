@@ -19,9 +19,24 @@ segment with the same hash stop the build with both named; across segments a col
 about 1 in 10^6 at 5 million distinct terms) would merge two terms' statistics, the only
 approximation here.
 
+Top-k is exact dynamic pruning (MaxScore, Turtle and Flood 1995), vectorised: each query term
+has an upper bound on what it can add to a document's score; the terms whose bounds together
+stay below a threshold that k real documents already reach (the "non-essential" terms) cannot
+bring a document into the top k on their own, so only documents holding an essential term are
+candidates, and the non-essential terms are looked up for the candidates still able to reach the
+threshold, by bisection in their row-ascending postings instead of being walked. The survivors
+are scored again term by term in query order, the sum the exhaustive scorer forms, so the top k
+and its scores are bit-identical to scoring every posting (`top_k(..., prune=False)`, which the
+tests compare it with), ties included. The bound needs each term's largest frequency and
+shortest document within a segment (BM25's term weight grows with the one and shrinks with the
+other); a segment written before those were kept is bounded by k1 + 1, still exact but pruning
+less. Negative term weights (the idf floor in a tiny corpus) turn pruning off.
+
 Files of a segment (prefix `chunk_bm25` or `paper_bm25`): `.terms.npy` (uint64, sorted),
 `.indptr.npy` (int64, one more than the terms), `.rows.npy` (int32 document rows within the
-segment, ascending per term), `.tf.npy` (int32), `.doc_len.npy` (int32 tokens per document).
+segment, ascending per term), `.tf.npy` (int32), `.doc_len.npy` (int32 tokens per document),
+`.max_tf.npy` and `.min_len.npy` (int32 per term: its largest frequency, the length of the
+shortest document holding it; the pruning bounds, optional when reading).
 Files of a version's statistics: `.terms.npy` and `.df.npy` (int64), plus `n_docs`, `total_len`
 and `avg_idf` in the manifest.
 """
@@ -30,7 +45,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -41,6 +58,39 @@ import numpy as np
 from tools.retrieval.bm25 import _best_k, _encode
 
 _PARTS = ("terms", "indptr", "rows", "tf", "doc_len")
+_BOUNDS = ("max_tf", "min_len")  # written by every save; a segment without them prunes less
+
+# The saturations of terms with at least this many postings in a segment are kept (LRU) up to
+# this many bytes per opened version: a Relate call's five seed texts share their common terms,
+# whose postings are the longest, and so do successive queries.
+_SATURATION_CACHE_FROM = 512
+_SATURATION_CACHE_BYTES = 256 * 2**20
+# A term held by at least 1/_DENSE_FROM of a segment's documents is kept as one value per document.
+_DENSE_FROM = 2
+
+# Relative slack on every comparison against a threshold: the bounds and partial sums are
+# formed in another order than the exact score, so they may differ from it by a few ulps; the
+# slack only ever keeps a candidate, never drops one.
+_SLACK = 1e-9
+# The first threshold is taken once the walked postings reach this many per wanted document,
+# and again each time they have grown this many times (a checkpoint costs one vectorised
+# look-up of k documents in the terms not walked yet).
+_PROBE_PER_K = 4
+_CHECK_GROWTH = 4
+# A bisection per candidate costs about this many postings walked (NumPy, sorted keys): a lazy
+# term is walked instead when the candidates still in reach are that dense in its postings.
+_LOOKUP_COST = 8
+# When `top_k` prunes by default: queries of at most this many terms whose postings number at
+# least this many in all. On the synthetic 250K-chunk index (docs/benchmarks.md, "Scale") scoring
+# every posting was quicker for every kind of query: the pruning's bookkeeping (a few NumPy calls
+# per term and checkpoint) outweighed the postings it skipped, and long queries (Relate's seed
+# texts, about 90 terms) found nearly every paper within reach of the threshold, since every
+# paper holds the common words. It is for the longest postings, of millions of chunks, where
+# `python -m bench.scale` reports both (bm25_pruned against bm25_exhaustive) to set this by.
+_PRUNE_MAX_TERMS = 12
+_PRUNE_FROM_POSTINGS = 1_000_000
+# Bound-computation block (postings), so a save's temporary arrays stay small at millions of docs.
+_BOUND_BLOCK = 8_000_000
 
 
 def term_hash(term: str) -> int:
@@ -64,6 +114,8 @@ class Postings:
     rows: np.ndarray
     tf: np.ndarray
     doc_len: np.ndarray
+    max_tf: np.ndarray | None = None
+    min_len: np.ndarray | None = None
 
     @classmethod
     def build(cls, docs: Iterable[Sequence[str]]) -> Postings:
@@ -93,13 +145,42 @@ class Postings:
     def df(self) -> np.ndarray:
         return np.diff(self.indptr)
 
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per term, its largest frequency and the length of its shortest document: what bounds
+        the term's BM25 weight in this segment (computed a block of terms at a time)."""
+        if self.max_tf is not None and self.min_len is not None:
+            return self.max_tf, self.min_len
+        n = len(self.terms)
+        max_tf = np.zeros(n, dtype=np.int32)
+        min_len = np.zeros(n, dtype=np.int32)
+        indptr = np.asarray(self.indptr)
+        doc_len = np.asarray(self.doc_len)
+        start = 0
+        while start < n:
+            # the terms whose postings end within the block (at least one term)
+            stop = max(start + 1, int(np.searchsorted(indptr, indptr[start] + _BOUND_BLOCK, side="right")) - 1)
+            stop = min(stop, n)
+            lo, hi = int(indptr[start]), int(indptr[stop])
+            starts = indptr[start:stop] - lo
+            if hi > lo:  # every term has a posting; reduceat needs in-range starts
+                max_tf[start:stop] = np.maximum.reduceat(np.asarray(self.tf[lo:hi]), starts)
+                min_len[start:stop] = np.minimum.reduceat(doc_len[np.asarray(self.rows[lo:hi])], starts)
+            start = stop
+        self.max_tf, self.min_len = max_tf, min_len
+        return max_tf, min_len
+
     def save(self, directory: Path, name: str) -> None:
-        for part in _PARTS:
+        self.bounds()
+        for part in _PARTS + _BOUNDS:
             np.save(Path(directory) / f"{name}.{part}.npy", getattr(self, part), allow_pickle=False)
 
     @classmethod
     def load(cls, directory: Path, name: str, mmap: bool = True) -> Postings:
-        return cls(*(_load(Path(directory) / f"{name}.{part}.npy", mmap) for part in _PARTS))
+        directory = Path(directory)
+        parts = [_load(directory / f"{name}.{part}.npy", mmap) for part in _PARTS]
+        paths = [directory / f"{name}.{part}.npy" for part in _BOUNDS]
+        bounds = [_load(p, mmap) for p in paths] if all(p.exists() for p in paths) else [None, None]
+        return cls(*parts, *bounds)
 
     @classmethod
     def concat(cls, parts: Sequence[Postings]) -> Postings:
@@ -195,6 +276,12 @@ class SegmentedBM25:
         if int(self.offsets[-1]) != stats.n_docs:
             raise ValueError(f"the segments hold {int(self.offsets[-1])} documents, the statistics {stats.n_docs}")
         self._k1, self._b, self._epsilon = float(k1), float(b), float(epsilon)
+        # plain views of the memory-mapped arrays: slicing a np.memmap costs a Python object each time
+        self._rows = [np.asarray(s.rows) for s in self.segments]
+        self._tf = [np.asarray(s.tf) for s in self.segments]
+        self._cache: OrderedDict[tuple[int, int, bool], Any] = OrderedDict()
+        self._cache_bytes = 0
+        self._cache_lock = threading.Lock()
 
     def __len__(self) -> int:
         return self.stats.n_docs
@@ -237,41 +324,119 @@ class SegmentedBM25:
         for t in query_tokens:
             h = term_hash(t)
             counts[h] = counts.get(h, 0) + 1
+        if not counts or not len(self.stats.terms):
+            return []
+        # one bisection for all the query's terms; the idf itself in Python floats, as `_idf`
+        at = _find(self.stats.terms, np.fromiter(counts, dtype=np.uint64, count=len(counts)))
+        df = np.asarray(self.stats.df)[np.maximum(at, 0)].tolist()
         out = []
-        for h, n in counts.items():
-            idf = self._idf(h)
-            if idf is not None:
-                out.append((h, idf * n))
+        for (h, n), i, d in zip(counts.items(), at.tolist(), df, strict=True):
+            if i >= 0:
+                idf = _idf_of(d, self.stats.n_docs)
+                out.append((h, (self._epsilon * self.stats.avg_idf if idf < 0 else idf) * n))
         return out
 
-    def _postings(self, h: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """(segment, rows, tf) of a term in every segment that has it."""
-        out = []
-        key = np.uint64(h)
+    def _ranges(self, h: int) -> list[tuple[int, int, int, int]]:
+        """(segment, first, end, term index) of a term's postings in every segment that has it."""
+        return self._ranges_of([h])[0]
+
+    def _ranges_of(self, hashes: Sequence[int]) -> list[list[tuple[int, int, int, int]]]:
+        """`_ranges` of each of `hashes`, one bisection per segment for all of them."""
+        out: list[list[tuple[int, int, int, int]]] = [[] for _ in hashes]
+        keys = np.array(hashes, dtype=np.uint64)
         for s, seg in enumerate(self.segments):
-            j = int(np.searchsorted(seg.terms, key))
-            if j < len(seg.terms) and seg.terms[j] == key:
-                lo, hi = int(seg.indptr[j]), int(seg.indptr[j + 1])
-                out.append((s, np.asarray(seg.rows[lo:hi]), np.asarray(seg.tf[lo:hi])))
+            at = _find(seg.terms, keys)
+            hit = np.flatnonzero(at >= 0)
+            if not len(hit):
+                continue
+            j = at[hit]
+            indptr = np.asarray(seg.indptr)
+            for t, jj, lo, hi in zip(hit.tolist(), j.tolist(), indptr[j].tolist(), indptr[j + 1].tolist(), strict=True):
+                out[t].append((s, lo, hi, jj))
         return out
 
-    def _accumulate(self, terms: list[tuple[int, float]], touched: np.ndarray | None = None) -> np.ndarray:
+    def _weights(self, weight: float, tf: np.ndarray, norm: np.ndarray) -> np.ndarray:
+        """A term's BM25 weight in documents with frequencies `tf` and length norms `norm`: the one
+        formula both scorers use, operation for operation, so their sums agree to the bit."""
+        freq = tf.astype(np.float64)
+        denom = norm + freq
+        freq *= self._k1 + 1
+        freq /= denom
+        freq *= weight
+        return freq
+
+    def _kept(self, key: tuple[int, int, bool], make: Callable[[], Any]) -> Any:
+        """`make()`, kept under `key` (LRU, `_SATURATION_CACHE_BYTES` in all)."""
+        with self._cache_lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        got = make()
+        with self._cache_lock:
+            self._cache[key] = got
+            self._cache_bytes += _nbytes(got)
+            while self._cache_bytes > _SATURATION_CACHE_BYTES and self._cache:
+                self._cache_bytes -= _nbytes(self._cache.popitem(last=False)[1])
+        return got
+
+    def _saturation(self, s: int, lo: int, hi: int, j: int) -> np.ndarray:
+        """`_weights(1.0, ...)` of term `j`'s postings `lo:hi` in segment `s`: the part of BM25
+        that depends on the document, not the query. Kept for long postings (the common terms every
+        long query repeats, as Relate's seed texts do)."""
+
+        def make() -> np.ndarray:
+            got = self._weights(1.0, self._tf[s][lo:hi], self._norms[s][self._rows[s][lo:hi]])
+            got.flags.writeable = False
+            return got
+
+        return make() if hi - lo < _SATURATION_CACHE_FROM else self._kept((s, j, False), make)
+
+    def _dense_saturation(self, s: int, lo: int, hi: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """The saturation of a term held by many of segment `s`'s documents as one value per
+        document (0 where absent), and where it is present: adding the term is then two passes
+        over the segment's scores instead of a gather and a scatter of its postings."""
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            n = self.segments[s].n_docs
+            dense, mask = np.zeros(n), np.zeros(n, dtype=bool)
+            rows = self._rows[s][lo:hi]
+            dense[rows] = self._saturation(s, lo, hi, j)
+            mask[rows] = True
+            dense.flags.writeable = mask.flags.writeable = False
+            return dense, mask
+
+        return self._kept((s, j, True), make)
+
+    def _term_weights(self, weight: float, s: int, lo: int, hi: int, j: int) -> np.ndarray:
+        """The term's weights in its postings `lo:hi` of segment `s`: the saturation times the
+        weight, the last operation of `_weights` (so the same bits)."""
+        return self._saturation(s, lo, hi, j) * weight
+
+    def _accumulate(
+        self,
+        terms: list[tuple[int, float]],
+        touched: np.ndarray | None = None,
+        ranges_of: list[list[tuple[int, int, int, int]]] | None = None,
+    ) -> np.ndarray:
         """Dense scores, adding term weights in query order as rank_bm25 does; marks the rows of
-        every posting in `touched` when given."""
+        every posting in `touched` when given. `ranges_of`: the terms' `_ranges`, when known."""
         scores = np.zeros(len(self))
-        k1 = self._k1
-        norms = self._norms
-        for h, idf in terms:
-            for s, rows, tf in self._postings(h):
-                freq = tf.astype(np.float64)
-                denom = norms[s][rows]
-                denom += freq
-                freq *= k1 + 1
-                freq /= denom
-                w = np.full(len(rows), idf)
-                w *= freq
-                at = rows + int(self.offsets[s])
-                scores[at] += w  # rows within one term's postings are unique, so fancy `+=` is safe
+        if ranges_of is None:
+            ranges_of = self._ranges_of([h for h, _ in terms])
+        for (_, idf), ranges in zip(terms, ranges_of, strict=True):
+            for s, lo, hi, j in ranges:
+                off, n = int(self.offsets[s]), self.segments[s].n_docs
+                if hi - lo >= _SATURATION_CACHE_FROM and (hi - lo) * _DENSE_FROM >= n:
+                    # x + 0.0 is x: adding the absent documents' zeros changes no bit
+                    dense, mask = self._dense_saturation(s, lo, hi, j)
+                    scores[off : off + n] += dense * idf
+                    if touched is not None:
+                        touched[off : off + n] |= mask
+                    continue
+                rows = self._rows[s][lo:hi]
+                at = rows + off if off else rows
+                scores[at] += self._term_weights(idf, s, lo, hi, j)  # a term's rows are unique: fancy += is safe
                 if touched is not None:
                     touched[at] = True
         return scores
@@ -280,17 +445,198 @@ class SegmentedBM25:
         """BM25 score of every document (float64), in global rows."""
         return self._accumulate(self._terms(query_tokens))
 
-    def top_k(self, query_tokens: list[str], k: int) -> list[tuple[int, float]]:
+    def top_k(self, query_tokens: list[str], k: int, prune: bool | None = None) -> list[tuple[int, float]]:
         """The k best (row, score), score descending then row ascending; only documents holding a
-        query term are candidates."""
+        query term are candidates. Pruning (MaxScore, the module docstring) gives the same list,
+        to the bit, as scoring every posting (`prune=False`); by default (None) it runs when the
+        query's postings are long enough for skipping to pay for its bookkeeping."""
         terms = self._terms(query_tokens)
         if k <= 0 or not terms:
             return []
-        touched = np.zeros(len(self), dtype=bool)
-        scores = self._accumulate(terms, touched)
-        cand = np.flatnonzero(touched)
-        cand_scores = scores[cand]
+        found, ranges_of = None, None
+        if prune or (prune is None and len(terms) <= _PRUNE_MAX_TERMS):
+            search = _MaxScore(self, terms, k)
+            ranges_of = search.ranges
+            if prune or int(search.df.sum()) >= _PRUNE_FROM_POSTINGS:
+                found = search.run()
+        if found is None:
+            touched = np.zeros(len(self), dtype=bool)
+            scores = self._accumulate(terms, touched, ranges_of)
+            hit = np.flatnonzero(touched)
+            found = (hit, scores[hit])
+        cand, cand_scores = found
         if len(cand) > k:
             cand, cand_scores = _best_k(cand, cand_scores, k)
         order = np.lexsort((cand, -cand_scores))
         return [(int(cand[i]), float(cand_scores[i])) for i in order]
+
+    def _bound(self, weight: float, ranges: list[tuple[int, int, int, int]]) -> float:
+        """An upper bound on a term's weight in any document: its weight at the segment's largest
+        frequency in the segment's shortest document holding it (k1 + 1 where not recorded)."""
+        k1, b, avgdl = self._k1, self._b, self.avgdl
+        best = 0.0
+        for s, _, _, j in ranges:
+            seg = self.segments[s]
+            if seg.max_tf is None or seg.min_len is None or avgdl <= 0:
+                best = max(best, k1 + 1)
+                continue
+            tf, dl = float(seg.max_tf[j]), float(seg.min_len[j])
+            best = max(best, tf * (k1 + 1) / (k1 * (1 - b + b * dl / avgdl) + tf))
+        return weight * best * (1 + _SLACK)
+
+
+def _find(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Where each of `keys` is in `sorted_keys`, -1 where it is not."""
+    if not len(sorted_keys):
+        return np.full(len(keys), -1, dtype=np.int64)
+    at = np.searchsorted(sorted_keys, keys)
+    at[at == len(sorted_keys)] = 0
+    return np.where(np.asarray(sorted_keys[at]) == keys, at, -1)
+
+
+def _nbytes(kept: Any) -> int:
+    return sum(a.nbytes for a in kept) if isinstance(kept, tuple) else int(kept.nbytes)
+
+
+class _MaxScore:
+    """One pruned top-k query over a `SegmentedBM25` (see the module docstring). `run` returns
+    candidates (global rows, ascending) with their exact scores: a superset of the top k holding
+    every document tied at the k-th score; or None where pruning cannot help (then score
+    exhaustively).
+
+    The terms are walked into a dense accumulator highest bound first; at checkpoints (each time
+    the walked postings have grown `_CHECK_GROWTH` times) the k documents with the best partial
+    scores get their other terms looked up, and the k-th of those sums is a score k documents
+    reach: the threshold. The walk stops when the bounds of the terms not yet walked sum below
+    it; those lazy terms are then looked up, highest bound first, for the documents whose partial
+    score plus the lazy bounds left can still reach it."""
+
+    def __init__(self, bm25: SegmentedBM25, terms: list[tuple[int, float]], k: int):
+        self.bm25 = bm25
+        self.k = k
+        self.weights = np.array([w for _, w in terms])
+        self.ranges = bm25._ranges_of([h for h, _ in terms])
+        self.df = np.array([sum(hi - lo for _, lo, hi, _ in r) for r in self.ranges], dtype=np.int64)
+        self.ub = np.zeros(0)
+
+    def run(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if len(self.weights) < 2 or self.weights.min() < 0:
+            return None  # bounds assume weights >= 0; one term has nothing to skip
+        bm25, k = self.bm25, self.k
+        self.ub = np.array([bm25._bound(float(w), r) for w, r in zip(self.weights, self.ranges, strict=True)])
+        order = np.argsort(-self.ub, kind="stable")
+        acc = np.zeros(len(bm25))
+        touched = np.zeros(len(bm25), dtype=bool)
+        walked: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # term -> its (global rows, weights)
+        theta, rest = -math.inf, float(self.ub.sum())
+        n_walked, check = 0, _PROBE_PER_K * k
+        for i, t in enumerate(order.tolist()):
+            if rest * (1 + _SLACK) < theta:
+                break
+            at, w = self._walk(t)
+            acc[at] += w
+            touched[at] = True
+            walked[t] = (at, w)
+            rest -= float(self.ub[t])
+            n_walked += len(at)
+            if n_walked >= check and i + 1 < len(order):
+                theta = max(theta, self._reached(acc, touched, order[i + 1 :]))
+                check = n_walked * _CHECK_GROWTH
+        lazy = [t for t in order.tolist() if t not in walked]
+        if not lazy:
+            return self._all_walked(walked)
+        cand = np.flatnonzero(touched)
+        partial = acc[cand]
+        looked: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # lazy term -> (docs, its weights in them)
+        rest = float(self.ub[lazy].sum())
+        dense = np.zeros(len(bm25))
+        for t in lazy:
+            keep = (partial + rest) * (1 + _SLACK) >= theta
+            cand, partial = cand[keep], partial[keep]
+            if len(cand) * _LOOKUP_COST < self.df[t]:
+                w = self._lookup(t, cand)
+            else:  # candidates as many as postings: walking them is cheaper than bisecting for each
+                at, wt = self._walk(t)
+                dense[at] = wt
+                w = dense[cand]
+                dense[at] = 0.0
+            looked[t] = (cand, w)
+            partial = partial + w
+            rest -= float(self.ub[t])
+        cand = cand[partial * (1 + _SLACK) >= theta]
+        return cand, self._exact(cand, walked, looked)
+
+    def _walk(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Term `t`'s postings as global rows (ascending) and its weights in them."""
+        bm25 = self.bm25
+        ats, ws = [], []
+        for s, lo, hi, j in self.ranges[t]:
+            rows = bm25._rows[s][lo:hi]
+            ats.append(rows + int(bm25.offsets[s]))
+            ws.append(bm25._term_weights(float(self.weights[t]), s, lo, hi, j))
+        if len(ats) == 1:
+            return ats[0], ws[0]
+        return np.concatenate(ats), np.concatenate(ws)
+
+    def _reached(self, acc: np.ndarray, touched: np.ndarray, rest: np.ndarray) -> float:
+        """A score k documents reach: the k-th best, over the k best partial scores, of the
+        partial score plus the weights of the terms `rest` (a lower bound of the exact score, so
+        by the slack of its summation order)."""
+        cand = np.flatnonzero(touched)
+        if len(cand) < self.k:
+            return -math.inf
+        top = np.sort(cand[np.argpartition(-acc[cand], self.k - 1)[: self.k]])
+        reached = acc[top]
+        for t in rest.tolist():
+            reached = reached + self._lookup(t, top)
+        return float(reached.min()) * (1 - _SLACK)
+
+    def _lookup(self, t: int, cand: np.ndarray) -> np.ndarray:
+        """Term `t`'s weight in each of `cand` (global rows, ascending; 0 where absent), found by
+        bisection in its row-ascending postings."""
+        bm25 = self.bm25
+        out = np.zeros(len(cand))
+        cuts = np.searchsorted(cand, bm25.offsets)
+        for s, lo, hi, _ in self.ranges[t]:
+            a, b = int(cuts[s]), int(cuts[s + 1])
+            if a == b:
+                continue
+            rows = bm25._rows[s][lo:hi]
+            local = (cand[a:b] - int(bm25.offsets[s])).astype(rows.dtype)
+            pos = np.searchsorted(rows, local)
+            pos[pos == len(rows)] = 0
+            hit = np.flatnonzero(rows[pos] == local)
+            if len(hit):
+                tf = bm25._tf[s][lo:hi][pos[hit]]
+                out[a + hit] = bm25._weights(float(self.weights[t]), tf, bm25._norms[s][local[hit]])
+        return out
+
+    def _all_walked(self, walked: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Every term was walked: the exhaustive sums, added in query order from what the walk kept."""
+        scores = np.zeros(len(self.bm25))
+        touched = np.zeros(len(self.bm25), dtype=bool)
+        for t in range(len(self.weights)):
+            at, w = walked[t]
+            scores[at] += w
+            touched[at] = True
+        cand = np.flatnonzero(touched)
+        return cand, scores[cand]
+
+    def _exact(
+        self,
+        cand: np.ndarray,
+        walked: dict[int, tuple[np.ndarray, np.ndarray]],
+        looked: dict[int, tuple[np.ndarray, np.ndarray]],
+    ) -> np.ndarray:
+        """The exact scores of `cand` (ascending): every term's weight added in query order, as
+        the exhaustive scorer adds them (adding 0.0 where a term is absent changes no bit of a sum
+        of non-negative weights), taken from what the walk and the look-ups found."""
+        scores = np.zeros(len(cand))
+        for t in range(len(self.weights)):
+            docs, w = walked[t] if t in walked else looked[t]
+            if not len(docs):
+                continue
+            pos = np.searchsorted(docs, cand)
+            pos[pos == len(docs)] = 0
+            scores += np.where(docs[pos] == cand, w[pos], 0.0)
+        return scores
