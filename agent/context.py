@@ -95,11 +95,17 @@ class Context:
     # `reading` "per_paper", and the synthesis names the papers; the others read them together
     # and name each paper that qualifies with its best sentences: "similarity", no model call,
     # the bundled embedder's cosine between the question and the paper's title with its best
-    # sentences reaches `list_min_similarity`; "judge", the model's P(yes) for each paper on the
+    # sentences qualifies (below); "judge", the model's P(yes) for each paper on the
     # same text (one token a paper) reaches `list_threshold`; "pick", one call shown them all
     # picks the sentences that show their paper qualifies
     list_reading: ListReading = "per_paper"
-    list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.5
+    # under "similarity" a candidate qualifies when its cosine reaches `list_min_similarity` and
+    # its score (the cosine + `list_coverage_weight` x the share of the question's content terms
+    # its text mentions) is within `list_similarity_margin` of the best candidate's. Chosen on
+    # the dev split of bench/data/multi_paper.jsonl (docs/benchmarks.md, "Breadth on the CPU")
+    list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.35
+    list_similarity_margin: Annotated[float, Field(ge=0.0, le=3.0)] = 0.25
+    list_coverage_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.25
     list_threshold: Probability = 0.5
     synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from
     synthesize_sentences: Count = 40  # sentences shown to the synthesis (the readers' selections)

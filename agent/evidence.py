@@ -10,6 +10,8 @@ and every citation: paper text is data, and a paper cannot steer what gets cited
 
 from __future__ import annotations
 
+import functools
+import re
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -17,7 +19,16 @@ from typing import Any
 from agent.injection import addresses_reader, steers
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
+from tools.retrieval.text import normalize, tokenize
 from tools.tables import column_names, table_parts
+
+# Words that frame a question ("which papers use ...", "what studies propose ...") rather than
+# say what the papers must be about: not content terms, so a paper is not asked to contain them
+_FRAME = (
+    "which what paper papers work works study studies article articles publication publications "
+    "use uses used using apply applies applied propose proposes proposed describe describes present "
+    "presents build builds address addresses analyse analyze analyses employ employs"
+)
 
 
 def is_instruction(text: str) -> bool:
@@ -51,6 +62,65 @@ def steering_sentences(idx, paper_id: str) -> list[str]:
 
 
 _steering: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
+
+
+def content_terms(question: str) -> list[str]:
+    """The question's content terms: its Snowball stems without stopwords and without the words
+    that frame a question about papers (`_FRAME`), in order of first use."""
+    return list(dict.fromkeys(t for aspect in question_aspects(question) for t in aspect))
+
+
+def question_aspects(question: str) -> list[frozenset[str]]:
+    """What a question asks about, as groups of content stems (`content_terms`) of which a
+    paper must mention one: each term alone, except that alternatives joined by "or" ("GROBID
+    or ScienceParse"; "navigation, wandering or visual": a comma list that "or" ends) are one
+    aspect. Only the words right beside "or" and its commas are joined."""
+    frame = _frame_stems()
+    tokens = re.findall(r"\w+|,", normalize(question))
+    stems = [[t for t in tokenize(w, stem=True) if t not in frame] if w != "," else [] for w in tokens]
+    group = list(range(len(tokens)))  # each token its own group; "or" merges its neighbours'
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i, w in enumerate(tokens):
+        if w != "or" or not 0 < i < len(tokens) - 1 or not stems[i - 1] or not stems[i + 1]:
+            continue
+        group[root(i + 1)] = root(i - 1)
+        j = i - 1
+        while j >= 2 and tokens[j - 1] == "," and stems[j - 2]:  # "a, b or c": a joins too
+            group[root(j - 2)] = root(j)
+            j -= 2
+    aspects: dict[int, set[str]] = {}
+    for i, st in enumerate(stems):
+        if st:
+            aspects.setdefault(root(i), set()).update(st)
+    return list(dict.fromkeys(frozenset(a) for a in aspects.values()))
+
+
+def term_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]]) -> float:
+    """The share of a question's aspects (`question_aspects`) that the paper's citable text
+    (title, abstract, every chunk) mentions: how much of what the question asks about the paper
+    speaks of at all. 1.0 for a question with none."""
+    if not aspects:
+        return 1.0
+    per_paper = _stems.setdefault(idx, {})  # one cache per open index, gone with it
+    if paper_id not in per_paper:
+        per_paper[paper_id] = frozenset(
+            t for c in idx.paper_chunks(paper_id) for s in citable_sentences(c) for t in tokenize(s["text"], stem=True)
+        )
+    have = per_paper[paper_id]
+    return sum(1 for a in aspects if a & have) / len(aspects)
+
+
+_stems: weakref.WeakKeyDictionary[Any, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+@functools.cache
+def _frame_stems() -> frozenset[str]:
+    return frozenset(tokenize(_FRAME, stem=True))
 
 
 def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:

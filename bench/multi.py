@@ -113,6 +113,8 @@ def run_question(
                 "relevant": x.get("relevant"),
                 "p": x.get("relevant_p"),
                 "similarity": x.get("similarity"),
+                "coverage": x.get("coverage"),
+                "score": x.get("score"),
             }
             for x in r.get("readings", [])
         ],

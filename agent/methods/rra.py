@@ -14,7 +14,7 @@ from typing import Any
 
 from agent import prompts
 from agent.answer.support import check_claim
-from agent.evidence import listing, pick_evidence, sentence_record, support_context
+from agent.evidence import listing, pick_evidence, question_aspects, sentence_record, support_context, term_coverage
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
@@ -380,7 +380,9 @@ def read_jointly(state: State, runtime) -> dict:
         sims = paper_similarities(idx, question, shown)
         judged: tuple[dict[str, dict], dict, list[RunError]] | None = None
         if ctx.list_reading == "similarity":
-            judged = by_similarity(idx, shown, sims, ctx.list_min_similarity), {}, []
+            aspects = question_aspects(question)
+            covs = {pid: term_coverage(idx, pid, aspects) for pid in shown}
+            judged = by_similarity(idx, shown, sims, covs, ctx), {}, []
         elif ctx.list_reading == "judge":
             judged = judge_papers(state, runtime, shown)
         if judged is not None:
@@ -410,17 +412,40 @@ def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> 
     return {pid: round(float(v @ vecs[0]), 4) for pid, v in zip(shown, vecs[1:], strict=True)}
 
 
-def by_similarity(idx, shown: dict[str, list[Sentence]], sims: dict[str, float], floor: float) -> dict[str, dict]:
-    """The candidates whose similarity reaches `floor` qualify, quoted with their best sentences."""
+def list_scores(sims: dict[str, float], covs: dict[str, float], weight: float) -> dict[str, float]:
+    """Each candidate's score in a "which papers" reading by similarity: the embedder's cosine
+    plus `weight` times the share of the question's content terms its text mentions
+    (`agent.evidence.term_coverage`), so a paper that matches one part of the question only
+    (association-rule mining with no privacy in it) scores below one that matches all of it."""
+    return {pid: round(sims[pid] + weight * covs.get(pid, 0.0), 4) for pid in sims}
+
+
+def qualifies(sim: float, score: float, best: float, floor: float, margin: float) -> str:
+    """Why a candidate does not qualify, or "" when it does: its cosine must reach `floor` (an
+    absolute minimum) and its score must be within `margin` of the best candidate's (a floor
+    relative to the question: how similar papers are to a question depends on its wording)."""
+    if sim < floor:
+        return f"similarity {sim:.2f} < {floor:.2f}"
+    if score < best - margin:
+        return f"score {score:.2f} < {best:.2f} (the best) - {margin:.2f}"
+    return ""
+
+
+def by_similarity(
+    idx, shown: dict[str, list[Sentence]], sims: dict[str, float], covs: dict[str, float], ctx
+) -> dict[str, dict]:
+    """The candidates that qualify (`qualifies`, on `list_scores`), quoted with their best
+    sentences; each reading records its coverage and score."""
+    scores = list_scores(sims, covs, ctx.list_coverage_weight)
+    best = max(scores.values(), default=0.0)
     out: dict[str, dict] = {}
     for pid, sents in shown.items():
-        if sims[pid] >= floor:
+        why = qualifies(sims[pid], scores[pid], best, ctx.list_min_similarity, ctx.list_similarity_margin)
+        if not why:
             out[pid] = _selected(idx, pid, sents, "similarity", len(sents))
         else:
-            out[pid] = {
-                **_unread(pid, f"similarity {sims[pid]:.2f} < {floor:.2f}"),
-                "sentences_shown": len(sents),
-            }
+            out[pid] = {**_unread(pid, why), "sentences_shown": len(sents)}
+        out[pid].update(coverage=round(covs.get(pid, 0.0), 4), score=scores[pid])
     return out
 
 
