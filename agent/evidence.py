@@ -20,7 +20,7 @@ from agent.injection import addresses_reader, steers
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
 from tools.retrieval.text import normalize, tokenize
-from tools.tables import column_names, table_parts
+from tools.tables import column_names, labelled_row, table_parts
 
 # Words that frame a question ("which papers use ...", "what studies propose ...") rather than
 # say what the papers must be about: not content terms, so a paper is not asked to contain them
@@ -134,13 +134,34 @@ def citable_sentences(chunk) -> list[Sentence]:
     return [s for s in split_sentences(chunk.chunk_id, chunk.text, chunk.kind) if not addresses_reader(s["text"])]
 
 
+# how much more a sentence that holds a figure weighs for a question that asks for one (set
+# before measuring; docs/benchmarks.md, "Factoid questions": quantity questions)
+FIGURE_WEIGHT = 1.5
+
+
 def pick_sentences(
-    idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int, stem: bool = False
+    idx,
+    chunk_ids: Iterable[str],
+    queries: Sequence[str],
+    budget_chars: int,
+    stem: bool = False,
+    prefer_figures: bool = False,
 ) -> list[Sentence]:
     """The sentences of these chunks that best match the queries, within `budget_chars`, in
-    chunk order (the order of `chunk_ids`), then position."""
+    chunk order (the order of `chunk_ids`), then position. With `prefer_figures` (a question
+    that asks for a quantity), a sentence or table row that holds a figure weighs
+    `FIGURE_WEIGHT` times its match."""
     every = [s for cid in dict.fromkeys(chunk_ids) for s in chunk_sentences(idx, cid)]
-    return select_sentences(every, queries, budget_chars, stem=stem)
+    weights = [FIGURE_WEIGHT if holds_figure(s["text"]) else 1.0 for s in every] if prefer_figures else None
+    return select_sentences(every, queries, budget_chars, stem=stem, weights=weights)
+
+
+def holds_figure(text: str) -> bool:
+    """True when the text states a figure (`agent.answer.support.numbers`), a year alone
+    ("(2019)", "in 2020") not counting: what a question asking for a quantity needs."""
+    from agent.answer.support import numbers
+
+    return any(unit or not (value == value.to_integral() and 1900 <= value <= 2099) for value, unit, _ in numbers(text))
 
 
 def paper_sentences_ranked(
@@ -225,17 +246,24 @@ def pick_mixed_sentences(
 
 
 def pick_evidence(
-    idx, selector: str, paper_id: str, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int
+    idx,
+    selector: str,
+    paper_id: str,
+    chunk_ids: Iterable[str],
+    queries: Sequence[str],
+    budget_chars: int,
+    prefer_figures: bool = False,
 ) -> list[Sentence]:
     """A paper's sentences for `queries` within `budget_chars`, by the run's `evidence_selector`:
     "chunks", those of `chunk_ids` (`pick_sentences`); "paper", every sentence of the paper
     (`pick_paper_sentences`); "mixed", both in one budget (`pick_mixed_sentences`). The one
-    place the reader, the joint reading and the synthesis choose sentences."""
+    place the reader, the joint reading and the synthesis choose sentences. `prefer_figures`
+    (a question asking for a quantity) weighs sentences that hold a figure up under "chunks"."""
     if selector == "paper":
         return pick_paper_sentences(idx, paper_id, queries, budget_chars, chunk_ids)
     if selector == "mixed":
         return pick_mixed_sentences(idx, paper_id, chunk_ids, queries, budget_chars)
-    return pick_sentences(idx, chunk_ids, queries, budget_chars)
+    return pick_sentences(idx, chunk_ids, queries, budget_chars, prefer_figures=prefer_figures)
 
 
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:
@@ -252,8 +280,16 @@ def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str
             if chunk.kind == "table" and (context := table_context(chunk.text)):
                 lines.append(context)  # what a row's cells are: not a sentence, not citable
             last = s["chunk_id"]
-        lines.append(f"{sid} {s['text']}")
+        lines.append(f"{sid} {shown_text(idx, s)}")
     return "\n".join(lines)
+
+
+def shown_text(idx, s: Sentence) -> str:
+    """A sentence as a prompt shows it: its text, and a table row with each cell named by its
+    column (`tools.tables.labelled_row`), so a small model can tell which figure is the F1 of
+    which row. Citations and checks still use the row as the paper has it."""
+    chunk = chunk_of(idx, s["chunk_id"])
+    return labelled_row(chunk.text, s["text"]) if chunk.kind == "table" else s["text"]
 
 
 def table_context(text: str) -> str:

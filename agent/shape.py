@@ -32,6 +32,26 @@ _PAPERS = re.compile(
 )
 
 
+# what a question asking for a quantity says: "how many", "how much", "by how much", "what
+# share / F1 / accuracy ..." (the measure within a few words of "what" or "which")
+_MEASURES = (
+    r"share|percentage|percent|proportion|fraction|ratio|rate|number|count|amount|size|total|average|mean|"
+    r"median|f1|f-score|f-measure|accuracy|precision|recall|score|value|bleu|rouge|auc|error|speed|cost"
+)
+_QUANTITY = re.compile(
+    rf"\bhow\s+(?:many|much|large|big|long|often|fast|high|low)\b"
+    rf"|\b(?:what|which)\s+(?:[\w'-]+\s+){{0,4}}?(?:{_MEASURES})\b",
+    re.IGNORECASE,
+)
+
+
+def asks_quantity(question: str) -> bool:
+    """True for a question that asks for a number ("How many ...", "What F1 does ...", "What
+    share of ..."): its claims must state that number, and sentences that hold one are preferred
+    as its evidence."""
+    return bool(_QUANTITY.search(question or ""))
+
+
 def question_shape(question: str) -> Shape:
     """`papers` for a question that asks which papers (studies, works...) qualify, else `fact`."""
     return "papers" if _PAPERS.search(question or "") else "fact"

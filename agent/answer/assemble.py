@@ -116,7 +116,7 @@ def build_answer(
             text = f"{text} {disagreement_note(found, claims)}"
         insufficient, fallback = False, ""
     else:
-        quoted = extractive(shown)
+        quoted = extractive(shown, question=state["question"])
         said = " ".join(f"{_quote(s['text'])} [{n}]" for s in quoted for n in cites.cite([s]))
         if choice:
             lead = (

@@ -19,7 +19,7 @@ from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
 from agent.schemas import Verification, reading_model, selection_model
-from agent.shape import papers_to_read, reads_jointly, shape_for
+from agent.shape import asks_quantity, papers_to_read, reads_jointly, shape_for
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.base import Hit
@@ -182,7 +182,8 @@ def sentences_to_read(
     budget = budget_chars or ctx.read_sentence_chars
     chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
     ids = [c["chunk_id"] for c in chunks]
-    return pick_evidence(idx, ctx.evidence_selector, paper_id, ids, reading_queries(state), budget)
+    quantity = asks_quantity(state["question"])
+    return pick_evidence(idx, ctx.evidence_selector, paper_id, ids, reading_queries(state), budget, quantity)
 
 
 def matches_question(sentences: list[Sentence], queries: list[str]) -> bool:
@@ -205,6 +206,7 @@ def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] 
         venue_year=paper_label(paper),
         sentences=listing(idx, sentences),
         max_sentences=ctx.read_evidence_sentences,
+        quantity=" " + prompts.render("read_quantity") if asks_quantity(state["question"]) else "",
     )
 
 

@@ -31,7 +31,7 @@ from agent.methods.common import llm
 from agent.models import ENDPOINT_KINDS
 from agent.resources import index_for
 from agent.schemas import synthesis_model
-from agent.shape import claims_cap, reads_jointly, shape_for
+from agent.shape import asks_quantity, claims_cap, reads_jointly, shape_for
 from agent.state import State
 from tools.retrieval.sentences import Sentence, sentence_ids
 
@@ -44,6 +44,8 @@ def answer_instructions(state: State, ctx) -> str:
             "The question asks which papers qualify: write one claim for each paper whose sentences show "
             "that it does, naming the paper, the best-supported first."
         )
+    elif asks_quantity(state["question"]) and "multiple_choice" not in types:
+        lines.append(prompts.render("synthesize_quantity"))
     if "multiple_choice" in types and state.get("options"):
         opts = "\n".join(f"{k}: {v}" for k, v in sorted(state["options"].items()))
         lines.append(

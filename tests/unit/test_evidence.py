@@ -58,7 +58,68 @@ def test_a_table_chunk_is_listed_with_its_caption_and_column_names():
     idx = SimpleNamespace(chunks=[chunk], chunk_row={"p#c4": 0}, papers={"p": Paper("p", "A paper")})
     rows = [s for s in split_sentences("p#c4", text, "table") if "Hybrid" in s["text"]]
     shown = listing(idx, rows).splitlines()
-    assert shown == ["[table; p. 4, Table 2]", table_context(text), "S1 | Hybrid | 91.5 | 92.1 |"]
+    # a row is shown with each cell named by its column; its citation stays the row as written
+    assert shown == ["[table; p. 4, Table 2]", table_context(text), "S1 Hybrid | CS prec.: 91.5 | Bio prec.: 92.1"]
+    assert rows[0]["text"] == "| Hybrid | 91.5 | 92.1 |"
+
+
+def test_a_row_is_labelled_only_where_its_columns_name_its_cells():
+    from tools.tables import labelled_row
+
+    three = "T1: Scores.\n| Field | P | F1 |\n|---|---|---|\n| title | 85.5 | | \n| authors | 81.0 | 80.2 |"
+    assert labelled_row(three, "| authors | 81.0 | 80.2 |") == "authors | P: 81.0 | F1: 80.2"
+    assert labelled_row(three, "| title | 85.5 |  |") == "title | P: 85.5"  # empty cells left out
+    assert labelled_row(three, "| title | 85.5 |") == "| title | 85.5 |"  # another width: as it is
+    two = "T3: Counts.\n| Total papers | 81.1M |\n|---|---|\n| Papers w/ DOIs | 52.2M (64.3%) |"
+    assert labelled_row(two, "| Papers w/ DOIs | 52.2M (64.3%) |") == "| Papers w/ DOIs | 52.2M (64.3%) |"
+    headless = "| a | 1 | 2 |\n| b | 3 | 4 |"
+    assert labelled_row(headless, "| a | 1 | 2 |") == "| a | 1 | 2 |"
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("We train on 4 GPUs.", True),
+        ("| title | 85.5 | 85.4 |", True),
+        ("There are around 31.3M PDFs.", True),
+        ("As shown by Smith et al. (2019), it works.", False),  # a year alone is no figure
+        ("In 2020 we began.", False),
+        ("We release S2ORC and SciBERT.", False),  # digits of names are not figures
+    ],
+)
+def test_a_figure_is_a_number_that_is_not_a_year_or_a_name(text, holds):
+    from agent.evidence import holds_figure
+
+    assert holds_figure(text) is holds
+
+
+def test_a_quantity_question_prefers_the_sentences_that_hold_a_figure():
+    from agent.evidence import FIGURE_WEIGHT, holds_figure
+    from tools.retrieval.sentences import Sentence, select_sentences
+
+    sents = [
+        Sentence(chunk_id="c", start=0, end=1, text="The corpus papers are described in detail."),
+        Sentence(chunk_id="c", start=2, end=3, text="The corpus has 81.1M papers."),
+    ]
+    question = ["How many papers does the corpus hold?"]  # both match it equally
+    assert [s["start"] for s in select_sentences(sents, question, 40)] == [0]
+    weights = [FIGURE_WEIGHT if holds_figure(s["text"]) else 1.0 for s in sents]
+    assert [s["start"] for s in select_sentences(sents, question, 40, weights=weights)] == [2]
+
+
+def test_the_extractive_quote_of_a_quantity_question_shows_the_figures():
+    from agent.answer.selection import extractive
+    from tools.retrieval.sentences import Sentence
+
+    shown = [
+        Sentence(chunk_id="a", start=0, end=1, text="We describe the paper clusters of the corpus."),
+        Sentence(chunk_id="b", start=0, end=1, text="The filters are listed in the appendix."),
+        Sentence(chunk_id="c", start=0, end=1, text="Then 95.5M paper clusters are filtered out."),
+    ]
+    question = "How many paper clusters are filtered out?"
+    assert [s["chunk_id"] for s in extractive(shown, limit=1, question=question)] == ["c"]
+    assert [s["chunk_id"] for s in extractive(shown, limit=1)] == ["a"]  # any other question: as shown
+    assert [s["chunk_id"] for s in extractive(shown, limit=1, question="What are paper clusters?")] == ["a"]
 
 
 @pytest.mark.parametrize(

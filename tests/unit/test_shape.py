@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.context import make_context
-from agent.shape import claims_cap, papers_to_read, question_shape, shape_for
+from agent.shape import asks_quantity, claims_cap, papers_to_read, question_shape, shape_for
 
 
 @pytest.mark.parametrize(
@@ -56,3 +56,31 @@ def test_the_shape_sizes_the_reading_and_the_claims():
     wide = make_context("paper")  # reads 50, at most 8 claims
     assert papers_to_read(wide, "Which papers use GROBID?") == 50
     assert claims_cap(make_context("paper", fact_claims=5), "What loss?") == 5
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many PDFs were parsed?",
+        "By how much did the clickthrough rate improve?",
+        "What share of the bigrams are in the source?",
+        "What title accuracy does the clustering reach?",
+        "What Bag of Concepts F1 does the linker reach?",
+        "Which precision does ScienceParse reach for titles?",
+    ],
+)
+def test_a_question_for_a_number_asks_for_a_quantity(question):
+    assert asks_quantity(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What loss function is SPECTER trained with?",
+        "On which GPU was the model trained?",
+        "Which papers use GROBID?",
+        "What does the paper propose?",
+    ],
+)
+def test_other_questions_do_not(question):
+    assert not asks_quantity(question)
