@@ -39,7 +39,7 @@ Probability = Annotated[float, Field(ge=0.0, le=1.0)]  # thresholds and margins 
 ChoiceScoring = Literal["model", "scored", "calibrated"]
 Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSettings.backend
 EvidenceSelector = Literal["chunks", "paper", "mixed"]
-AnswerShape = Literal["auto", "fact", "papers"]
+AnswerShape = Literal["auto", "fact", "papers", "comparison"]
 ReadingMode = Literal["per_paper", "joint"]
 ListReading = Literal["per_paper", "similarity", "judge", "pick"]
 
@@ -107,6 +107,9 @@ class Context:
     list_similarity_margin: Annotated[float, Field(ge=0.0, le=3.0)] = 0.25
     list_coverage_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.25
     list_threshold: Probability = 0.5
+    # a comparison (agent/shape.py) is a table of at most this many papers, those that qualify
+    # as a "which papers" candidate does, one column per aspect the question names
+    compare_papers: Count = 4
     synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from
     synthesize_sentences: Count = 40  # sentences shown to the synthesis (the readers' selections)
     synthesize_claims: Count = 8  # most claims an answer may make

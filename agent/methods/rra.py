@@ -19,7 +19,7 @@ from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
 from agent.schemas import Verification, reading_model, selection_model
-from agent.shape import asks_quantity, papers_to_read, reads_jointly, shape_for
+from agent.shape import COMPARE_COLUMN, asks_quantity, comparison_columns, papers_to_read, reads_jointly, shape_for
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.base import Hit
@@ -344,9 +344,9 @@ def read_paper(state: State, runtime) -> dict:
 
 def joint_budget(ctx, shape: str, rank: int) -> int:
     """Characters of a candidate's best sentences in a joint reading: for a "which papers"
-    question `list_sentence_chars` each; for a fact `read_sentence_chars` for the best-ranked
+    question or a comparison `list_sentence_chars` each; for a fact `read_sentence_chars` for the best-ranked
     paper and half of it for each other (the fact is most often in the first)."""
-    if shape == "papers":
+    if shape != "fact":  # "which papers", a comparison: every candidate alike
         return ctx.list_sentence_chars
     return ctx.read_sentence_chars if rank == 0 else max(1, ctx.read_sentence_chars // 2)
 
@@ -397,8 +397,39 @@ def read_jointly(state: State, runtime) -> dict:
             usage.update(usage_call)
         for pid, sim in sims.items():
             readings[pid]["similarity"] = sim
+        if shape == "comparison":
+            rows = [pid for pid in papers if readings.get(pid, {}).get("relevant")][: ctx.compare_papers]
+            columns = comparison_columns(question)
+            for pid in rows:
+                readings[pid]["cells"] = comparison_cells(state, runtime, pid, columns, all_scores)
     usage["seconds_read_paper"] = time.perf_counter() - t
     return {"readings": [readings[pid] for pid in papers], "usage": usage, "errors": errors}
+
+
+def comparison_cells(state: State, runtime, paper_id: str, columns: list[str], all_scores=None) -> dict[str, dict]:
+    """A comparison's row for one paper: for each column (an aspect the question names), the
+    sentence of the paper's chunks to read (`chunks_to_read`) that best matches the aspect (BM25
+    over stems; between equals, the one that matches the question better), as an answer records
+    it; a column no sentence matches is left out (the table says the paper's sentences read do
+    not state it). The one column of a question that names no aspect gets the paper's best
+    sentence for the question. No model call."""
+    from agent.evidence import chunk_sentences
+    from tools.retrieval.sentences import sentence_scores
+
+    ctx = runtime.context
+    idx = index_for(ctx)
+    chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
+    sents = [s for c in chunks for s in chunk_sentences(idx, c["chunk_id"])]
+    if not sents:
+        return {}
+    by_question = sentence_scores(sents, reading_queries(state), stem=True)
+    cells: dict[str, dict] = {}
+    for col in columns:
+        by_column = by_question if col == COMPARE_COLUMN else sentence_scores(sents, [col], stem=True)
+        best = max(range(len(sents)), key=lambda i: (by_column[i], by_question[i], -i))
+        if by_column[best] > 0:
+            cells[col] = sentence_record(idx, sents[best])
+    return cells
 
 
 def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> dict[str, float]:

@@ -17,6 +17,7 @@ EXPECTED = {
     "read_paper": {"question", "paper_id", "title", "venue_year", "sentences", "max_sentences", "quantity"},
     "read_quantity": set(),
     "synthesize_quantity": set(),
+    "synthesize_comparison": {"aspects"},
     "read_papers": {"question", "sentences"},
     "qualifies": {"question", "title", "sentences"},
     "qualifies_system": set(),
