@@ -64,14 +64,9 @@ def steering_sentences(idx, paper_id: str) -> list[str]:
 _steering: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 
-def content_terms(question: str) -> list[str]:
-    """The question's content terms: its Snowball stems without stopwords and without the words
-    that frame a question about papers (`_FRAME`), in order of first use."""
-    return list(dict.fromkeys(t for aspect in question_aspects(question) for t in aspect))
-
-
 def question_aspects(question: str) -> list[frozenset[str]]:
-    """What a question asks about, as groups of content stems (`content_terms`) of which a
+    """What a question asks about, as groups of content terms (its Snowball stems without
+    stopwords and without the words that frame a question about papers, `_FRAME`) of which a
     paper must mention one: each term alone, except that alternatives joined by "or" ("GROBID
     or ScienceParse"; "navigation, wandering or visual": a comma list that "or" ends) are one
     aspect. Only the words right beside "or" and its commas are joined."""

@@ -447,7 +447,7 @@ def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> 
 
 def list_scores(sims: dict[str, float], covs: dict[str, float], weight: float) -> dict[str, float]:
     """Each candidate's score in a "which papers" reading by similarity: the embedder's cosine
-    plus `weight` times the share of the question's content terms its text mentions
+    plus `weight` times the share of the question's aspects its text mentions
     (`agent.evidence.term_coverage`), so a paper that matches one part of the question only
     (association-rule mining with no privacy in it) scores below one that matches all of it."""
     return {pid: round(sims[pid] + weight * covs.get(pid, 0.0), 4) for pid in sims}
