@@ -129,26 +129,19 @@ def citable_sentences(chunk) -> list[Sentence]:
     return [s for s in split_sentences(chunk.chunk_id, chunk.text, chunk.kind) if not addresses_reader(s["text"])]
 
 
-# how much more a sentence that holds a figure weighs for a question that asks for one (set
-# before measuring; docs/benchmarks.md, "Factoid questions": quantity questions)
-FIGURE_WEIGHT = 1.5
-
-
 def pick_sentences(
-    idx,
-    chunk_ids: Iterable[str],
-    queries: Sequence[str],
-    budget_chars: int,
-    stem: bool = False,
-    prefer_figures: bool = False,
+    idx, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int, stem: bool = False
 ) -> list[Sentence]:
     """The sentences of these chunks that best match the queries, within `budget_chars`, in
-    chunk order (the order of `chunk_ids`), then position. With `prefer_figures` (a question
-    that asks for a quantity), a sentence or table row that holds a figure weighs
-    `FIGURE_WEIGHT` times its match."""
+    chunk order (the order of `chunk_ids`), then position."""
     every = [s for cid in dict.fromkeys(chunk_ids) for s in chunk_sentences(idx, cid)]
-    weights = [FIGURE_WEIGHT if holds_figure(s["text"]) else 1.0 for s in every] if prefer_figures else None
-    return select_sentences(every, queries, budget_chars, stem=stem, weights=weights)
+    return select_sentences(every, queries, budget_chars, stem=stem)
+
+
+# how much more a sentence that holds a figure weighs for a question that asks for one, in the
+# extractive quote (agent/answer/selection.py) and bench.selector's `overlap+figures` (set before
+# measuring; docs/benchmarks.md, "Evidence selection on its own")
+FIGURE_WEIGHT = 1.5
 
 
 def holds_figure(text: str) -> bool:
@@ -247,18 +240,16 @@ def pick_evidence(
     chunk_ids: Iterable[str],
     queries: Sequence[str],
     budget_chars: int,
-    prefer_figures: bool = False,
 ) -> list[Sentence]:
     """A paper's sentences for `queries` within `budget_chars`, by the run's `evidence_selector`:
     "chunks", those of `chunk_ids` (`pick_sentences`); "paper", every sentence of the paper
     (`pick_paper_sentences`); "mixed", both in one budget (`pick_mixed_sentences`). The one
-    place the reader, the joint reading and the synthesis choose sentences. `prefer_figures`
-    (a question asking for a quantity) weighs sentences that hold a figure up under "chunks"."""
+    place the reader, the joint reading and the synthesis choose sentences."""
     if selector == "paper":
         return pick_paper_sentences(idx, paper_id, queries, budget_chars, chunk_ids)
     if selector == "mixed":
         return pick_mixed_sentences(idx, paper_id, chunk_ids, queries, budget_chars)
-    return pick_sentences(idx, chunk_ids, queries, budget_chars, prefer_figures=prefer_figures)
+    return pick_sentences(idx, chunk_ids, queries, budget_chars)
 
 
 def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:

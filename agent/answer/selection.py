@@ -34,15 +34,7 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
             ids = [c for c in r.get("evidence_chunk_ids", []) if c in idx.chunk_row]
             # the paper-wide selectors need the paper in the index; the chunks' do not
             selector = ctx.evidence_selector if r.get("paper_id") in idx.papers else "chunks"
-            sents = pick_evidence(
-                idx,
-                selector,
-                r.get("paper_id", ""),
-                ids,
-                queries,
-                ctx.read_sentence_chars,
-                asks_quantity(state["question"]),
-            )
+            sents = pick_evidence(idx, selector, r.get("paper_id", ""), ids, queries, ctx.read_sentence_chars)
         per_paper.append(sents)
     keyed = {(s["chunk_id"], s["start"]): s for sents in per_paper for s in sents}
     order = round_robin([[(s["chunk_id"], s["start"]) for s in sents] for sents in per_paper])

@@ -182,8 +182,7 @@ def sentences_to_read(
     budget = budget_chars or ctx.read_sentence_chars
     chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
     ids = [c["chunk_id"] for c in chunks]
-    quantity = asks_quantity(state["question"])
-    return pick_evidence(idx, ctx.evidence_selector, paper_id, ids, reading_queries(state), budget, quantity)
+    return pick_evidence(idx, ctx.evidence_selector, paper_id, ids, reading_queries(state), budget)
 
 
 def matches_question(sentences: list[Sentence], queries: list[str]) -> bool:

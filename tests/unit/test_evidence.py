@@ -93,20 +93,6 @@ def test_a_figure_is_a_number_that_is_not_a_year_or_a_name(text, holds):
     assert holds_figure(text) is holds
 
 
-def test_a_quantity_question_prefers_the_sentences_that_hold_a_figure():
-    from agent.evidence import FIGURE_WEIGHT, holds_figure
-    from tools.retrieval.sentences import Sentence, select_sentences
-
-    sents = [
-        Sentence(chunk_id="c", start=0, end=1, text="The corpus papers are described in detail."),
-        Sentence(chunk_id="c", start=2, end=3, text="The corpus has 81.1M papers."),
-    ]
-    question = ["How many papers does the corpus hold?"]  # both match it equally
-    assert [s["start"] for s in select_sentences(sents, question, 40)] == [0]
-    weights = [FIGURE_WEIGHT if holds_figure(s["text"]) else 1.0 for s in sents]
-    assert [s["start"] for s in select_sentences(sents, question, 40, weights=weights)] == [2]
-
-
 def test_the_extractive_quote_of_a_quantity_question_shows_the_figures():
     from agent.answer.selection import extractive
     from tools.retrieval.sentences import Sentence

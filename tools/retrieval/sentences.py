@@ -122,22 +122,13 @@ def sentence_scores(sentences: Sequence[Sentence], queries: Sequence[str], stem:
 
 
 def select_sentences(
-    sentences: Sequence[Sentence],
-    queries: Sequence[str],
-    budget_chars: int,
-    keep_first: int = 0,
-    stem: bool = False,
-    weights: Sequence[float] | None = None,
+    sentences: Sequence[Sentence], queries: Sequence[str], budget_chars: int, keep_first: int = 0, stem: bool = False
 ) -> list[Sentence]:
     """The sentences that best match `queries`, added best first until `budget_chars` is
     reached, returned in their original order (chunk order, then position). The first
     `keep_first` sentences are always kept (e.g. a table's caption). A sentence longer than the
-    whole budget is still taken when it is the best one, so a long table row is not lost.
-    `weights` (one per sentence) multiply the scores: a caller's preference, such as sentences
-    that hold a figure for a question that asks for one."""
+    whole budget is still taken when it is the best one, so a long table row is not lost."""
     scores = sentence_scores(sentences, queries, stem)
-    if weights is not None:
-        scores = [sc * w for sc, w in zip(scores, weights, strict=True)]
     order = sorted(range(len(sentences)), key=lambda i: (i >= keep_first, -scores[i], i))
     chosen = within_budget(order, [len(s["text"]) for s in sentences], budget_chars)
     return [sentences[i] for i in sorted(chosen)]
