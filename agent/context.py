@@ -89,6 +89,10 @@ class Context:
     # of its best sentences in a joint reading, and names each paper that qualifies
     answer_shape: AnswerShape = "auto"
     fact_claims: Count = 2
+    # show the model each table row's cells after their column names, and tell the reader and the
+    # synthesis to give the number for a question that asks for a quantity. Off: on the factoid
+    # development set it moved answers both ways with the 1.5B model (docs/benchmarks.md)
+    reading_hints: bool = False
     list_papers: Count = 10
     list_sentence_chars: Count = 400
     # how the candidates of a "which papers" question are read: "per_paper", as a fact's with

@@ -252,9 +252,10 @@ def pick_evidence(
     return pick_sentences(idx, chunk_ids, queries, budget_chars)
 
 
-def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:
+def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False, labelled_rows: bool = False) -> str:
     """Sentences numbered S1..Sn, grouped under a header per chunk (its kind and locator; with
-    `with_paper`, the paper's id and title too)."""
+    `with_paper`, the paper's id and title too; with `labelled_rows`, a table row's cells after their
+    column names, `shown_text`)."""
     lines: list[str] = []
     last = None
     for sid, s in zip(sentence_ids(len(sentences)), sentences):
@@ -266,14 +267,14 @@ def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str
             if chunk.kind == "table" and (context := table_context(chunk.text)):
                 lines.append(context)  # what a row's cells are: not a sentence, not citable
             last = s["chunk_id"]
-        lines.append(f"{sid} {shown_text(idx, s)}")
+        lines.append(f"{sid} {shown_text(idx, s) if labelled_rows else s['text']}")
     return "\n".join(lines)
 
 
 def shown_text(idx, s: Sentence) -> str:
     """A sentence as a prompt shows it: its text, and a table row with each cell named by its
-    column (`tools.tables.labelled_row`), so a small model can tell which figure is the F1 of
-    which row. Citations and checks still use the row as the paper has it."""
+    column (`tools.tables.labelled_row`), so a model can tell which figure is the F1 of which
+    row (`reading_hints`). Citations and checks use the row as the paper has it."""
     chunk = chunk_of(idx, s["chunk_id"])
     return labelled_row(chunk.text, s["text"]) if chunk.kind == "table" else s["text"]
 

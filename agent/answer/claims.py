@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from agent.answer.support import check_claim, normalise
-from agent.evidence import shown_text, support_context
+from agent.evidence import support_context
 from tools.retrieval.sentences import Sentence, sentence_index, sentence_scores
 
 _MARKER = re.compile(r"\s*[\[(](?:\s*(?:S\d+|\d+|[^\[\]()\s]+#c\d+)\s*[,;]?)+[\])]")
@@ -79,7 +79,7 @@ def check_claims(
             ) or _only_steering(idx, cited)
         p = None
         if not why and judge is not None:
-            p = judge(text, [shown_text(idx, s) for s in cited])
+            p = judge(text, [s["text"] for s in cited])
             if p is not None and p < threshold:
                 why = f"the model judged that the cited sentences do not state it (P(yes) {p:.2f} < {threshold:.2f})"
         if why and judge is not None and reanchor > 0:
@@ -158,7 +158,7 @@ def _reanchor(
             without_paper_ids(text, idx, shown), [s["text"]], [*support_context(idx, [s]), question]
         ) or _only_steering(idx, [s]):
             continue
-        p = judge(text, [shown_text(idx, s)])
+        p = judge(text, [s["text"]])
         if p is not None and p >= threshold:
             return s, p
     return None

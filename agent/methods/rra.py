@@ -203,9 +203,11 @@ def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] 
         paper_id=paper_id,
         title=paper.title,
         venue_year=paper_label(paper),
-        sentences=listing(idx, sentences),
+        sentences=listing(idx, sentences, labelled_rows=ctx.reading_hints),
         max_sentences=ctx.read_evidence_sentences,
-        quantity=" " + prompts.render("read_quantity") if asks_quantity(state["question"]) else "",
+        quantity=" " + prompts.render("read_quantity")
+        if ctx.reading_hints and asks_quantity(state["question"])
+        else "",
     )
 
 

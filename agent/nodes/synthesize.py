@@ -47,7 +47,7 @@ def answer_instructions(state: State, ctx) -> str:
         )
     elif shape == "comparison" and "multiple_choice" not in types:
         lines.append(prompts.render("synthesize_comparison", aspects="; ".join(comparison_columns(state["question"]))))
-    elif asks_quantity(state["question"]) and "multiple_choice" not in types:
+    elif ctx.reading_hints and asks_quantity(state["question"]) and "multiple_choice" not in types:
         lines.append(prompts.render("synthesize_quantity"))
     if "multiple_choice" in types and state.get("options"):
         opts = "\n".join(f"{k}: {v}" for k, v in sorted(state["options"].items()))
@@ -84,7 +84,7 @@ def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None
             if reads_jointly(ctx, state["question"])
             else "the papers judged relevant"
         ),
-        evidence=listing(idx, shown, with_paper=True),
+        evidence=listing(idx, shown, with_paper=True, labelled_rows=ctx.reading_hints),
         max_claims=claims_cap(ctx, state["question"]),
     )
 

@@ -1,6 +1,6 @@
-"""A question that asks for a quantity: the reader and the synthesis are told the answer is a
-number, and when no claim survives, the quote shows the sentences that hold the figures. The
-real graph index, the scripted model."""
+"""A question that asks for a quantity: with `reading_hints` the reader and the synthesis are
+told the answer is a number; when no claim survives, the quote shows the sentences that hold
+the figures. The real graph index, the scripted model."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from .conftest import cite_first_chunk
 
 pytestmark = pytest.mark.graph
 
-FAST = dict(preset="local-fast")
+FAST = dict(preset="local-fast", reading_hints=True)
 
 
 def _users(model) -> list[str]:
     return [c.user for c in model.calls if c.kwargs.get("scripted_method")]
 
 
-def test_a_quantity_question_tells_the_reader_and_the_synthesis_to_give_the_number(scripted):
+def test_with_reading_hints_a_quantity_question_tells_the_reader_and_the_synthesis_to_give_the_number(scripted):
     m = scripted(
         read=(cite_first_chunk,), synthesize=[{"claims": [{"text": "CRFs reach 95.7 F1.", "sentences": ["S1"]}]}]
     )
@@ -29,6 +29,10 @@ def test_a_quantity_question_tells_the_reader_and_the_synthesis_to_give_the_numb
 
     m = scripted(read=(cite_first_chunk,), synthesize=[{"claims": [], "insufficient_evidence": True}])
     ask("What do conditional random fields model?", **FAST)
+    assert not any("asks for a quantity" in u for u in [*_users(m["read"]), *_users(m["synthesize"])])
+
+    m = scripted(read=(cite_first_chunk,), synthesize=[{"claims": [], "insufficient_evidence": True}])
+    ask("What F1 do conditional random fields reach on chunking?", preset="local-fast")  # hints off: the default
     assert not any("asks for a quantity" in u for u in [*_users(m["read"]), *_users(m["synthesize"])])
 
 

@@ -58,8 +58,10 @@ def test_a_table_chunk_is_listed_with_its_caption_and_column_names():
     idx = SimpleNamespace(chunks=[chunk], chunk_row={"p#c4": 0}, papers={"p": Paper("p", "A paper")})
     rows = [s for s in split_sentences("p#c4", text, "table") if "Hybrid" in s["text"]]
     shown = listing(idx, rows).splitlines()
-    # a row is shown with each cell named by its column; its citation stays the row as written
-    assert shown == ["[table; p. 4, Table 2]", table_context(text), "S1 Hybrid | CS prec.: 91.5 | Bio prec.: 92.1"]
+    assert shown == ["[table; p. 4, Table 2]", table_context(text), "S1 | Hybrid | 91.5 | 92.1 |"]
+    # with labelled rows (`reading_hints`) each cell is named by its column; the citation stays the row
+    labelled = listing(idx, rows, labelled_rows=True).splitlines()
+    assert labelled[-1] == "S1 Hybrid | CS prec.: 91.5 | Bio prec.: 92.1"
     assert rows[0]["text"] == "| Hybrid | 91.5 | 92.1 |"
 
 
