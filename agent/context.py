@@ -39,7 +39,7 @@ Probability = Annotated[float, Field(ge=0.0, le=1.0)]  # thresholds and margins 
 ChoiceScoring = Literal["model", "scored", "calibrated"]
 Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSettings.backend
 EvidenceSelector = Literal["chunks", "paper", "mixed"]
-AnswerShape = Literal["auto", "fact", "papers"]
+AnswerShape = Literal["auto", "fact", "papers", "comparison"]
 ReadingMode = Literal["per_paper", "joint"]
 ListReading = Literal["per_paper", "similarity", "judge", "pick"]
 
@@ -89,18 +89,31 @@ class Context:
     # of its best sentences in a joint reading, and names each paper that qualifies
     answer_shape: AnswerShape = "auto"
     fact_claims: Count = 2
+    # show the model each table row's cells after their column names, and tell the reader and the
+    # synthesis to give the number for a question that asks for a quantity. Off: on the factoid
+    # development set it moved answers both ways with the 1.5B model (docs/benchmarks.md)
+    reading_hints: bool = False
     list_papers: Count = 10
     list_sentence_chars: Count = 400
     # how the candidates of a "which papers" question are read: "per_paper", as a fact's with
     # `reading` "per_paper", and the synthesis names the papers; the others read them together
     # and name each paper that qualifies with its best sentences: "similarity", no model call,
     # the bundled embedder's cosine between the question and the paper's title with its best
-    # sentences reaches `list_min_similarity`; "judge", the model's P(yes) for each paper on the
+    # sentences qualifies (below); "judge", the model's P(yes) for each paper on the
     # same text (one token a paper) reaches `list_threshold`; "pick", one call shown them all
     # picks the sentences that show their paper qualifies
     list_reading: ListReading = "per_paper"
-    list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.5
+    # under "similarity" a candidate qualifies when its cosine reaches `list_min_similarity` and
+    # its score (the cosine + `list_coverage_weight` x the share of the question's content terms
+    # its text mentions) is within `list_similarity_margin` of the best candidate's. Chosen on
+    # the dev split of bench/data/multi_paper.jsonl (docs/benchmarks.md, "Breadth on the CPU")
+    list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.35
+    list_similarity_margin: Annotated[float, Field(ge=0.0, le=3.0)] = 0.25
+    list_coverage_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.25
     list_threshold: Probability = 0.5
+    # a comparison (agent/shape.py) is a table of at most this many papers, those that qualify
+    # as a "which papers" candidate does, one column per aspect the question names
+    compare_papers: Count = 4
     synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from
     synthesize_sentences: Count = 40  # sentences shown to the synthesis (the readers' selections)
     synthesize_claims: Count = 8  # most claims an answer may make

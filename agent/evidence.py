@@ -10,6 +10,8 @@ and every citation: paper text is data, and a paper cannot steer what gets cited
 
 from __future__ import annotations
 
+import functools
+import re
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -17,7 +19,16 @@ from typing import Any
 from agent.injection import addresses_reader, steers
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
-from tools.tables import column_names, table_parts
+from tools.retrieval.text import normalize, tokenize
+from tools.tables import column_names, labelled_row, table_parts
+
+# Words that frame a question ("which papers use ...", "what studies propose ...") rather than
+# say what the papers must be about: not content terms, so a paper is not asked to contain them
+_FRAME = (
+    "which what paper papers work works study studies article articles publication publications "
+    "use uses used using apply applies applied propose proposes proposed describe describes present "
+    "presents build builds address addresses analyse analyze analyses employ employs"
+)
 
 
 def is_instruction(text: str) -> bool:
@@ -53,6 +64,60 @@ def steering_sentences(idx, paper_id: str) -> list[str]:
 _steering: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 
+def question_aspects(question: str) -> list[frozenset[str]]:
+    """What a question asks about, as groups of content terms (its Snowball stems without
+    stopwords and without the words that frame a question about papers, `_FRAME`) of which a
+    paper must mention one: each term alone, except that alternatives joined by "or" ("GROBID
+    or ScienceParse"; "navigation, wandering or visual": a comma list that "or" ends) are one
+    aspect. Only the words right beside "or" and its commas are joined."""
+    frame = _frame_stems()
+    tokens = re.findall(r"\w+|,", normalize(question))
+    stems = [[t for t in tokenize(w, stem=True) if t not in frame] if w != "," else [] for w in tokens]
+    group = list(range(len(tokens)))  # each token its own group; "or" merges its neighbours'
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i, w in enumerate(tokens):
+        if w != "or" or not 0 < i < len(tokens) - 1 or not stems[i - 1] or not stems[i + 1]:
+            continue
+        group[root(i + 1)] = root(i - 1)
+        j = i - 1
+        while j >= 2 and tokens[j - 1] == "," and stems[j - 2]:  # "a, b or c": a joins too
+            group[root(j - 2)] = root(j)
+            j -= 2
+    aspects: dict[int, set[str]] = {}
+    for i, st in enumerate(stems):
+        if st:
+            aspects.setdefault(root(i), set()).update(st)
+    return list(dict.fromkeys(frozenset(a) for a in aspects.values()))
+
+
+def term_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]]) -> float:
+    """The share of a question's aspects (`question_aspects`) that the paper's citable text
+    (title, abstract, every chunk) mentions: how much of what the question asks about the paper
+    speaks of at all. 1.0 for a question with none."""
+    if not aspects:
+        return 1.0
+    per_paper = _stems.setdefault(idx, {})  # one cache per open index, gone with it
+    if paper_id not in per_paper:
+        per_paper[paper_id] = frozenset(
+            t for c in idx.paper_chunks(paper_id) for s in citable_sentences(c) for t in tokenize(s["text"], stem=True)
+        )
+    have = per_paper[paper_id]
+    return sum(1 for a in aspects if a & have) / len(aspects)
+
+
+_stems: weakref.WeakKeyDictionary[Any, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+@functools.cache
+def _frame_stems() -> frozenset[str]:
+    return frozenset(tokenize(_FRAME, stem=True))
+
+
 def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
     """The citable sentences of one indexed chunk (instruction-like ones withheld)."""
     return citable_sentences(chunk_of(idx, chunk_id))
@@ -71,6 +136,20 @@ def pick_sentences(
     chunk order (the order of `chunk_ids`), then position."""
     every = [s for cid in dict.fromkeys(chunk_ids) for s in chunk_sentences(idx, cid)]
     return select_sentences(every, queries, budget_chars, stem=stem)
+
+
+# how much more a sentence that holds a figure weighs for a question that asks for one, in the
+# extractive quote (agent/answer/selection.py) and bench.selector's `overlap+figures` (set before
+# measuring; docs/benchmarks.md, "Evidence selection on its own")
+FIGURE_WEIGHT = 1.5
+
+
+def holds_figure(text: str) -> bool:
+    """True when the text states a figure (`agent.answer.support.numbers`), a year alone
+    ("(2019)", "in 2020") not counting: what a question asking for a quantity needs."""
+    from agent.answer.support import numbers
+
+    return any(unit or not (value == value.to_integral() and 1900 <= value <= 2099) for value, unit, _ in numbers(text))
 
 
 def paper_sentences_ranked(
@@ -155,7 +234,12 @@ def pick_mixed_sentences(
 
 
 def pick_evidence(
-    idx, selector: str, paper_id: str, chunk_ids: Iterable[str], queries: Sequence[str], budget_chars: int
+    idx,
+    selector: str,
+    paper_id: str,
+    chunk_ids: Iterable[str],
+    queries: Sequence[str],
+    budget_chars: int,
 ) -> list[Sentence]:
     """A paper's sentences for `queries` within `budget_chars`, by the run's `evidence_selector`:
     "chunks", those of `chunk_ids` (`pick_sentences`); "paper", every sentence of the paper
@@ -168,9 +252,10 @@ def pick_evidence(
     return pick_sentences(idx, chunk_ids, queries, budget_chars)
 
 
-def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str:
+def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False, labelled_rows: bool = False) -> str:
     """Sentences numbered S1..Sn, grouped under a header per chunk (its kind and locator; with
-    `with_paper`, the paper's id and title too)."""
+    `with_paper`, the paper's id and title too; with `labelled_rows`, a table row's cells after their
+    column names, `shown_text`)."""
     lines: list[str] = []
     last = None
     for sid, s in zip(sentence_ids(len(sentences)), sentences):
@@ -182,8 +267,16 @@ def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False) -> str
             if chunk.kind == "table" and (context := table_context(chunk.text)):
                 lines.append(context)  # what a row's cells are: not a sentence, not citable
             last = s["chunk_id"]
-        lines.append(f"{sid} {s['text']}")
+        lines.append(f"{sid} {shown_text(idx, s) if labelled_rows else s['text']}")
     return "\n".join(lines)
+
+
+def shown_text(idx, s: Sentence) -> str:
+    """A sentence as a prompt shows it: its text, and a table row with each cell named by its
+    column (`tools.tables.labelled_row`), so a model can tell which figure is the F1 of which
+    row (`reading_hints`). Citations and checks use the row as the paper has it."""
+    chunk = chunk_of(idx, s["chunk_id"])
+    return labelled_row(chunk.text, s["text"]) if chunk.kind == "table" else s["text"]
 
 
 def table_context(text: str) -> str:

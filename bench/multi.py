@@ -11,6 +11,9 @@ bench/data/README.md says how the gold sets were found). Each question goes thro
 - `precision`: the share of the cited papers that are gold (0 for an answer that cites none);
 - `numbers_outside`: numbers in the answer's claims that occur in none of their cited sentences
   (nor the cited papers' titles): must stay 0.
+Each row also lists the candidates as they were read (`readings`: relevant or not, the
+embedder's `similarity`, the paper's `coverage` of the question's aspects and their `score`
+under `list_reading` `similarity`; the judge's P(yes) under `judge`).
 `--retrieval` scores the top 10 of the fused ranking (`litloop retrieve`, ranking A+B) the same
 way: what the reading could at best name. Without --index the demo index is used.
 """
@@ -113,6 +116,8 @@ def run_question(
                 "relevant": x.get("relevant"),
                 "p": x.get("relevant_p"),
                 "similarity": x.get("similarity"),
+                "coverage": x.get("coverage"),
+                "score": x.get("score"),
             }
             for x in r.get("readings", [])
         ],

@@ -76,6 +76,26 @@ def _hybrid(embedder, how: str, weight: float = 0.5) -> Ranker:
     return rank
 
 
+def _figures() -> Ranker:
+    """`overlap` as the product's chunks selector runs it for a question that asks for a
+    quantity (`agent.shape.asks_quantity`): a sentence that holds a figure weighs
+    `agent.evidence.FIGURE_WEIGHT` times its match; other questions as `overlap`."""
+    from agent.evidence import FIGURE_WEIGHT, holds_figure
+    from agent.shape import asks_quantity
+
+    lexical = _overlap(False)
+
+    def rank(sentences, queries):
+        scores = lexical(sentences, queries)
+        if not any(asks_quantity(q) for q in queries):
+            return scores
+        return [
+            sc * (FIGURE_WEIGHT if holds_figure(s["text"]) else 1.0) for sc, s in zip(scores, sentences, strict=True)
+        ]
+
+    return rank
+
+
 # variants that rank every sentence of the paper, not only those of the chunks the reader reads
 PAPER_WIDE: dict[str, dict[str, Any]] = {  # keyword arguments of agent.evidence.paper_sentences_ranked
     "paper": {},  # the product's selector as `evidence_selector=paper` runs it (a shortlist of 20)
@@ -87,6 +107,7 @@ PAPER_WIDE: dict[str, dict[str, Any]] = {  # keyword arguments of agent.evidence
 VARIANTS: dict[str, Callable[[Any], Ranker]] = {
     "overlap": lambda e: _overlap(False),
     "overlap+stem": lambda e: _overlap(True),
+    "overlap+figures": lambda e: _figures(),  # the default selector for a quantity question
     "dense": _dense,
     "hybrid-rrf": lambda e: _hybrid(e, "rrf"),
     "hybrid-sum": lambda e: _hybrid(e, "sum"),

@@ -90,6 +90,20 @@ def cell_locator(text: str, row_line: str, value: str) -> dict[str, str | int]:
     return out
 
 
+def labelled_row(text: str, row_line: str) -> str:
+    """A body row of the pipe table `text` as a reader can take it alone: its label (first cell),
+    then each other cell after its column's name ("title | Prec.: 85.5 | Rec.: 85.4 | F1: 85.5").
+    The row as it is when the table has fewer than 3 columns, no header, or the row another
+    width: a two-column row ("Papers w/ DOIs | 52.2M") already says what its number is."""
+    cells = split_cells(row_line)
+    _, header, _ = table_parts(text)
+    names = column_names(text)
+    if not header or len(cells) < 3 or len(cells) != len(names):
+        return row_line
+    named = [f"{name}: {cell}" for name, cell in zip(names[1:], cells[1:], strict=True) if cell]
+    return " | ".join([cells[0], *named]) if named else row_line
+
+
 def _norm(text: str) -> str:
     return " ".join(text.replace(",", "").lower().split())
 

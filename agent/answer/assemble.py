@@ -25,6 +25,10 @@ NO_EVIDENCE_READ = (
 )
 
 
+NOT_STATED = "not stated in the sentences read"
+CELL_CHARS = 200  # a table cell quotes at most this much of its sentence; the claim keeps all of it
+
+
 def _quote(text: str, limit: int = 400) -> str:
     return "\u201c" + (text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …") + "\u201d"
 
@@ -116,7 +120,7 @@ def build_answer(
             text = f"{text} {disagreement_note(found, claims)}"
         insufficient, fallback = False, ""
     else:
-        quoted = extractive(shown)
+        quoted = extractive(shown, question=state["question"])
         said = " ".join(f"{_quote(s['text'])} [{n}]" for s in quoted for n in cites.cite([s]))
         if choice:
             lead = (
@@ -190,6 +194,64 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
         "citations": citations,
         "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
         "shape": "papers",
+    }
+    flagged = flagged_papers(idx, shown)
+    if flagged:
+        answer["flagged_papers"] = flagged
+    return cast(Answer, answer)
+
+
+def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> Answer:
+    """The answer to a comparison read jointly: a table, one row per paper that qualified (at most
+    `compare_papers`, in the order of the fused ranking), one column per aspect the question
+    names, each cell a quote of the paper's sentence for that aspect with its citation ("not
+    stated in the sentences read" where none matched). Each cell is one claim whose text is its
+    sentence, so nothing in the table is the model's words. `table_rows` holds the same cells,
+    keyed by "paper" and the columns."""
+    from agent.shape import COMPARE_COLUMN
+
+    cites = Citations(idx)
+    claims: list[Any] = []
+    rows: list[dict[str, str]] = []
+    shown: list[Sentence] = []
+    for r in readings:
+        if not r.get("relevant") or "cells" not in r:
+            continue
+        paper = idx.papers[r["paper_id"]]
+        row = {"paper": f"{paper.title} ({r['paper_id']})"}
+        for col in columns:
+            cell = r["cells"].get(col)
+            if cell is None or cell["chunk_id"] not in idx.chunk_row:
+                row[col] = NOT_STATED
+                continue
+            sent = Sentence(chunk_id=cell["chunk_id"], start=cell["start"], end=cell["end"], text=cell["text"])
+            numbers = cites.cite([sent], sent["text"])
+            claims.append({"text": sent["text"], "citations": numbers, "sentences": [sentence_record(idx, sent)]})
+            shown.append(sent)
+            row[col] = f"{_quote(sent['text'], CELL_CHARS)} {''.join(f'[{n}]' for n in numbers)}"
+        rows.append(row)
+    read = sum(1 for r in readings if not r.get("failed"))
+    if not claims:
+        text = f"None of the {read} papers read has sentences to compare on this."
+        return cast(Answer, {**_blank(), "text": text, "insufficient_evidence": True, "shape": "comparison"})
+    heads = ["paper", *columns]
+    names = ["Paper", *("What it says" if c == COMPARE_COLUMN else c for c in columns)]
+    table = [
+        "| " + " | ".join(names) + " |",
+        "|" + "---|" * len(names),
+        *("| " + " | ".join(row[h].replace("|", "/") for h in heads) + " |" for row in rows),
+    ]
+    lead = f"{len(rows)} of the {read} papers read compared:"
+    citations = cites.all()
+    answer: dict[str, Any] = {
+        **_blank(),
+        "text": "\n".join([lead, *table]),
+        "insufficient_evidence": False,
+        "claims": claims,
+        "citations": citations,
+        "table_rows": rows,
+        "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
+        "shape": "comparison",
     }
     flagged = flagged_papers(idx, shown)
     if flagged:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from agent.evidence import pick_evidence
+from agent.evidence import FIGURE_WEIGHT, holds_figure, pick_evidence
+from agent.shape import asks_quantity
 from agent.state import State
 from tools.retrieval.fusion import round_robin
-from tools.retrieval.sentences import Sentence
+from tools.retrieval.sentences import Sentence, sentence_scores
 
 
 def reading_sentences(reading, idx) -> list[Sentence]:
@@ -51,9 +52,19 @@ def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
     return sorted(out, key=lambda s: (first[s["chunk_id"]], s["start"]))
 
 
-def extractive(shown: list[Sentence], limit: int = 3) -> list[Sentence]:
-    """The sentences an extractive answer quotes: the first shown sentence of each paper's
-    chunks in turn (the readers' selections), at most `limit`."""
+def extractive(shown: list[Sentence], limit: int = 3, question: str = "") -> list[Sentence]:
+    """The sentences an extractive answer quotes, at most `limit`, in the order shown: for a
+    question that asks for a quantity, those that best match it (BM25 over stems), a sentence
+    holding a figure weighing `FIGURE_WEIGHT` times more, so the quote shows the figures the
+    papers give; otherwise the first shown sentence of each paper's chunks in turn (the
+    readers' selections)."""
+    if question and asks_quantity(question) and shown:
+        scores = sentence_scores(shown, [question], stem=True)
+        weighted = [
+            sc * (FIGURE_WEIGHT if holds_figure(s["text"]) else 1.0) for sc, s in zip(scores, shown, strict=True)
+        ]
+        best = sorted(range(len(shown)), key=lambda i: (-weighted[i], i))[:limit]
+        return [shown[i] for i in sorted(best)]
     by_chunk = round_robin(
         [
             [i for i, s in enumerate(shown) if s["chunk_id"] == cid]

@@ -14,12 +14,12 @@ from typing import Any
 
 from agent import prompts
 from agent.answer.support import check_claim
-from agent.evidence import listing, pick_evidence, sentence_record, support_context
+from agent.evidence import listing, pick_evidence, question_aspects, sentence_record, support_context, term_coverage
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
 from agent.schemas import Verification, reading_model, selection_model
-from agent.shape import papers_to_read, reads_jointly, shape_for
+from agent.shape import COMPARE_COLUMN, asks_quantity, comparison_columns, papers_to_read, reads_jointly, shape_for
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.base import Hit
@@ -203,8 +203,11 @@ def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] 
         paper_id=paper_id,
         title=paper.title,
         venue_year=paper_label(paper),
-        sentences=listing(idx, sentences),
+        sentences=listing(idx, sentences, labelled_rows=ctx.reading_hints),
         max_sentences=ctx.read_evidence_sentences,
+        quantity=" " + prompts.render("read_quantity")
+        if ctx.reading_hints and asks_quantity(state["question"])
+        else "",
     )
 
 
@@ -342,9 +345,9 @@ def read_paper(state: State, runtime) -> dict:
 
 def joint_budget(ctx, shape: str, rank: int) -> int:
     """Characters of a candidate's best sentences in a joint reading: for a "which papers"
-    question `list_sentence_chars` each; for a fact `read_sentence_chars` for the best-ranked
+    question or a comparison `list_sentence_chars` each; for a fact `read_sentence_chars` for the best-ranked
     paper and half of it for each other (the fact is most often in the first)."""
-    if shape == "papers":
+    if shape != "fact":  # "which papers", a comparison: every candidate alike
         return ctx.list_sentence_chars
     return ctx.read_sentence_chars if rank == 0 else max(1, ctx.read_sentence_chars // 2)
 
@@ -380,7 +383,9 @@ def read_jointly(state: State, runtime) -> dict:
         sims = paper_similarities(idx, question, shown)
         judged: tuple[dict[str, dict], dict, list[RunError]] | None = None
         if ctx.list_reading == "similarity":
-            judged = by_similarity(idx, shown, sims, ctx.list_min_similarity), {}, []
+            aspects = question_aspects(question)
+            covs = {pid: term_coverage(idx, pid, aspects) for pid in shown}
+            judged = by_similarity(idx, shown, sims, covs, ctx), {}, []
         elif ctx.list_reading == "judge":
             judged = judge_papers(state, runtime, shown)
         if judged is not None:
@@ -393,8 +398,39 @@ def read_jointly(state: State, runtime) -> dict:
             usage.update(usage_call)
         for pid, sim in sims.items():
             readings[pid]["similarity"] = sim
+        if shape == "comparison":
+            rows = [pid for pid in papers if readings.get(pid, {}).get("relevant")][: ctx.compare_papers]
+            columns = comparison_columns(question)
+            for pid in rows:
+                readings[pid]["cells"] = comparison_cells(state, runtime, pid, columns, all_scores)
     usage["seconds_read_paper"] = time.perf_counter() - t
     return {"readings": [readings[pid] for pid in papers], "usage": usage, "errors": errors}
+
+
+def comparison_cells(state: State, runtime, paper_id: str, columns: list[str], all_scores=None) -> dict[str, dict]:
+    """A comparison's row for one paper: for each column (an aspect the question names), the
+    sentence of the paper's chunks to read (`chunks_to_read`) that best matches the aspect (BM25
+    over stems; between equals, the one that matches the question better), as an answer records
+    it; a column no sentence matches is left out (the table says the paper's sentences read do
+    not state it). The one column of a question that names no aspect gets the paper's best
+    sentence for the question. No model call."""
+    from agent.evidence import chunk_sentences
+    from tools.retrieval.sentences import sentence_scores
+
+    ctx = runtime.context
+    idx = index_for(ctx)
+    chunks = chunks_to_read(state, idx, paper_id, ctx.read_chunks_per_paper, all_scores)
+    sents = [s for c in chunks for s in chunk_sentences(idx, c["chunk_id"])]
+    if not sents:
+        return {}
+    by_question = sentence_scores(sents, reading_queries(state), stem=True)
+    cells: dict[str, dict] = {}
+    for col in columns:
+        by_column = by_question if col == COMPARE_COLUMN else sentence_scores(sents, [col], stem=True)
+        best = max(range(len(sents)), key=lambda i: (by_column[i], by_question[i], -i))
+        if by_column[best] > 0:
+            cells[col] = sentence_record(idx, sents[best])
+    return cells
 
 
 def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> dict[str, float]:
@@ -410,17 +446,40 @@ def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> 
     return {pid: round(float(v @ vecs[0]), 4) for pid, v in zip(shown, vecs[1:], strict=True)}
 
 
-def by_similarity(idx, shown: dict[str, list[Sentence]], sims: dict[str, float], floor: float) -> dict[str, dict]:
-    """The candidates whose similarity reaches `floor` qualify, quoted with their best sentences."""
+def list_scores(sims: dict[str, float], covs: dict[str, float], weight: float) -> dict[str, float]:
+    """Each candidate's score in a "which papers" reading by similarity: the embedder's cosine
+    plus `weight` times the share of the question's aspects its text mentions
+    (`agent.evidence.term_coverage`), so a paper that matches one part of the question only
+    (association-rule mining with no privacy in it) scores below one that matches all of it."""
+    return {pid: round(sims[pid] + weight * covs.get(pid, 0.0), 4) for pid in sims}
+
+
+def qualifies(sim: float, score: float, best: float, floor: float, margin: float) -> str:
+    """Why a candidate does not qualify, or "" when it does: its cosine must reach `floor` (an
+    absolute minimum) and its score must be within `margin` of the best candidate's (a floor
+    relative to the question: how similar papers are to a question depends on its wording)."""
+    if sim < floor:
+        return f"similarity {sim:.2f} < {floor:.2f}"
+    if score < best - margin:
+        return f"score {score:.2f} < {best:.2f} (the best) - {margin:.2f}"
+    return ""
+
+
+def by_similarity(
+    idx, shown: dict[str, list[Sentence]], sims: dict[str, float], covs: dict[str, float], ctx
+) -> dict[str, dict]:
+    """The candidates that qualify (`qualifies`, on `list_scores`), quoted with their best
+    sentences; each reading records its coverage and score."""
+    scores = list_scores(sims, covs, ctx.list_coverage_weight)
+    best = max(scores.values(), default=0.0)
     out: dict[str, dict] = {}
     for pid, sents in shown.items():
-        if sims[pid] >= floor:
+        why = qualifies(sims[pid], scores[pid], best, ctx.list_min_similarity, ctx.list_similarity_margin)
+        if not why:
             out[pid] = _selected(idx, pid, sents, "similarity", len(sents))
         else:
-            out[pid] = {
-                **_unread(pid, f"similarity {sims[pid]:.2f} < {floor:.2f}"),
-                "sentences_shown": len(sents),
-            }
+            out[pid] = {**_unread(pid, why), "sentences_shown": len(sents)}
+        out[pid].update(coverage=round(covs.get(pid, 0.0), 4), score=scores[pid])
     return out
 
 

@@ -102,3 +102,29 @@ def test_a_which_question_read_per_paper_lets_the_synthesis_name_each_paper(scri
     synthesis = next(c for c in m["synthesize"].calls if c.kwargs.get("scripted_method"))
     assert synthesis.kwargs["scripted_schema"]["properties"]["claims"]["maxItems"] == 10
     assert "one claim for each paper" in synthesis.user
+
+
+def test_coverage_is_the_share_of_the_questions_aspects_a_paper_mentions(scripted):
+    scripted(read=[], synthesize=[])
+    out = ask(WHICH, list_min_similarity=0.0, list_similarity_margin=3.0, **JOINT)
+    readings = {r["paper_id"]: r for r in out["readings"]}
+    # aspects: markov, model, tagging-or-information (one), extraction
+    assert readings["memm"]["coverage"] == 1.0  # Markov models for information extraction
+    assert readings["hmm"]["coverage"] == 0.75  # Markov models for tagging: no extraction
+    for r in readings.values():
+        if "similarity" in r:
+            assert r["score"] == pytest.approx(r["similarity"] + 0.25 * r["coverage"], abs=1e-3)
+    assert set(out["answer"]["papers"]) == {p for p, r in readings.items() if "similarity" in r}
+
+
+def test_a_paper_far_below_the_best_candidate_is_not_named(scripted):
+    scripted(read=[], synthesize=[])
+    out = ask(WHICH, list_min_similarity=0.0, list_similarity_margin=0.0, **JOINT)
+    scores = {r["paper_id"]: r["score"] for r in out["readings"] if "score" in r}
+    best = max(scores, key=scores.get)
+    assert out["answer"]["papers"] == [best]
+    assert all("(the best)" in r["note"] for r in out["readings"] if "score" in r and r["paper_id"] != best)
+    # the margin is relative: every paper within it of the best is named, whatever its cosine
+    margin = sorted(scores.values())[-2] - 0.0001
+    out = ask(WHICH, list_min_similarity=0.0, list_similarity_margin=scores[best] - margin, **JOINT)
+    assert len(out["answer"]["papers"]) == 2 and best in out["answer"]["papers"]

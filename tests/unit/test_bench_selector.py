@@ -35,3 +35,15 @@ def test_score_item_ranks_and_shown():
     assert row["rank"] == 2 and row["recall@1"] is False and row["recall@3"] is True and row["shown"] is True
     row = score_item(sentences, ["| title | 0.91 | 0.88 |"], [0.5, 0.4, 0.0], budget=30)
     assert row["shown"] is False  # only the boilerplate fits
+
+
+def test_the_figures_variant_weighs_figures_up_for_a_quantity_question_only():
+    from bench.selector import VARIANTS
+
+    rank = VARIANTS["overlap+figures"](None)
+    plain = VARIANTS["overlap"](None)
+    sents = [{"text": "The corpus papers are described in detail."}, {"text": "The corpus has 81.1M papers."}]
+    how_many = ["How many papers does the corpus hold?"]
+    assert rank(sents, how_many)[1] == pytest.approx(1.5 * plain(sents, how_many)[1])
+    assert rank(sents, how_many)[0] == plain(sents, how_many)[0]
+    assert rank(sents, ["What does the corpus hold?"]) == plain(sents, ["What does the corpus hold?"])

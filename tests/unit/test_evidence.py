@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.evidence import is_instruction
+from agent.evidence import is_instruction, question_aspects
+from agent.methods.rra import list_scores, qualifies
 
 pytestmark = pytest.mark.unit
 
@@ -58,6 +59,10 @@ def test_a_table_chunk_is_listed_with_its_caption_and_column_names():
     rows = [s for s in split_sentences("p#c4", text, "table") if "Hybrid" in s["text"]]
     shown = listing(idx, rows).splitlines()
     assert shown == ["[table; p. 4, Table 2]", table_context(text), "S1 | Hybrid | 91.5 | 92.1 |"]
+    # with labelled rows (`reading_hints`) each cell is named by its column; the citation stays the row
+    labelled = listing(idx, rows, labelled_rows=True).splitlines()
+    assert labelled[-1] == "S1 Hybrid | CS prec.: 91.5 | Bio prec.: 92.1"
+    assert rows[0]["text"] == "| Hybrid | 91.5 | 92.1 |"
 
 
 def test_a_citing_sentence_is_citation_context_evidence_with_its_reference_number():
@@ -83,3 +88,77 @@ def test_a_citing_sentence_is_citation_context_evidence_with_its_reference_numbe
         },
     ]
     assert evidence_items({**citation, "source": None})[0]["source_type"] == "text_span"
+
+
+def test_a_row_is_labelled_only_where_its_columns_name_its_cells():
+    from tools.tables import labelled_row
+
+    three = "T1: Scores.\n| Field | P | F1 |\n|---|---|---|\n| title | 85.5 | | \n| authors | 81.0 | 80.2 |"
+    assert labelled_row(three, "| authors | 81.0 | 80.2 |") == "authors | P: 81.0 | F1: 80.2"
+    assert labelled_row(three, "| title | 85.5 |  |") == "title | P: 85.5"  # empty cells left out
+    assert labelled_row(three, "| title | 85.5 |") == "| title | 85.5 |"  # another width: as it is
+    two = "T3: Counts.\n| Total papers | 81.1M |\n|---|---|\n| Papers w/ DOIs | 52.2M (64.3%) |"
+    assert labelled_row(two, "| Papers w/ DOIs | 52.2M (64.3%) |") == "| Papers w/ DOIs | 52.2M (64.3%) |"
+    headless = "| a | 1 | 2 |\n| b | 3 | 4 |"
+    assert labelled_row(headless, "| a | 1 | 2 |") == "| a | 1 | 2 |"
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("We train on 4 GPUs.", True),
+        ("| title | 85.5 | 85.4 |", True),
+        ("There are around 31.3M PDFs.", True),
+        ("As shown by Smith et al. (2019), it works.", False),  # a year alone is no figure
+        ("In 2020 we began.", False),
+        ("We release S2ORC and SciBERT.", False),  # digits of names are not figures
+    ],
+)
+def test_a_figure_is_a_number_that_is_not_a_year_or_a_name(text, holds):
+    from agent.evidence import holds_figure
+
+    assert holds_figure(text) is holds
+
+
+def test_the_extractive_quote_of_a_quantity_question_shows_the_figures():
+    from agent.answer.selection import extractive
+    from tools.retrieval.sentences import Sentence
+
+    shown = [
+        Sentence(chunk_id="a", start=0, end=1, text="We describe the paper clusters of the corpus."),
+        Sentence(chunk_id="b", start=0, end=1, text="The filters are listed in the appendix."),
+        Sentence(chunk_id="c", start=0, end=1, text="Then 95.5M paper clusters are filtered out."),
+    ]
+    question = "How many paper clusters are filtered out?"
+    assert [s["chunk_id"] for s in extractive(shown, limit=1, question=question)] == ["c"]
+    assert [s["chunk_id"] for s in extractive(shown, limit=1)] == ["a"]  # any other question: as shown
+    assert [s["chunk_id"] for s in extractive(shown, limit=1, question="What are paper clusters?")] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("question", "aspects"),
+    [
+        ("Which papers use GROBID or ScienceParse to parse PDFs?", [{"grobid", "sciencepars"}, {"pars"}, {"pdfs"}]),
+        # a comma list that "or" ends is one aspect; the words beyond it are not joined
+        (
+            "Which papers apply RL to robots for navigation, wandering or visual servoing?",
+            [{"rl"}, {"robot"}, {"navig", "wander", "visual"}, {"servo"}],
+        ),
+        ("Which papers build on SciBERT?", [{"scibert"}]),
+        # a frame word beside "or" joins nothing: "propose or analyse" are not content
+        ("What studies propose or analyse PageRank?", [{"pagerank"}]),
+        ("Papers that mine rules or trees", [{"mine"}, {"rule", "tree"}]),
+    ],
+)
+def test_alternatives_joined_by_or_are_one_aspect_of_the_question(question, aspects):
+    assert [set(a) for a in question_aspects(question)] == aspects
+
+
+def test_a_candidate_qualifies_above_the_floor_and_within_the_margin_of_the_best():
+    scores = list_scores({"a": 0.6, "b": 0.5, "c": 0.3}, {"a": 0.5, "b": 1.0, "c": 1.0}, 0.25)
+    assert scores == {"a": 0.725, "b": 0.75, "c": 0.55}  # b's coverage lifts it over a
+    best = max(scores.values())
+    assert qualifies(0.6, scores["a"], best, 0.35, 0.25) == ""
+    assert qualifies(0.3, scores["c"], best, 0.35, 0.25) == "similarity 0.30 < 0.35"
+    assert qualifies(0.4, 0.45, best, 0.35, 0.25) == "score 0.45 < 0.75 (the best) - 0.25"
+    assert qualifies(0.4, 0.46, best, 0.35, 0.3) == ""  # within 0.3 of the best

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from agent.context import make_context
-from agent.shape import claims_cap, papers_to_read, question_shape, shape_for
+from agent.shape import (
+    asks_quantity,
+    claims_cap,
+    comparison_columns,
+    papers_to_read,
+    question_shape,
+    reads_jointly,
+    shape_for,
+)
 
 
 @pytest.mark.parametrize(
@@ -70,3 +78,70 @@ def test_questions_about_a_cited_work_name_it():
     # other questions, "which papers use X" included (a method, searched for as usual)
     for q in ("Which papers use CRFs?", "What F1 do CRFs reach?", "Who wrote SPECTER?", ""):
         assert citation_subject(q) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many PDFs were parsed?",
+        "By how much did the clickthrough rate improve?",
+        "What share of the bigrams are in the source?",
+        "What title accuracy does the clustering reach?",
+        "What Bag of Concepts F1 does the linker reach?",
+        "Which precision does ScienceParse reach for titles?",
+    ],
+)
+def test_a_question_for_a_number_asks_for_a_quantity(question):
+    assert asks_quantity(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What loss function is SPECTER trained with?",
+        "On which GPU was the model trained?",
+        "Which papers use GROBID?",
+        "What does the paper propose?",
+    ],
+)
+def test_other_questions_do_not(question):
+    assert not asks_quantity(question)
+
+
+@pytest.mark.parametrize(
+    ("question", "columns"),
+    [
+        (
+            "Compare SPECTER and S2ORC on their training data and evaluation tasks",
+            ["training data", "evaluation tasks"],
+        ),
+        ("How do SPECTER and SciBERT differ in training objective?", ["training objective"]),
+        ("Compare CRFs and HMMs in terms of accuracy, speed, and label bias.", ["accuracy", "speed", "label bias"]),
+        ("Contrast HMMs and MEMMs with respect to the label bias or the features", ["label bias", "features"]),
+        ("What is the difference between HMMs and CRFs?", ["finding"]),
+        ("CRF vs HMM", ["finding"]),
+    ],
+)
+def test_a_comparison_has_a_column_per_aspect_it_names(question, columns):
+    assert question_shape(question) == "comparison"
+    assert comparison_columns(question) == columns
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How does the model compare to the baseline on F1?",  # one paper's figure: a fact
+        "Which papers compare HMMs and CRFs?",  # asks for papers
+        "What F1 does S2ORC report for titles?",
+    ],
+)
+def test_questions_that_mention_comparing_are_not_always_comparisons(question):
+    assert question_shape(question) != "comparison"
+
+
+def test_a_comparison_covers_the_list_and_may_make_a_claim_per_cell():
+    ctx = make_context("local-fast")
+    question = "Compare HMMs and CRFs on F1 and speed"
+    assert papers_to_read(ctx, question) == ctx.list_papers
+    assert claims_cap(ctx, question) == ctx.compare_papers * 2
+    assert reads_jointly(ctx, question) and not reads_jointly(make_context("paper"), question)
