@@ -149,6 +149,7 @@ def _isolated_data_dir(tmp_path_factory, monkeypatch):
             "LITLOOP_DATA_DIR",
             "LITLOOP_SHARED_DATA",
             "LITLOOP_UPDATE_SCREENSHOT",
+            "LITLOOP_UPDATE_SNAPSHOTS",
         ):
             monkeypatch.delenv(var)
 
