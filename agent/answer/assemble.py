@@ -184,21 +184,8 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
         if len(claims) > 1
         else f"1 of the {read} papers read answers this:"
     )
-    citations = cites.all()
     shown = [s for c in claims for s in c["sentences"]]
-    answer: dict[str, Any] = {
-        **_blank(),
-        "text": "\n".join([lead, *lines]),
-        "insufficient_evidence": False,
-        "claims": claims,
-        "citations": citations,
-        "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
-        "shape": "papers",
-    }
-    flagged = flagged_papers(idx, shown)
-    if flagged:
-        answer["flagged_papers"] = flagged
-    return cast(Answer, answer)
+    return _quoted_answer(idx, "\n".join([lead, *lines]), claims, cites, shown, "papers")
 
 
 def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> Answer:
@@ -242,16 +229,22 @@ def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> 
         *("| " + " | ".join(row[h].replace("|", "/") for h in heads) + " |" for row in rows),
     ]
     lead = f"{len(rows)} of the {read} papers read compared:"
+    return _quoted_answer(idx, "\n".join([lead, *table]), claims, cites, shown, "comparison", table_rows=rows)
+
+
+def _quoted_answer(idx, text: str, claims: list, cites: Citations, shown: list, shape: str, **extra: Any) -> Answer:
+    """An answer made of quoted claims (a papers list or a comparison table): its citations, the
+    papers they cite, and the papers among `shown` flagged for steering sentences."""
     citations = cites.all()
     answer: dict[str, Any] = {
         **_blank(),
-        "text": "\n".join([lead, *table]),
+        "text": text,
         "insufficient_evidence": False,
         "claims": claims,
         "citations": citations,
-        "table_rows": rows,
+        **extra,
         "papers": list(dict.fromkeys(c["paper_id"] for c in citations)),
-        "shape": "comparison",
+        "shape": shape,
     }
     flagged = flagged_papers(idx, shown)
     if flagged:
