@@ -99,16 +99,13 @@ def retrieve(
 ) -> None:
     """Retrieve and Relate without an LLM: ranking A, ranking B or their fusion, with the chunks
     (or neighbour links) that put each paper there."""
-    from agent.queries import UnknownPaper, retrieve_record
+    from agent.queries import retrieve_record
     from tools.retrieval.pipeline import STAGES
 
     if stage not in STAGES:
         raise fail(f"--stage must be a, b or fused, not {stage!r}", 2)
     with using_index(index, corpus) as idx:
-        try:
-            run, record = retrieve_record(idx, question, subqueries=subquery, seeds=seed, stage=stage, k=k)
-        except UnknownPaper as exc:
-            raise fail(str(exc), 2) from None
+        run, record = retrieve_record(idx, question, subqueries=subquery, seeds=seed, stage=stage, k=k)
     if as_json:
         out.print_json(json.dumps(record))
         return

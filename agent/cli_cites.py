@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from agent.chat.cites_view import print_cites, print_notes, print_refs
-from agent.cli_common import IndexOpt, JsonOpt, err, fail, out, reports_problems
+from agent.cli_common import IndexOpt, JsonOpt, err, out, reports_problems
 from agent.cli_corpora import CorpusOpt
 from agent.cli_index import using_index
 
@@ -37,13 +37,10 @@ def cites(
     as_json: JsonOpt = False,
 ) -> None:
     """Who cites a work: each citing paper with the sentences that cite it (page, section, intent)."""
-    from agent.queries import UnknownPaper, cites_record
+    from agent.queries import cites_record
 
     with using_index(index, corpus) as idx:
-        try:
-            record = cites_record(idx, work)
-        except UnknownPaper as exc:
-            raise fail(str(exc), 2) from None
+        record = cites_record(idx, work)
     if as_json:
         out.print_json(json.dumps(record))
         return
@@ -63,13 +60,10 @@ def refs(
 ) -> None:
     """What a paper cites: each reference (a paper of the index or a work outside it) with the
     sentences that cite it."""
-    from agent.queries import UnknownPaper, refs_record
+    from agent.queries import refs_record
 
     with using_index(index, corpus) as idx:
-        try:
-            record = refs_record(idx, paper_id)
-        except UnknownPaper as exc:
-            raise fail(str(exc), 2) from None
+        record = refs_record(idx, paper_id)
     if cited_only:
         record["references"] = [r for r in record["references"] if r["contexts"]]
     if as_json:

@@ -36,12 +36,15 @@ def settings_for(index: Path | None = None) -> Settings:
 @contextmanager
 def using_index(index: Path | None, corpus: list[str] | None = None) -> Iterator:
     """`open_index_or_demo`'s index for one command, closed whatever happens; a bad value met while using it
-    (a malformed id or query option) is a one-line error like the problems `reports_problems` maps."""
+    (a malformed id or query option) is a one-line error like the problems `reports_problems` maps, and a
+    paper id the index does not hold (`agent.queries.UnknownPaper`) exits with status 2, as a usage error."""
+    from agent.queries import UnknownPaper
+
     idx = open_index_or_demo(index, corpus)
     try:
         yield idx
     except ValueError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), 2 if isinstance(exc, UnknownPaper) else 1) from None
     finally:
         idx.close()
 
@@ -286,13 +289,10 @@ def index_show(
     as_json: JsonOpt = False,
 ) -> None:
     """What the index holds for one paper: its record and its chunks in order (kind, locator, text)."""
-    from agent.queries import UnknownPaper, paper_record
+    from agent.queries import paper_record
 
     with using_index(index, corpus) as idx:
-        try:
-            paper, chunks, record = paper_record(idx, paper_id)
-        except UnknownPaper as exc:
-            raise fail(str(exc), 2) from None
+        paper, chunks, record = paper_record(idx, paper_id)
     if as_json:
         out.print_json(json.dumps(record))
         return
