@@ -11,9 +11,10 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 from pathlib import Path
+
+from tests.served import free_port
 
 
 class NoPostgres(RuntimeError):
@@ -32,12 +33,6 @@ def _bindir() -> Path:
     raise NoPostgres("no PostgreSQL server binaries (initdb, pg_ctl); install Debian's `postgresql` package")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Cluster:
     """initdb + pg_ctl start in `root`; `url` connects as the superuser `litloop` (trust auth)."""
 
@@ -45,7 +40,7 @@ class Cluster:
         self.bindir = _bindir()
         self.root = Path(root)
         self.data = self.root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.user: str | None = None
         if os.geteuid() == 0:
             if not shutil.which("runuser"):

@@ -55,10 +55,11 @@ def start_server(index: Path, env: dict[str, str], log: Path, *args: str) -> tup
     pytest.fail(f"litloop serve did not answer /ok within 120 s: {log.read_text(errors='replace')[-2000:]}")
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """Terminate `proc`, and kill it if it has not ended within `timeout` seconds."""
     proc.terminate()
     try:
-        proc.wait(timeout=30)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()

@@ -10,7 +10,6 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from typer.testing import CliRunner
 from agent.cli import app
 from agent.settings import default_settings, get_settings
 from tests.conftest import build_papers_index
+from tests.served import free_port
 from tools.index import (
     SEGMENTS,
     IndexProblem,
@@ -47,12 +47,6 @@ VITERBI = {
 STARTUP_S = 30  # `chroma run` answers within a second or two; a cold disk may take longer
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _answers(port: int) -> bool:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)  # never through a proxy
     try:
@@ -71,7 +65,7 @@ def _chroma_server(home: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     exe = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
     if exe is None:
         pytest.skip("the `chroma` command (installed with chromadb) is not on PATH or beside this Python")
-    port = _free_port()
+    port = free_port()
     log = (home / "server.log").open("wb")
     proc = subprocess.Popen(
         [exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(home / "data")],
@@ -275,7 +269,7 @@ def test_a_copy_of_the_folder_elsewhere_never_drops_the_originals_collection(ser
 
 
 def test_a_server_that_does_not_answer_is_an_index_problem_naming_it(server, server_index, tmp_path, monkeypatch):
-    dead = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     monkeypatch.setenv(URL_VAR, dead)  # the setting's server comes before the manifest's
     idx = open_index(server_index, get_settings())  # the folder's parts open; the server is asked on use
     try:

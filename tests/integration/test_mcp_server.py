@@ -23,6 +23,7 @@ import pytest
 
 from tests.conftest import PAPERS, build_papers_index
 from tests.openai_stub import OpenAIStub
+from tests.served import free_port, stop
 
 pytestmark = [pytest.mark.integration]
 
@@ -40,12 +41,6 @@ TITLES = {p: t for p, t, _, _ in (*PAPERS, STEER)}
 def litloop() -> list[str]:
     """The litloop command of this checkout (run from REPO, so its code, not another install's)."""
     return [sys.executable, "-m", "agent.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -277,11 +272,7 @@ def start_http_server(mcp_index: Path, env: dict[str, str], tmp_path: Path):
             time.sleep(0.5)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, timeout=20)
         log.close()
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.served import free_port
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,17 +26,11 @@ TOKEN = "integration-ui-token-0123456789"
 CHAT_BOX = b"Ask about the literature"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
     """`litloop ui` with LITLOOP_UI_TOKEN set: (port, what it printed)."""
     tmp = tmp_path_factory.mktemp("ui-access")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITLOOP_")}
     env.update(LITLOOP_DATA_DIR=str(tmp / "data"), HOME=str(tmp / "home"), LITLOOP_UI_TOKEN=TOKEN)
     log = (tmp / "ui.log").open("w")

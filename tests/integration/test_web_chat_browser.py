@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import pytest
 
 from tests.conftest import build_papers_index
 from tests.openai_stub import OpenAIStub
+from tests.served import free_port, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
@@ -36,12 +36,6 @@ CHROMIUM_FLAGS = [
     "--no-first-run",
 ]
 QUESTION = "Which sequence labelling models use conditional random fields, and what F1 do they reach?"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -113,11 +107,7 @@ def running_ui(browser_prereqs, small_index, tmp_path):
             wait_healthy(url, proc)
             yield printed_url(tmp_path / "ui.log", port), stub, tmp_path
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc, timeout=20)
             log.close()
 
 
