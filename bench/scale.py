@@ -14,10 +14,13 @@ The defaults are the published corpus's size (27,487 papers cut into 2,564,545 c
    so that the chunker makes one chunk of each), so a paper makes about M chunks (M - 1 paragraphs
    plus its title-and-abstract chunk). References follow preferential attachment: paper i cites
    k ~ Poisson(10) earlier papers chosen in proportion to (in-degree + 1), a heavy-tailed in-degree.
-2. The embedder is replaced by random unit vectors of dimension 384 seeded by a hash of the text
-   (real embedding of 50K chunks takes hours on 2 CPUs): the dense index holds real 384-d vectors
-   of the right count, but the vectors mean nothing. Embedding throughput on real text is measured
-   separately (docs/benchmarks.md, "Index: build throughput").
+2. The embedder is replaced by synthetic 384-d vectors (real embedding of 50K chunks takes hours on
+   2 CPUs; bench/vectors.py): by default (`--vectors clustered`) shaped like the bundled
+   embedder's on real chunks (a window near its section's and its paper's other windows), else
+   (`--vectors random`) random unit vectors seeded by a hash of the text, which no real embedder
+   makes and which slow Chroma's HNSW insertion as the collection grows. The dense index holds
+   384-d vectors of the right count; they mean nothing. Embedding throughput on real text is
+   measured separately (docs/benchmarks.md, "Index: build throughput").
 3. Builds the index, then in a fresh subprocess (no cache of the build helps) times `open_index`,
    the lazy loads, resident memory (VmRSS) after open and after the first hybrid query, and p50/p95
    latency of chunk BM25 top-200, paper BM25 top-200, dense top-200, hybrid (`query_ranking`: the
@@ -40,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.vectors import DIM, Clustered, random_unit
 from evals.answers import percentile
 
 VOCAB_SOURCE = Path(__file__).resolve().parents[1] / "tools" / "corpora" / "demo_data" / "citeseer.jsonl"
@@ -51,7 +55,6 @@ PARAGRAPH_MIN, PARAGRAPH_MAX = 400, 1900  # >= the chunker's 400-char packing fl
 ABSTRACT_MEDIAN = 900.0
 MEAN_REFS = 10
 QUERY_SKIP_TOP = 100  # queries leave out the 100 commonest words (stop words make poor queries)
-DIM = 384
 SECTIONS = ("Introduction", "Related work", "Method", "Experiments", "Discussion", "Conclusion")
 
 
@@ -179,27 +182,72 @@ def latency_ms(times_s: list[float]) -> dict[str, float]:
 # ----------------------------------------------------------------------------- random vectors
 
 
-class HashEmbedder:
-    """Random unit vectors of dimension 384 seeded by a hash of the text: deterministic, no model.
-    For this benchmark only; the vectors carry no meaning."""
+def text_key(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
-    def __init__(self, name: str, dim: int = DIM):
+
+class HashEmbedder:
+    """Synthetic vectors of dimension 384 for this benchmark only (no model; they carry no meaning).
+
+    `random`: a unit vector seeded by a hash of the text. `clustered` (bench/vectors.py): a
+    window the build cut (`register`ed with its paper and place) gets its paper's, section's and
+    its own part, shaped like real embeddings; any other text (a query, a paper's title and
+    abstract) is a fresh window of a paper chosen by its hash, as a query about that paper is."""
+
+    def __init__(self, name: str, dim: int = DIM, kind: str = "random", papers: int = 1, seed: int = 0):
         self.name, self.dim, self.batch_size, self.device, self.max_tokens = name, dim, 32, "cpu", 256
+        self.kind, self.papers = kind, max(1, papers)
+        self.shaped = Clustered(seed, dim) if kind == "clustered" else None
+        self.known: dict[int, tuple[int, float]] = {}  # text key -> (paper, place in it)
+
+    def register(self, text: str, paper: int, place: float) -> None:
+        self.known[text_key(text)] = (paper, place)
 
     def encode(self, texts, progress: bool = False) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
-            seed = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
-            v = np.random.default_rng(seed).standard_normal(self.dim)
-            out[i] = v / np.linalg.norm(v)
+            key = text_key(t)
+            if self.shaped is None:
+                out[i] = random_unit(np.random.default_rng(key), 1, self.dim)[0]
+                continue
+            paper, place = self.known.get(key) or (key % self.papers, (key >> 20) % 1000 / 1000)
+            out[i] = self.shaped.window(paper, place, key)
         return out
 
 
-def patch_embedder() -> None:
-    import tools.models.embed
+VECTORS_FILE = "vectors.json"  # beside the index: which vectors its build used, for --probe
 
-    made: dict[str, HashEmbedder] = {}
-    tools.models.embed.get_embedder = lambda name="", *args, **kwargs: made.setdefault(name, HashEmbedder(name))  # type: ignore[assignment]  # the benchmark's stand-in embedder, on purpose
+
+def patch_embedder(kind: str = "random", papers: int = 1, seed: int = 0, chunks_per_paper: int = 1) -> HashEmbedder:
+    """Replace the embedder with `HashEmbedder` (one for every model name); with `clustered`, the
+    build's windows are registered as `windows_for` cuts them."""
+    import tools.models.embed
+    import tools.retrieval.dense
+
+    emb = HashEmbedder("synthetic", kind=kind, papers=papers, seed=seed)
+    tools.models.embed.get_embedder = lambda name="", *args, **kwargs: emb  # type: ignore[assignment]  # the benchmark's stand-in embedder, on purpose
+    if kind == "clustered":
+        cut = tools.retrieval.dense.windows_for
+        seen: Counter[str] = Counter()
+
+        def windows_for(chunks, window_chars):
+            out = cut(chunks, window_chars)
+            for w in out:
+                emb.register(
+                    w.text, int(w.paper_id.removeprefix("syn")), min(0.999, seen[w.paper_id] / chunks_per_paper)
+                )
+                seen[w.paper_id] += 1
+            return out
+
+        tools.retrieval.dense.windows_for = windows_for  # type: ignore[assignment]  # registers the windows, on purpose
+    return emb
+
+
+def patch_for_probe(root: Path) -> None:
+    """The vectors the index at `root` was built with (random for a build that left no record)."""
+    record = Path(root).parent / VECTORS_FILE
+    spec = json.loads(record.read_text()) if record.is_file() else {"kind": "random"}
+    patch_embedder(spec["kind"], spec.get("papers", 1), spec.get("seed", 0), spec.get("chunks_per_paper", 1))
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -226,7 +274,7 @@ def disk_bytes(root: Path, settings) -> dict[str, int]:
 
 def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
     """Run in a fresh process: open the index, load its parts, time the searches."""
-    patch_embedder()
+    patch_for_probe(root)
     from agent.settings import get_settings
     from tools.index import open_index
     from tools.retrieval.relate import ranking_b
@@ -339,7 +387,7 @@ def cold_probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
     """Chunk BM25 and a Relate call from a cold page cache: before each query the index's files are
     dropped from the cache and the index opened again (so nothing it maps is resident), as for the
     first query after other work has pushed the index out of memory. Run in a fresh process."""
-    patch_embedder()
+    patch_for_probe(root)
     from agent.settings import get_settings
     from tools.index import open_index
     from tools.retrieval.relate import ranking_b
@@ -389,8 +437,10 @@ def run(
     add: int = 100,
     dense: bool = True,
     compact: bool = False,
+    vectors: str = "clustered",
 ) -> dict[str, Any]:
-    patch_embedder()
+    spec = {"kind": vectors, "papers": papers + add, "seed": seed, "chunks_per_paper": chunks_per_paper}
+    patch_embedder(vectors, papers + add, seed, chunks_per_paper)
     if not dense:
         skip_dense()
     from agent.settings import get_settings
@@ -404,6 +454,7 @@ def run(
     gen_s = time.perf_counter() - t
     deg = in_degrees(records[:papers])
     root = out / "index"
+    (out / VECTORS_FILE).write_text(json.dumps(spec))
     settings = get_settings(index=root)
     t = time.perf_counter()
     report = build_index([out / "corpus"], root, settings, rebuild=True)
@@ -415,9 +466,9 @@ def run(
         "dense_windows": report.totals["dense_windows"],
         "in_degree": {"median": float(np.median(deg)), "max": int(max(deg))},
         "vectors": (
-            "random unit vectors (384-d, seeded by a hash of the text), not a model's"
+            f"{vectors} synthetic vectors (bench/vectors.py), not a model's"
             if dense
-            else "none in Chroma (--no-dense); paper embeddings random unit vectors"
+            else f"none in Chroma (--no-dense); paper embeddings {vectors} synthetic vectors"
         ),
         "generate_s": round(gen_s, 2),
         "build_s": round(build_s, 2),
@@ -499,6 +550,13 @@ def main(argv: list[str] | None = None) -> int:
         help="keep no vectors in Chroma (its insertion takes hours at millions of chunks); "
         "dense and hybrid figures then mean nothing",
     )
+    ap.add_argument(
+        "--vectors",
+        choices=("clustered", "random"),
+        default="clustered",
+        help="synthetic vectors shaped like real embeddings (default), or random unit vectors (the figures before "
+        "2026-12-03; the hardest case for HNSW)",
+    )
     ap.add_argument("--compact", action="store_true", help="also time `compact_index` after the add (2 segments to 1)")
     ap.add_argument("--probe", type=Path, help="measure the index built in this folder (no build)")
     ap.add_argument(
@@ -522,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         args.queries,
         dense=not args.no_dense,
         compact=args.compact,
+        vectors=args.vectors,
     )
     if args.json:
         print(json.dumps(result))

@@ -1,4 +1,5 @@
-"""The pure parts of bench/scale.py: the synthetic corpus, its citation graph, percentiles."""
+"""The pure parts of bench/scale.py: the synthetic corpus, its citation graph, percentiles, and
+the synthetic vectors (bench/vectors.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from bench.scale import (
     latency_ms,
     load_vocabulary,
     make_queries,
+    patch_embedder,
     preferential_references,
     synthetic_corpus,
     zipf_cdf,
 )
+from bench.vectors import Clustered
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +123,41 @@ def test_hash_embedder_unit_deterministic():
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(a, emb.encode(["one text", "another"]))
     assert not np.allclose(a[0], a[1])
+
+
+def _pairwise(v: np.ndarray) -> tuple[float, float]:
+    s = v @ v.T
+    np.fill_diagonal(s, -1.0)
+    return float(s[np.triu_indices(len(v), 1)].mean()), float(s.max(axis=1).mean())
+
+
+def test_clustered_vectors_are_shaped_like_real_embeddings_not_random_ones():
+    shaped = Clustered(seed=0)
+    i = np.arange(45 * 90)
+    v = shaped.windows(i // 90, (i % 90) / 90, i)
+    assert v.shape == (4050, 384) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    mean_cos, nearest = _pairwise(v)
+    # the demo index's real MiniLM vectors: 0.172 and 0.757 (bench/vectors.py); random: 0.0 and 0.18
+    assert 0.12 < mean_cos < 0.23 and 0.7 < nearest < 0.85
+    within = float((v[:90] @ v[:90].T).mean())
+    across = float((v[:90] @ v[90:180].T).mean())
+    assert within > across + 0.2  # a paper's windows lie together
+    assert np.array_equal(shaped.window(3, 0.5, 7), Clustered(seed=0).window(3, 0.5, 7))  # rebuilt, not stored
+
+
+def test_patched_build_gives_registered_windows_their_papers_vectors(monkeypatch):
+    import tools.models.embed
+    import tools.retrieval.dense
+
+    monkeypatch.setattr(tools.models.embed, "get_embedder", tools.models.embed.get_embedder)
+    monkeypatch.setattr(tools.retrieval.dense, "windows_for", tools.retrieval.dense.windows_for)
+    emb = patch_embedder("clustered", papers=10, seed=0, chunks_per_paper=4)
+    texts = {f"syn000000{p}": [f"paper {p} paragraph {j} " * 20 for j in range(4)] for p in (1, 2)}
+    chunks = [(f"{pid}#{j}", pid, t) for pid, ts in texts.items() for j, t in enumerate(ts)]
+    windows = tools.retrieval.dense.windows_for(chunks, 2000)
+    assert tools.models.embed.get_embedder("any") is emb
+    v = emb.encode([w.text for w in windows])
+    first, second = v[:4], v[4:]
+    assert float((first @ first.T).mean()) > float((first @ second.T).mean()) + 0.2
+    q = emb.encode(["a question nobody registered"])
+    assert q.shape == (1, 384) and abs(float(np.linalg.norm(q)) - 1.0) < 1e-5
