@@ -42,6 +42,7 @@ EvidenceSelector = Literal["chunks", "paper", "mixed"]
 AnswerShape = Literal["auto", "fact", "papers", "comparison"]
 ReadingMode = Literal["per_paper", "joint"]
 ListReading = Literal["per_paper", "similarity", "judge", "pick"]
+VerifyWithoutLLM = Literal["listing", "coverage"]
 
 
 class ContextError(ValueError):
@@ -55,10 +56,16 @@ class Context:
     max_rounds: Count = 3  # SEE: docs/design.md section 3 (paper: 3)
     subqueries_per_round: Count = 4  # paper: 4
     # CPU cuts (preset local-fast): round 1 searches the question itself instead of asking the
-    # LLM for subqueries; the verifier's listing is taken as the evidence (no LLM verdict, so no
-    # second round). Both True in the paper's method.
+    # LLM for subqueries; the verifier's verdict is given without the LLM. Both True in the
+    # paper's method.
     decompose_with_llm: bool = True
     verify_with_llm: bool = True
+    # the verdict without the LLM: "listing", the papers listed to the verifier are the evidence
+    # and the loop ends; "coverage", the question's content terms (agent.evidence.question_aspects)
+    # are looked for in the best sentences of the pool's top `read_papers` papers (those the
+    # reader would be shown): one that none mentions is `missing`, and the next round searches
+    # for it (LLM-free, the question's words for it with the question's other content words)
+    verify_without_llm: VerifyWithoutLLM = "listing"
     verify_papers: Count = 20  # papers listed to the verifier (paper: 20)
     verify_chunks_per_paper: Count = 2  # paper: 2
     verify_chunk_chars: Count = 1800  # paper: 1,800

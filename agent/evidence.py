@@ -19,7 +19,7 @@ from typing import Any
 from agent.injection import addresses_reader, steers
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
-from tools.retrieval.text import normalize, tokenize
+from tools.retrieval.text import normalize, stem_words, tokenize
 from tools.tables import column_names, labelled_row, table_parts
 
 # Words that frame a question ("which papers use ...", "what studies propose ...") rather than
@@ -111,6 +111,43 @@ def term_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]]) -> floa
 
 
 _stems: weakref.WeakKeyDictionary[Any, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+# Words that ask for a value ("how many", "what F1 does it reach") rather than say what the answer
+# is about: the sentence that states the value seldom repeats them, so coverage does not ask for
+# them (on the development questions of bench/data/selector_gold.jsonl, looking for them sent
+# seven in ten questions to a second round, and it showed the answering sentence no more often)
+_ASKING = (
+    "many much number total get gets got reach reaches reached score scores scored achieve achieves "
+    "achieved obtain obtains obtained perform performs performed"
+)
+
+
+def coverage_aspects(question: str) -> list[frozenset[str]]:
+    """The aspects of a question (`question_aspects`) that the coverage verdict looks for in the
+    evidence: all but those made only of words that ask for a value (`_ASKING`)."""
+    asking = _asking_stems()
+    return [a for a in question_aspects(question) if not a <= asking]
+
+
+@functools.cache
+def _asking_stems() -> frozenset[str]:
+    return frozenset(tokenize(_ASKING, stem=True))
+
+
+def uncovered_aspects(aspects: Sequence[frozenset[str]], texts: Iterable[str]) -> list[frozenset[str]]:
+    """The aspects (`question_aspects`) that none of `texts` mentions: no Snowball stem of the
+    aspect occurs in them, so "titles" in a sentence covers "title" in the question."""
+    have = {t for text in texts for t in tokenize(text, stem=True)}
+    return [a for a in aspects if not a & have]
+
+
+def aspect_words(question: str, aspects: Sequence[frozenset[str]]) -> list[str]:
+    """The question's own words (lower-cased, in its order, once each) whose stems belong to one
+    of `aspects`: what an LLM-free subquery searches for an aspect, in the question's words
+    rather than as stems."""
+    wanted = frozenset().union(*aspects)
+    words = tokenize(question)
+    return list(dict.fromkeys(w for w, st in zip(words, stem_words(words), strict=True) if st in wanted))
 
 
 @functools.cache

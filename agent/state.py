@@ -60,11 +60,13 @@ class Reading(Record):
 
 class Verdict(Record, total=False):
     """The verifier's verdict on the pool: `failed` when its call failed, `llm` False when no
-    LLM was asked, `knowledge` KADR's statements."""
+    LLM was asked, `missing_terms` the question's words that the coverage verdict found in none
+    of the best sentences (`verify_without_llm` "coverage"), `knowledge` KADR's statements."""
 
     sufficient: bool
     evidence_papers: list[str]
     missing: str
+    missing_terms: list[str]
     failed: bool
     llm: bool
     knowledge: Any

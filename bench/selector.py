@@ -2,6 +2,7 @@
 what the reader is shown?
 
     python -m bench.selector [--split dev|test|all] [--preset local-fast] [--out FILE]
+    python -m bench.selector --loop [--data FILE] [--split dev|test|all]   # round 1 against the loop
 
 For each line of bench/data/selector_gold.jsonl (a question, its paper, and the gold sentences
 read off the paper) the question runs through LLM-free Retrieve (the question as its only
@@ -16,6 +17,16 @@ variant ranks those chunks' sentences. Reported per variant:
 
 A gold string matches a sentence when one contains the other after whitespace and case folding,
 so a sentence splitter that cuts a row's caption off does not hide a hit.
+
+With `--loop` the question runs through the graph itself up to Relate (decompose, search,
+rerank, verify, expand_neighbors; no LLM: the preset's LLM-free decomposition, and the verdict
+`verify_without_llm` "coverage" for up to `--rounds` rounds), and the product's reader selector
+(`agent.methods.rra.sentences_to_read`) is scored after round 1 alone and after the loop:
+`shown`, a gold sentence among the gold paper's sentences the reader would be shown; `read`,
+that and the gold paper among the candidates read; `candidate`, the gold paper among them. Also
+the share of questions where a second round ran and the seconds it took. `--data` takes the
+factoid sets too (bench/data/factoid_*.jsonl: their `evidence` is the gold); a line with no
+`split` belongs to every split.
 """
 
 from __future__ import annotations
@@ -135,9 +146,11 @@ def score_item(sentences: Sequence[Any], gold: Sequence[str], scores: Sequence[f
     }
 
 
-def load(split: str) -> list[dict]:
-    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
-    return [r for r in rows if split == "all" or r.get("split") == split]
+def load(split: str, path: Path = DATA) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for r in rows:
+        r.setdefault("gold", [r["evidence"]] if r.get("evidence") else [])
+    return [r for r in rows if split == "all" or r.get("split", split) == split]
 
 
 def run(split: str, preset: str, variants: Sequence[str]) -> dict:
@@ -155,7 +168,7 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     rows: dict[str, list[dict]] = {v: [] for v in variants}
     seconds: dict[str, float] = dict.fromkeys(variants, 0.0)
     reachable = []
-    for item in load(split):
+    for item in load(split, DATA):
         retrieved = run_retrieval(idx, item["question"], idx.settings, relate=False)
         state = State(question=item["question"], subqueries=[], pool=retrieved.pool)
         chunks = chunks_to_read(
@@ -222,6 +235,88 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     return {"summary": summary, "rows": rows}
 
 
+def loop_scores(state: Any, runtime, item: dict, candidates: Sequence[str]) -> dict:
+    """What the reader would be shown of the gold paper in `state` (`shown`), whether the gold
+    paper is read (`candidate`), and both (`read`)."""
+    from agent.methods.rra import sentences_to_read
+
+    shown = any(matches(item["gold"], s["text"]) for s in sentences_to_read(state, runtime, item["paper_id"]))
+    candidate = item["paper_id"] in candidates
+    return {"shown": shown, "candidate": candidate, "read": shown and candidate}
+
+
+def run_loop(split: str, preset: str, path: Path, rounds: int) -> dict:
+    """Each question through the graph up to Relate with the coverage verdict, scored after the
+    first verify (as if the loop ended there: Relate run on that state) and after the loop."""
+    from langgraph.runtime import Runtime
+
+    from agent.api import make_run_context
+    from agent.graph import build_graph
+    from agent.methods.rra import expand_neighbors
+
+    ctx = make_run_context(preset, verify_without_llm="coverage", max_rounds=rounds, verify_with_llm=False)
+    runtime = Runtime(context=ctx)
+    graph = build_graph()
+    rows = []
+    for item in load(split, path):
+        state: Any = {}  # the graph's state (agent.state.State) as streamed
+        first: Any = None
+        verifies: list[float] = []
+        t0 = time.perf_counter()
+        inputs = {"question": item["question"], "query_id": item["id"], "answer_types": ["freeform"]}
+        for mode, chunk in graph.stream(inputs, context=ctx, stream_mode=["updates", "values"]):
+            if mode == "values":
+                state = chunk
+                if first is None and verifies:
+                    first = dict(state)
+                continue
+            if "verify" in chunk:
+                verifies.append(time.perf_counter() - t0)
+            if "expand_neighbors" in chunk or "read_citations" in chunk:
+                break  # Read and the synthesis call the LLM
+        if first is None:
+            continue  # a question about a cited work: no Retrieve loop
+        one = loop_scores(first, runtime, item, expand_neighbors(first, runtime)["candidates"])
+        state = {**state, **expand_neighbors(state, runtime)} if "candidates" not in state else state
+        loop = loop_scores(state, runtime, item, state["candidates"])
+        verdict = first.get("verdict") or {}
+        rows.append(
+            {
+                "id": item["id"],
+                "round_1": one,
+                "loop": loop,
+                "rounds": state.get("round", 0),
+                "missing_terms": verdict.get("missing_terms", []),
+                "subqueries": state.get("subqueries", []),
+                "seconds_round_1": round(verifies[0], 3),
+                "seconds_more": round(verifies[-1] - verifies[0], 3),
+            }
+        )
+    n = len(rows)
+    more = [r["seconds_more"] for r in rows if r["rounds"] > 1]
+    summary: dict[str, Any] = {
+        "data": path.name,
+        "split": split,
+        "preset": preset,
+        "questions": n,
+        "second_round": _mean([r["rounds"] > 1 for r in rows]),
+        # medians: the first question's round 1 also loads the index and the models
+        "seconds_round_1_median": _median([r["seconds_round_1"] for r in rows]),
+        "seconds_second_round_median": _median(more),
+        "seconds_more_per_question_mean": _mean([r["seconds_more"] for r in rows]),
+        **{
+            f"{when}_{key}": _mean([r[when][key] for r in rows])
+            for when in ("round_1", "loop")
+            for key in ("shown", "candidate", "read")
+        },
+    }
+    return {"summary": summary, "rows": rows}
+
+
+def _median(values: list) -> float | None:
+    return round(statistics.median(values), 3) if values else None
+
+
 def _mean(values: list) -> float | None:
     known = [v for v in values if v is not None]
     return round(statistics.fmean(known), 3) if known else None
@@ -237,8 +332,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="local-fast")
     ap.add_argument("--variants", default=",".join([*VARIANTS, *PAPER_WIDE, "mixed"]))
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--loop", action="store_true", help="round 1 alone against the LLM-free loop")
+    ap.add_argument("--rounds", type=int, default=2, help="the loop's max_rounds (with --loop)")
+    ap.add_argument("--data", type=Path, default=DATA, help="questions with gold sentences (JSON lines)")
     args = ap.parse_args(argv)
-    result = run(args.split, args.preset, [v.strip() for v in args.variants.split(",") if v.strip()])
+    if args.loop:
+        result = run_loop(args.split, args.preset, args.data, args.rounds)
+    else:
+        result = run(args.split, args.preset, [v.strip() for v in args.variants.split(",") if v.strip()])
     print(json.dumps(result["summary"], indent=2))
     if args.out:
         args.out.write_text(json.dumps(result, indent=2))

@@ -14,7 +14,17 @@ from typing import Any
 
 from agent import prompts
 from agent.answer.support import check_claim
-from agent.evidence import listing, pick_evidence, question_aspects, sentence_record, support_context, term_coverage
+from agent.evidence import (
+    aspect_words,
+    coverage_aspects,
+    listing,
+    pick_evidence,
+    question_aspects,
+    sentence_record,
+    support_context,
+    term_coverage,
+    uncovered_aspects,
+)
 from agent.methods.base import register
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.resources import index_for, reranker_for
@@ -96,10 +106,12 @@ def verify(state: State, runtime) -> dict:
         return {"verdict": {"sufficient": False, "evidence_papers": [], "missing": "nothing was found yet"}}
     ctx = runtime.context
     if not ctx.verify_with_llm:
-        # no LLM verdict: the papers the verifier would be shown are the evidence, and the loop
-        # ends here (there is no note of what is missing to search for)
+        # no LLM verdict: the papers the verifier would be shown are the evidence; "listing" ends
+        # the loop here, "coverage" goes on while a content term of the question is not covered
         listed = [pid for pid, _ in verify_listing(pool, ctx.verify_papers, 1)]
         verdict = {"sufficient": True, "missing": "", "evidence_papers": listed, "llm": False}
+        if ctx.verify_without_llm == "coverage":
+            verdict.update(coverage_verdict(state, runtime))
         return {"verdict": verdict, "evidence_papers": listed}
     call = llm("verify", Verification, verify_prompt(state, runtime), runtime)
     value, usage, errors = call.value, call.usage, call.errors
@@ -113,6 +125,24 @@ def verify(state: State, runtime) -> dict:
             "evidence_papers": [p for p in dict.fromkeys(value.evidence_papers) if p in known],
         }
     return {"verdict": verdict, "evidence_papers": verdict["evidence_papers"], "usage": usage, "errors": errors}
+
+
+def coverage_verdict(state: State, runtime) -> dict:
+    """The LLM-free verdict of `verify_without_llm` "coverage": sufficient when each content term
+    of the question (an aspect, `coverage_aspects`) occurs, as a Snowball stem, in the sentences
+    the reader would be shown of the pool's top `read_papers` papers (`sentences_to_read`);
+    else `missing_terms` are the question's words for the aspects none mentions, which the next
+    round's LLM-free decomposition searches for (`agent.nodes.decompose.coverage_subquery`)."""
+    ctx = runtime.context
+    idx = index_for(ctx)
+    top = [pid for pid, _ in verify_listing(state.get("pool", {}), ctx.read_papers, 1)]
+    scores = question_chunk_scores(state, idx) if top else None
+    texts = [s["text"] for pid in top for s in sentences_to_read(state, runtime, pid, scores)]
+    words = aspect_words(state["question"], uncovered_aspects(coverage_aspects(state["question"]), texts))
+    if not words:
+        return {"sufficient": True, "missing": "", "missing_terms": []}
+    note = f"the best sentences of the top papers do not mention: {', '.join(words)}"
+    return {"sufficient": False, "missing": note, "missing_terms": words}
 
 
 # ----------------------------------------------------------------------------- Relate

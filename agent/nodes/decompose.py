@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from agent import prompts
 from agent.answer.support import OTHER_SCRIPT as _OTHER_SCRIPT
 from agent.context import Context
+from agent.evidence import aspect_words, coverage_aspects
 from agent.methods.common import llm, venue_year
 from agent.schemas import SUBQUERY_CHARS, decomposition_model
 from agent.state import State
@@ -66,14 +67,29 @@ def new_subqueries(proposed: list[str], earlier: list[str], n: int, tag: str | N
     return out[:n]
 
 
+def coverage_subquery(state: State) -> list[str]:
+    """The LLM-free subquery of a later round: the question's words that the coverage verdict
+    found missing (`agent.methods.rra.coverage_verdict`), then the question's other content
+    words, so the search looks for the missing terms in the question's context. None when the
+    verdict names no missing term."""
+    missing = list((state.get("verdict") or {}).get("missing_terms") or [])
+    if not missing:
+        return []
+    question = state["question"]
+    rest = [w for w in aspect_words(question, coverage_aspects(question)) if w not in missing]
+    return [" ".join([*missing, *rest])]
+
+
 def decompose(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     vy = venue_year(state["question"])
     tag = f"[{vy[0]} {vy[1]}]" if vy else None
     first = not state.get("round")
     if not ctx.decompose_with_llm:
-        # no LLM: the question is the one subquery; later rounds bring nothing new (loop ends)
-        subs = new_subqueries([state["question"]] if first else [], state.get("subqueries", []), 1, tag)
+        # no LLM: the question is the one subquery; a later round searches for the terms the
+        # coverage verdict found missing, else brings nothing new (the loop ends)
+        proposed = [state["question"]] if first else coverage_subquery(state)
+        subs = new_subqueries(proposed, state.get("subqueries", []), 1, tag)
         return {"round": 1, "new_subqueries": subs, "subqueries": subs}
     schema = decomposition_model(ctx.subqueries_per_round)
     call = llm("decompose", schema, decompose_prompt(state, ctx.subqueries_per_round), runtime)

@@ -47,3 +47,15 @@ def test_the_figures_variant_weighs_figures_up_for_a_quantity_question_only():
     assert rank(sents, how_many)[1] == pytest.approx(1.5 * plain(sents, how_many)[1])
     assert rank(sents, how_many)[0] == plain(sents, how_many)[0]
     assert rank(sents, ["What does the corpus hold?"]) == plain(sents, ["What does the corpus hold?"])
+
+
+def test_the_loop_mode_reads_the_factoid_sets_too(tmp_path):
+    from bench.selector import load
+
+    data = tmp_path / "q.jsonl"
+    data.write_text(
+        '{"id": "a", "question": "q", "paper_id": "p", "evidence": "We use a margin."}\n'
+        '{"id": "b", "question": "q", "paper_id": "p", "gold": ["x"], "split": "test"}\n'
+    )
+    assert [(r["id"], r["gold"]) for r in load("dev", data)] == [("a", ["We use a margin."])]  # no split: every one
+    assert [r["id"] for r in load("test", data)] == ["a", "b"]
