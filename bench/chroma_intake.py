@@ -74,7 +74,7 @@ def measure(
     folder = Path(tempfile.mkdtemp(prefix="chroma-intake-"))
     try:
         client = chromadb.PersistentClient(path=str(folder))
-        col = client.create_collection("chunks", embedding_function=None, configuration={"hnsw": config})
+        col = client.create_collection("chunks", embedding_function=None, configuration={"hnsw": config})  # type: ignore[arg-type]  # a plain dict of HNSW keys, as Chroma reads it
         rng = np.random.default_rng(seed)
         shaped = Clustered(seed)
         vectors = np.empty((windows, DIM), dtype=np.float32)

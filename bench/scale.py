@@ -239,15 +239,17 @@ def patch_embedder(kind: str = "random", papers: int = 1, seed: int = 0, chunks_
                 seen[w.paper_id] += 1
             return out
 
-        tools.retrieval.dense.windows_for = windows_for  # type: ignore[assignment]  # registers the windows, on purpose
+        tools.retrieval.dense.windows_for = windows_for  # registers the windows, on purpose
     return emb
 
 
 def patch_for_probe(root: Path) -> None:
     """The vectors the index at `root` was built with (random for a build that left no record)."""
     record = Path(root).parent / VECTORS_FILE
-    spec = json.loads(record.read_text()) if record.is_file() else {"kind": "random"}
-    patch_embedder(spec["kind"], spec.get("papers", 1), spec.get("seed", 0), spec.get("chunks_per_paper", 1))
+    spec: dict[str, Any] = json.loads(record.read_text()) if record.is_file() else {"kind": "random"}
+    patch_embedder(
+        str(spec["kind"]), int(spec.get("papers", 1)), int(spec.get("seed", 0)), int(spec.get("chunks_per_paper", 1))
+    )
 
 
 # ----------------------------------------------------------------------------- measuring
