@@ -14,6 +14,7 @@ import functools
 import re
 import weakref
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from agent.injection import addresses_reader, steers
@@ -106,8 +107,13 @@ def term_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]]) -> floa
         per_paper[paper_id] = frozenset(
             t for c in idx.paper_chunks(paper_id) for s in citable_sentences(c) for t in tokenize(s["text"], stem=True)
         )
-    have = per_paper[paper_id]
-    return sum(1 for a in aspects if a & have) / len(aspects)
+    return (len(aspects) - len(_missing(aspects, per_paper[paper_id]))) / len(aspects)
+
+
+def _missing(aspects: Sequence[frozenset[str]], have: AbstractSet[str]) -> list[frozenset[str]]:
+    """The aspects none of whose stems is in `have`: the one rule by which a text covers an
+    aspect, for a whole paper (`term_coverage`) and for the sentences shown (`uncovered_aspects`)."""
+    return [a for a in aspects if not a & have]
 
 
 _stems: weakref.WeakKeyDictionary[Any, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
@@ -137,8 +143,7 @@ def _asking_stems() -> frozenset[str]:
 def uncovered_aspects(aspects: Sequence[frozenset[str]], texts: Iterable[str]) -> list[frozenset[str]]:
     """The aspects (`question_aspects`) that none of `texts` mentions: no Snowball stem of the
     aspect occurs in them, so "titles" in a sentence covers "title" in the question."""
-    have = {t for text in texts for t in tokenize(text, stem=True)}
-    return [a for a in aspects if not a & have]
+    return _missing(aspects, {t for text in texts for t in tokenize(text, stem=True)})
 
 
 def aspect_words(question: str, aspects: Sequence[frozenset[str]]) -> list[str]:

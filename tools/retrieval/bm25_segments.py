@@ -81,14 +81,16 @@ _CHECK_GROWTH = 4
 # term is walked instead when the candidates still in reach are that dense in its postings.
 _LOOKUP_COST = 8
 # When `top_k` prunes by default: queries of at most this many terms whose postings number at
-# least this many in all. On the synthetic 250K-chunk index (docs/benchmarks.md, "Scale") scoring
-# every posting was quicker for every kind of query: the pruning's bookkeeping (a few NumPy calls
-# per term and checkpoint) outweighed the postings it skipped, and long queries (Relate's seed
-# texts, about 90 terms) found nearly every paper within reach of the threshold, since every
-# paper holds the common words. It is for the longest postings, of millions of chunks, where
-# `python -m bench.scale` reports both (bm25_pruned against bm25_exhaustive) to set this by.
+# least this many in all; None, as now, never. Scoring every posting was quicker for every kind of
+# query at every size measured (docs/benchmarks.md, "Scale"): at 250K chunks, and at the
+# published 2.5M chunks, alone on two cores (warm chunk BM25 top-200 p50 15.6 ms against 17.5
+# pruned; Relate's seed texts 13.2 against 53.9). The pruning's bookkeeping (a few NumPy calls per
+# term and checkpoint) outweighs the postings it skips, and long queries (seed texts, about 90
+# terms) find nearly every paper within reach of the threshold, since every paper holds the
+# common words. `python -m bench.scale` reports both ways (bm25_pruned, bm25_exhaustive) for a
+# corpus or machine where it may pay; `top_k(prune=True)` forces it.
 _PRUNE_MAX_TERMS = 12
-_PRUNE_FROM_POSTINGS = 1_000_000
+_PRUNE_FROM_POSTINGS: int | None = None
 # Bound-computation block (postings), so a save's temporary arrays stay small at millions of docs.
 _BOUND_BLOCK = 8_000_000
 
@@ -448,16 +450,18 @@ class SegmentedBM25:
     def top_k(self, query_tokens: list[str], k: int, prune: bool | None = None) -> list[tuple[int, float]]:
         """The k best (row, score), score descending then row ascending; only documents holding a
         query term are candidates. Pruning (MaxScore, the module docstring) gives the same list,
-        to the bit, as scoring every posting (`prune=False`); by default (None) it runs when the
-        query's postings are long enough for skipping to pay for its bookkeeping."""
+        to the bit, as scoring every posting (`prune=False`); by default (None) it runs for queries whose postings
+        are long enough for skipping to pay (`_PRUNE_FROM_POSTINGS`: at no size measured so far,
+        so it does not run)."""
         terms = self._terms(query_tokens)
         if k <= 0 or not terms:
             return []
         found, ranges_of = None, None
-        if prune or (prune is None and len(terms) <= _PRUNE_MAX_TERMS):
+        by_default = prune is None and _PRUNE_FROM_POSTINGS is not None and len(terms) <= _PRUNE_MAX_TERMS
+        if prune or by_default:
             search = _MaxScore(self, terms, k)
             ranges_of = search.ranges
-            if prune or int(search.df.sum()) >= _PRUNE_FROM_POSTINGS:
+            if prune or int(search.df.sum()) >= (_PRUNE_FROM_POSTINGS or 0):
                 found = search.run()
         if found is None:
             touched = np.zeros(len(self), dtype=bool)
