@@ -341,7 +341,7 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
 
 def pruning(idx, queries: list[str], k: int, relate, seed: int) -> dict[str, Any]:
     """Warm p50/p95 of BM25 top-k scored exhaustively and with MaxScore forced on (the default
-    chooses between them by query length and postings): chunk BM25 on the queries, and paper BM25
+    scores every posting; `_PRUNE_FROM_POSTINGS` says when it would prune): chunk BM25 on the queries, and paper BM25
     on Relate's seed texts (`seed_text_chars` of random papers, `neighbours_per_seed` + 1 hits).
     Both give the same hits, which this checks."""
     rng = np.random.default_rng(seed + 4)
