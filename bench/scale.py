@@ -341,9 +341,9 @@ def probe(root: Path, queries: int, seed: int) -> dict[str, Any]:
 
 def pruning(idx, queries: list[str], k: int, relate, seed: int) -> dict[str, Any]:
     """Warm p50/p95 of BM25 top-k scored exhaustively and with MaxScore forced on (the default
-    scores every posting; `_PRUNE_FROM_POSTINGS` says when it would prune): chunk BM25 on the queries, and paper BM25
-    on Relate's seed texts (`seed_text_chars` of random papers, `neighbours_per_seed` + 1 hits).
-    Both give the same hits, which this checks."""
+    scores every posting; `_PRUNE_FROM_POSTINGS` says when it would prune): chunk BM25 on the
+    queries, and paper BM25 on Relate's seed texts (`seed_text_chars` of random papers,
+    `neighbours_per_seed` + 1 hits). Both give the same hits, which this checks."""
     rng = np.random.default_rng(seed + 4)
     seeds = [idx.paper_ids[int(i)] for i in rng.choice(len(idx.paper_ids), size=min(50, len(idx.paper_ids)))]
     sets = {

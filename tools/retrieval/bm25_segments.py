@@ -450,9 +450,9 @@ class SegmentedBM25:
     def top_k(self, query_tokens: list[str], k: int, prune: bool | None = None) -> list[tuple[int, float]]:
         """The k best (row, score), score descending then row ascending; only documents holding a
         query term are candidates. Pruning (MaxScore, the module docstring) gives the same list,
-        to the bit, as scoring every posting (`prune=False`); by default (None) it runs for queries whose postings
-        are long enough for skipping to pay (`_PRUNE_FROM_POSTINGS`: at no size measured so far,
-        so it does not run)."""
+        to the bit, as scoring every posting (`prune=False`); by default (None) it runs for
+        queries whose postings are long enough for skipping to pay (`_PRUNE_FROM_POSTINGS`: at no
+        size measured so far, so it does not run)."""
         terms = self._terms(query_tokens)
         if k <= 0 or not terms:
             return []
