@@ -58,11 +58,11 @@ def render_prompt(
     else:
         state, idx = _state_after_retrieval(question, ctx)
         if node == "verify":
-            from agent.methods.rra import verify_prompt
+            from agent.methods.rra.verify import verify_prompt
 
             schema, user = Verification, verify_prompt(state, runtime)
         elif node == "read_paper":
-            from agent.methods.rra import read_prompt, sentences_to_read
+            from agent.methods.rra.read import read_prompt, sentences_to_read
 
             shown = sentences_to_read(state, runtime, state["candidates"][0])
             schema = reading_model(sentence_ids(len(shown)), ctx.read_evidence_sentences)

@@ -7,7 +7,7 @@ what the reader is shown?
 For each line of bench/data/selector_gold.jsonl (a question, its paper, and the gold sentences
 read off the paper) the question runs through LLM-free Retrieve (the question as its only
 subquery), the paper's chunks to read are chosen as the reader chooses them
-(`agent.methods.rra.chunks_to_read`, `read_chunks_per_paper` of the preset), and each selector
+(`agent.methods.rra.read.chunks_to_read`, `read_chunks_per_paper` of the preset), and each selector
 variant ranks those chunks' sentences. Reported per variant:
 
 - `shown`: a gold sentence is among the sentences the selector keeps within the preset's
@@ -21,7 +21,7 @@ so a sentence splitter that cuts a row's caption off does not hide a hit.
 With `--loop` the question runs through the graph itself up to Relate (decompose, search,
 rerank, verify, expand_neighbors; no LLM: the preset's LLM-free decomposition, and the verdict
 `verify_without_llm` "coverage" for up to `--rounds` rounds), and the product's reader selector
-(`agent.methods.rra.sentences_to_read`) is scored after round 1 alone and after the loop:
+(`agent.methods.rra.read.sentences_to_read`) is scored after round 1 alone and after the loop:
 `shown`, a gold sentence among the gold paper's sentences the reader would be shown; `read`,
 that and the gold paper among the candidates read; `candidate`, the gold paper among them. Also
 the share of questions where a second round ran and the seconds it took. `--data` takes the
@@ -156,7 +156,7 @@ def load(split: str, path: Path = DATA) -> list[dict]:
 def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     from agent.api import make_run_context
     from agent.evidence import chunk_sentences, paper_sentences_ranked
-    from agent.methods.rra import chunks_to_read, question_chunk_scores
+    from agent.methods.rra.read import chunks_to_read, question_chunk_scores
     from agent.resources import index_for
     from agent.state import State
     from tools.retrieval.pipeline import run_retrieval
@@ -238,7 +238,7 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
 def loop_scores(state: Any, runtime, item: dict, candidates: Sequence[str]) -> dict:
     """What the reader would be shown of the gold paper in `state` (`shown`), whether the gold
     paper is read (`candidate`), and both (`read`)."""
-    from agent.methods.rra import sentences_to_read
+    from agent.methods.rra.read import sentences_to_read
 
     shown = any(matches(item["gold"], s["text"]) for s in sentences_to_read(state, runtime, item["paper_id"]))
     candidate = item["paper_id"] in candidates
@@ -252,7 +252,7 @@ def run_loop(split: str, preset: str, path: Path, rounds: int) -> dict:
 
     from agent.api import make_run_context
     from agent.graph import build_graph
-    from agent.methods.rra import expand_neighbors
+    from agent.methods.rra.relate import expand_neighbors
 
     ctx = make_run_context(preset, verify_without_llm="coverage", max_rounds=rounds, verify_with_llm=False)
     runtime = Runtime(context=ctx)

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agent import prompts
+from agent.answer.logprobs import first_token_top
 
 if TYPE_CHECKING:
     from agent.answer.types import ChoiceScores
@@ -107,20 +108,6 @@ def choice_prompt(question: str, options: Mapping[str, str], evidence: str | Non
     return prompts.render(
         "choose", question=question, options=opts, evidence_block=block, labels=", ".join(sorted(options))
     )
-
-
-def top_logprobs_of(message: Any) -> list[dict[str, Any]] | None:
-    """The first generated token's top alternatives from a chat reply's metadata, or None."""
-    meta = getattr(message, "response_metadata", None) or {}
-    return first_token_top((meta.get("logprobs") or {}).get("content"))
-
-
-def first_token_top(content: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
-    """The first token's top alternatives from a reply's per-token log-probabilities, or None."""
-    if not content:
-        return None
-    top = content[0].get("top_logprobs") or []
-    return [{"token": t.get("token", ""), "logprob": float(t.get("logprob", -math.inf))} for t in top] or None
 
 
 def support_probability(model, claim: str, sentences: Sequence[str], usage: dict | None = None) -> float | None:

@@ -69,7 +69,7 @@ def new_subqueries(proposed: list[str], earlier: list[str], n: int, tag: str | N
 
 def coverage_subquery(state: State) -> list[str]:
     """The LLM-free subquery of a later round: the question's words that the coverage verdict
-    found missing (`agent.methods.rra.coverage_verdict`), then the question's other content
+    found missing (`agent.methods.rra.verify.coverage_verdict`), then the question's other content
     words, so the search looks for the missing terms in the question's context. None when the
     verdict names no missing term."""
     missing = list((state.get("verdict") or {}).get("missing_terms") or [])

@@ -2,7 +2,7 @@
 expand_neighbors, read_paper. Each node dispatches to `method_for(context.mode)`, so a method
 is chosen per run by the context and no node branches on it.
 
-For Retrieve-Relate-Read (agent/methods/rra.py): search = hybrid retrieval with one PRF pass
+For Retrieve-Relate-Read (agent/methods/rra/): search = hybrid retrieval with one PRF pass
 (docs/design.md section 3 steps 2-3); rerank = the 0.6/0.4 score with the top 20 pinned, the top 20
 pooled (steps 4-5); verify = which pooled papers hold evidence and what is missing (step 6);
 expand_neighbors = Relate (section 4); read_paper = each candidate judged on its own (section 5).

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from agent.api import ask
-from agent.methods.rra import accept_reading
+from agent.methods.rra.read import accept_reading
 from agent.nodes.decompose import tidy_subquery
 from tests.conftest import PAPERS
 
@@ -292,7 +292,7 @@ def test_a_claim_cited_to_the_wrong_sentence_is_recited_only_when_checked(script
 def test_relevance_probability_reads_the_verdict_token():
     import math
 
-    from agent.methods.rra import relevance_probability
+    from agent.answer.logprobs import relevance_probability
 
     toks = [
         {"token": "{\n"},

@@ -45,7 +45,7 @@ def test_the_reader_uses_it_when_the_run_asks(idx, monkeypatch):
     from types import SimpleNamespace
 
     from agent.context import make_context
-    from agent.methods import rra
+    from agent.methods.rra import read as rra
 
     monkeypatch.setattr(rra, "index_for", lambda ctx: idx)
     state = {"question": QUESTION, "subqueries": [], "pool": {}}

@@ -13,8 +13,8 @@ from agent.answer.choice import (
     decide,
     label_logprobs,
     normalised,
-    top_logprobs_of,
 )
+from agent.answer.logprobs import top_logprobs_of
 
 pytestmark = pytest.mark.unit
 

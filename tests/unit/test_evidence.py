@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from agent.answer.qualify import list_scores, qualifies
 from agent.evidence import is_instruction, question_aspects
-from agent.methods.rra import list_scores, qualifies
 
 pytestmark = pytest.mark.unit
 

@@ -76,7 +76,7 @@ def test_the_scan_sees_the_real_imports(import_graph):
     # a scan that saw nothing would pass everything below
     assert import_graph.has_edge("agent.graph", "agent.nodes.method_steps")
     assert import_graph.has_edge("tools.retrieval.retrieve", "tools.retrieval.fusion")
-    assert import_graph.has_edge("agent.methods.rra", "tools.retrieval.retrieve")
+    assert import_graph.has_edge("agent.methods.rra.retrieve", "tools.retrieval.retrieve")
 
 
 def test_layers_point_one_way(import_graph):
