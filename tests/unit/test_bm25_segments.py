@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import CITESEER
-from tools.retrieval import bm25_segments
+from tools.retrieval import bm25_maxscore, bm25_segments
 from tools.retrieval.bm25_segments import Postings, SegmentedBM25, Stats
 from tools.retrieval.text import tokenize
 
@@ -219,7 +219,7 @@ def pruned_and_exhaustive_agree(ours: SegmentedBM25, query: list[str], k: int) -
     whether it actually pruned (a pruning that always gave up would pass vacuously)."""
     want = ours.top_k(query, k, prune=False)
     assert ours.top_k(query, k, prune=True) == want, (query, k)
-    return bm25_segments._MaxScore(ours, ours._terms(query), k).run() is not None
+    return bm25_maxscore.MaxScore(ours, ours._terms(query), k).run() is not None
 
 
 def seed_queries(docs: list[list[str]], rng: np.random.Generator, n: int) -> list[list[str]]:
