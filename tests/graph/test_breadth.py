@@ -15,6 +15,7 @@ pytestmark = pytest.mark.graph
 WHICH = "Which papers use Markov models for tagging or information extraction?"
 MARKOV = {"hmm", "memm"}  # the papers whose text says "Markov"
 JOINT = dict(preset="local-fast", list_papers=10)  # list_reading "similarity"
+WIDE = dict(JOINT, list_min_similarity=0.0, list_similarity_margin=3.0)  # every candidate qualifies
 
 
 def _quoted_verbatim(answer) -> None:
@@ -106,15 +107,31 @@ def test_a_which_question_read_per_paper_lets_the_synthesis_name_each_paper(scri
 
 def test_coverage_is_the_share_of_the_questions_aspects_a_paper_mentions(scripted):
     scripted(read=[], synthesize=[])
-    out = ask(WHICH, list_min_similarity=0.0, list_similarity_margin=3.0, **JOINT)
+    out = ask(WHICH, **WIDE)
     readings = {r["paper_id"]: r for r in out["readings"]}
     # aspects: markov, model, tagging-or-information (one), extraction
     assert readings["memm"]["coverage"] == 1.0  # Markov models for information extraction
     assert readings["hmm"]["coverage"] == 0.75  # Markov models for tagging: no extraction
-    for r in readings.values():
-        if "similarity" in r:
-            assert r["score"] == pytest.approx(r["similarity"] + 0.25 * r["coverage"], abs=1e-3)
     assert set(out["answer"]["papers"]) == {p for p, r in readings.items() if "similarity" in r}
+    # the HMM paper is the more similar; weighting coverage enough puts the one that covers every
+    # aspect of the question first, and without the weight the score is the cosine alone
+    assert readings["hmm"]["similarity"] > readings["memm"]["similarity"]
+    heavy = {r["paper_id"]: r for r in ask(WHICH, list_coverage_weight=1.0, **WIDE)["readings"]}
+    assert heavy["memm"]["score"] > heavy["hmm"]["score"]
+    bare = ask(WHICH, list_coverage_weight=0.0, **WIDE)["readings"]
+    assert all(r["score"] == r["similarity"] for r in bare if "score" in r)
+
+
+def test_which_papers_at_the_default_thresholds_names_the_markov_papers_only(scripted):
+    # local-fast as shipped (list_min_similarity 0.35, list_similarity_margin 0.25): the BiLSTM
+    # paper mentions tagging but not Markov models, and scores beyond the margin below the best
+    m = scripted(read=[], synthesize=[])
+    out = ask(WHICH, **JOINT)
+    assert m["read"].calls == [] and m["synthesize"].calls == []
+    assert set(out["answer"]["papers"]) == MARKOV, out["answer"]["text"]
+    lstm = next(r for r in out["readings"] if r["paper_id"] == "lstm")
+    assert not lstm["relevant"] and "(the best) - 0.25" in lstm["note"]
+    _quoted_verbatim(out["answer"])
 
 
 def test_a_paper_far_below_the_best_candidate_is_not_named(scripted):

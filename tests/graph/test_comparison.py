@@ -28,9 +28,9 @@ def test_a_comparison_is_a_table_of_quoted_cells_without_a_model_call(scripted):
     by_paper = {r["paper"].rsplit("(", 1)[1].rstrip(")"): r for r in rows}
     # each cell quotes the paper's own sentence that holds the aspect, cited
     assert "95.7 F1" in by_paper["crf"]["F1"] and "[" in by_paper["crf"]["F1"]
-    if "hmm" in by_paper:
-        assert "96.1 accuracy" in by_paper["hmm"]["accuracy"]
-        assert by_paper["hmm"]["F1"] == "not stated in the sentences read"
+    assert "hmm" in by_paper, by_paper  # the HMM paper is the other method the question names
+    assert "96.1 accuracy" in by_paper["hmm"]["accuracy"]
+    assert by_paper["hmm"]["F1"] == "not stated in the sentences read"
     for claim in answer["claims"]:  # every cell is a claim: its sentence, word for word
         assert claim["text"] == " ".join(s["text"] for s in claim["sentences"])
         assert all(f"[{n}]" in answer["text"] for n in claim["citations"])
@@ -62,3 +62,16 @@ def test_read_per_paper_a_comparison_goes_to_the_synthesis_and_the_shape_can_be_
     scripted(read=[], synthesize=[])
     forced = ask("CRFs and HMMs, side by side", answer_shape="comparison", **JOINT)["answer"]
     assert forced["shape"] == "comparison" and "| Paper | What it says |" in forced["text"]
+
+
+def test_a_comparison_at_the_default_thresholds_leaves_out_the_paper_below_the_similarity_floor(scripted):
+    # local-fast as shipped (list_min_similarity 0.35, list_similarity_margin 0.25, compare_papers 4):
+    # the BiLSTM-CRF paper names neither HMMs nor accuracy, and its cosine is below the floor
+    scripted(read=[], synthesize=[])
+    out = ask(QUESTION, preset="local-fast")
+    readings = {r["paper_id"]: r for r in out["readings"]}
+    rows = out["answer"]["table_rows"]
+    named = [r["paper"].rsplit("(", 1)[1].rstrip(")") for r in rows]
+    assert named[:2] == ["crf", "hmm"] and "lstm" not in named, named
+    assert readings["lstm"]["note"].startswith("similarity ") and "< 0.35" in readings["lstm"]["note"]
+    assert all(readings[p]["relevant"] for p in named)
