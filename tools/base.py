@@ -257,11 +257,24 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """Text a reader saw on a page and left out of the blocks on purpose, with why: a running
+    head or foot, a page or line number, the title and author block, a figure's own text. The
+    build's accounting counts it as read (kept out for a stated reason), not lost."""
+
+    page: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Document:
-    """A parsed paper: its record plus its body blocks (the abstract lives in `paper`)."""
+    """A parsed paper: its record plus its body blocks (the abstract lives in `paper`), and
+    the text the reader dropped on purpose (`dropped`, PDF readers only)."""
 
     paper: Paper
     blocks: tuple[Block, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
 
 
 class IngestError(ValueError):

@@ -9,6 +9,8 @@ import re
 
 from tools.base import ChunkKind
 from tools.ingest.pdf.model import Line, PageData, Paragraph, Parsed, Style
+from tools.ingest.pdf.outline import Entry, outline_headings
+from tools.ingest.pdf.references import bibliography_shape, numbered_list_starts
 from tools.ingest.pdf.text import CAPTION_RE, HEADING_RE, match_caption, match_heading
 
 _BULLET_RE = re.compile(r"^[•◦▪‣∙·–]\s")
@@ -27,8 +29,10 @@ def ends_sentence(text: str) -> bool:
 class Assembler:
     """Walks the lines in reading order and keeps the state: current section and mode."""
 
-    def __init__(self, pages: list[PageData], style: Style):
+    def __init__(self, pages: list[PageData], style: Style, outline: list[Entry] | None = None):
         self.lines = [ln for p in pages for ln in p.lines]
+        # Headings the PDF's outline names: {first line: (text, line after)}.
+        self.outlined = outline_headings(self.lines, outline or [], style.body_size)
         self.style = style
         self.mode = "front"  # front -> abstract -> body <-> references
         self.section: str | None = None
@@ -52,9 +56,14 @@ class Assembler:
         while i < len(self.lines):
             heading = self._heading_at(i)
             if heading is not None:
-                text, i = self._merge_heading(i, heading)
-                self._start_section(text, self.lines[i - 1].page)
+                text, i = self.outlined[i] if i in self.outlined else self._merge_heading(i, heading)
+                self._start_section(text, self.lines[i - 1].page, i)
+                if self.mode == "front":  # a heading the outline names ends the front matter
+                    self.mode = "body"
                 continue
+            if self.mode == "body" and numbered_list_starts([ln.text for ln in self.lines[i : i + 16]]):
+                self._flush()
+                self.mode = "references"  # an unheaded numbered bibliography (APS)
             self._add_line(i)
             i += 1
         self._flush()
@@ -66,9 +75,13 @@ class Assembler:
         """The heading text when line i is a heading: whole-bold, body size or larger, and
         numbered ('3.2 Results'), a known name ('References'), or larger than the body."""
         line = self.lines[i]
+        if i in self.outlined:
+            return self.outlined[i][0]
         if line.bold < 0.85 or line.size < self.style.body_size - 0.6 or line.math > 0.3:
             return None
         shape = match_heading(line.text)
+        if self.outlined and (shape is None or shape[0] is not None):
+            return None  # with an outline, only the unlisted known names ('Abstract', 'References')
         if shape is not None and shape[0] is not None and not shape[0][0].isdigit():
             # 'A Survey of ...' is a title; lettered headings are appendices, after the body.
             if not self.numbered_seen:
@@ -105,15 +118,19 @@ class Assembler:
             text, line, j = f"{text} {nxt.text}", nxt, j + 1
         return text, j
 
-    def _start_section(self, text: str, page: int) -> None:
-        """Switch section; 'Abstract' and 'References' also switch what lines feed."""
+    def _start_section(self, text: str, page: int, after: int) -> None:
+        """Switch section; 'Abstract' and 'References' also switch what lines feed (a
+        'References' heading only when entries follow it: a subsection of the body can be
+        called so)."""
         self._flush()
         self.numbered_seen = self.numbered_seen or text[:1].isdigit()
         name = re.sub(r"^(\d+(?:\.\d+)*)\.(?=\s)", r"\1", text).strip()
         key = re.sub(r"^(?:\d+|[A-Z]|[IVX]+)(?:\.\d+)*\.?\s+", "", name).lower().rstrip(":.")
-        if self.mode == "front" and key == "abstract":
+        if self.section is None and key == "abstract":
             self.mode = "abstract"
-        elif key in ("references", "bibliography"):
+        elif key in ("references", "bibliography") and bibliography_shape(
+            [ln.text for ln in self.lines[after : after + 20]]
+        ):
             self.mode = "references"
         else:
             self.mode = "body"
@@ -126,11 +143,15 @@ class Assembler:
         """Feed line i to the front matter, the references, or the current paragraph."""
         line = self.lines[i]
         if self.mode == "front":
-            self.out.front.append(line)
-            return
+            if not self._prose(line):
+                self.out.front.append(line)
+                return
+            self.mode = "body"  # text before the first heading is the paper's, never dropped
         if self.mode == "references":
-            self._add_reference_line(line)
-            return
+            if not (match_caption(line.text) and self._caption_at(i)):
+                self._add_reference_line(line)
+                return
+            self.mode = "body"  # an appendix float after the bibliography is no entry
         if line.footnote:
             self._add_footnote_line(line)
             return
@@ -163,6 +184,17 @@ class Assembler:
             self.current = Paragraph("text", [line], self.section, "algorithm")
         else:
             self.current = Paragraph(kind, [line], self.section)
+
+    def _prose(self, line: Line) -> bool:
+        """A line of running text in the front matter: body size, not bold, most of its
+        column wide (title, author and affiliation lines are short or larger or bold)."""
+        width = line.seg_x1 - line.seg_x0
+        return (
+            abs(line.size - self.style.body_size) <= 0.6
+            and line.bold < 0.5
+            and line.x1 - line.x0 >= 0.7 * width
+            and len(line.text.split()) >= 6
+        )
 
     def _add_footnote_line(self, line: Line) -> None:
         """A footnote line opens a footnote (it has a mark) or continues the one being read;
@@ -292,7 +324,9 @@ class Assembler:
         justified = line.x1 - line.x0 > 0.95 * width and line.x0 < line.seg_x0 + 1.5
         if line.math >= 0.5 and not justified:
             return True  # a justified line with inline maths is still running text
-        return set_off and (line.math >= 0.25 or (numbered and line.math > 0.05))
+        # a display's numerator or limits ("1", "n = 1") set in the text font: no word in it
+        wordless = re.search(r"[^\W\d_]{2,}", line.text) is None and len(line.text) <= 12
+        return set_off and (line.math >= 0.25 or (numbered and line.math > 0.05) or wordless)
 
     def _flush(self) -> None:
         cur, self.current = self.current, None

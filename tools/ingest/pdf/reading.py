@@ -5,10 +5,8 @@ the page's graphics, and the document-wide typography (body size and line pitch)
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import logging
-import re
 import statistics
 from collections import Counter
 from collections.abc import Iterator
@@ -16,20 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from tools.base import IngestError
+from tools.ingest.pdf.fonts import FontFacts, font_facts
 from tools.ingest.pdf.model import Line, PageData, Style, Word
 from tools.ingest.pdf.text import CID_RE, SPACING_ACCENTS, compose
 
 log = logging.getLogger(__name__)
-
-
-_BOLD_FONT_RE = re.compile(r"bold|medi|semibold|black|heavy|demi|cmbx", re.IGNORECASE)
-
-
-_MATH_FONT_RE = re.compile(
-    r"cmmi|cmsy|cmex|msbm|msam|rtxmi|rtxsy|mt2mi|mt2sy|txmi|txsy|pxmi|pxsy|stixmath|lmmath"
-    r"|cmr\d|euler|eufm|symbol",
-    re.IGNORECASE,
-)
 
 
 # Layout constants, in points unless said otherwise (A4/Letter, 9-11 pt body text).
@@ -58,10 +47,11 @@ def read_pdf(path: Path, pdf: Any) -> tuple[dict[str, Any], list[PageData]]:
         raw_pages = list(pdf.pages)
     except Exception as exc:  # encryption and broken trees surface here, not at open
         raise IngestError(str(path), _open_error_message(exc)) from exc
+    fonts = font_facts(pdf)
     pages = []
     for number, page in enumerate(raw_pages, start=1):
         try:
-            pages.append(_read_page(page, number))
+            pages.append(_read_page(page, number, fonts))
         except Exception as exc:  # one broken page must not sink the paper
             log.warning("%s: page %d unreadable (%s); skipped", path, number, exc)
     if not pages:
@@ -154,7 +144,7 @@ def _fast_objects(page: Any) -> dict[str, list[dict[str, Any]]]:
     return objects
 
 
-def _read_page(page: Any, number: int) -> PageData:
+def _read_page(page: Any, number: int, fonts: FontFacts) -> PageData:
     """Words (with font facts) and graphic boxes of one page, detached from pdfplumber."""
     height = float(page.height)
     if page.pdf.laparams is None and not hasattr(page, "_objects"):
@@ -169,16 +159,16 @@ def _read_page(page: Any, number: int) -> PageData:
         use_text_flow=False,
         return_chars=True,
     )
-    words = [w for w in (_make_word(r, height) for r in raw if r.get("upright", True)) if w]
+    words = [w for w in (_make_word(r, height, fonts) for r in raw if r.get("upright", True)) if w]
     graphics = []
     for obj in [*page.images, *page.rects, *page.lines, *page.curves]:
         graphics.append((float(obj["x0"]), float(obj["top"]), float(obj["x1"]), float(obj["bottom"])))
     return PageData(number, float(page.width), float(page.height), words, graphics)
 
 
-def _make_word(raw: dict[str, Any], height: float) -> Word | None:
+def _make_word(raw: dict[str, Any], height: float, fonts: FontFacts) -> Word | None:
     """A Word from pdfplumber's word with its characters; None for an empty one."""
-    chars = _without_note_mark([c for c in raw["chars"] if not c["text"].isspace()], height)
+    chars = _without_note_mark([c for c in raw["chars"] if not c["text"].isspace()], height, fonts)
     text = _word_text(chars)
     if not chars or not text:
         return None
@@ -191,13 +181,13 @@ def _make_word(raw: dict[str, Any], height: float) -> Word | None:
         bottom=float(raw["bottom"]),
         size=sizes.most_common(1)[0][0],
         n_chars=len(chars),
-        n_bold=sum(_font_kind(c.get("fontname", ""))[0] for c in chars),
-        n_math=sum(_font_kind(c.get("fontname", ""))[1] for c in chars),
+        n_bold=sum(fonts.kind(c.get("fontname", ""))[0] for c in chars),
+        n_math=sum(fonts.char_is_math(c["text"], c.get("fontname", "")) for c in chars),
         base=statistics.median(height - float(c["matrix"][5]) for c in chars),
     )
 
 
-def _without_note_mark(chars: list[dict[str, Any]], height: float) -> list[dict[str, Any]]:
+def _without_note_mark(chars: list[dict[str, Any]], height: float, fonts: FontFacts) -> list[dict[str, Any]]:
     """The word without a footnote mark glued after its punctuation ("embeddings.15",
     "paper:5"): one or two digits set smaller and raised, not in a math font. The footnote
     itself is read at the foot of the column; in the sentence the mark is noise (and it hid
@@ -214,7 +204,7 @@ def _without_note_mark(chars: list[dict[str, Any]], height: float) -> list[dict[
     if all(
         float(c["size"]) < 0.8 * main
         and height - float(c["matrix"][5]) < base - 0.2 * main
-        and not _font_kind(c.get("fontname", ""))[1]
+        and not fonts.kind(c.get("fontname", ""))[1]
         for c in mark
     ):
         return chars[:k]
@@ -237,12 +227,6 @@ def _word_text(chars: list[dict[str, Any]]) -> str:
             j = min(options, key=lambda j: abs(centre[j] - centre[i]))
             texts[j], texts[i] = compose(texts[j], t), ""
     return CID_RE.sub("", "".join(texts)).strip()
-
-
-@functools.lru_cache(maxsize=512)
-def _font_kind(fontname: str) -> tuple[bool, bool]:
-    """(bold, math) for a font name; cached because it is asked once per character."""
-    return bool(_BOLD_FONT_RE.search(fontname)), bool(_MATH_FONT_RE.search(fontname))
 
 
 def document_style(pages: list[PageData], lines_per_page: list[list[Line]]) -> Style:

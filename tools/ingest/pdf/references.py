@@ -158,3 +158,45 @@ def _venue_of(line: str) -> str | None:
         if re.search(pattern, line):
             return venue
     return None
+
+
+# An entry's first line: a label ("[12]", "12.", "12"), or names before a year.
+_LABEL_RE = re.compile(r"^\s*(?:\[(?P<b>\d{1,3})\]|(?P<n>\d{1,3})[.)]?)\s+\S")
+_NAME_START_RE = re.compile(
+    r"^(?:[A-Z][\w'’\-]+,\s*(?:[A-Z]\.|[A-Z][a-z]+)|(?:[A-Z]\.\s?){1,3}[A-Z][\w'’\-]+|[A-Z][\w'’\-]+\s+[A-Z]{1,3}\b[,.]?"
+    r"|[A-Z][a-z]+\s+(?:[A-Z]\.\s+)?[A-Z][\w'’\-]+,)"
+)
+
+
+def entry_label(text: str) -> int | None:
+    """The number an entry's first line opens with ('[12] ...', '12. ...'), else None."""
+    m = _LABEL_RE.match(text)
+    if not m:
+        return None
+    return int(m.group("b") or m.group("n"))
+
+
+def bibliography_shape(texts: Sequence[str]) -> bool:
+    """Do these lines (the first ones after a 'References' heading) read as bibliography
+    entries: numbered ('[1]', '1.') in order, or opening with names and carrying years? A
+    'References' subsection of the body (prose about references) does not."""
+    texts = [t for t in texts if t.strip()][:20]
+    if not texts:
+        return False
+    labels = [n for n in (entry_label(t) for t in texts) if n is not None]
+    if len(labels) >= 2 and labels == sorted(labels) and labels[0] <= 3:
+        return True
+    years = sum(bool(_ANY_YEAR_RE.search(t)) for t in texts)
+    names = sum(bool(_NAME_START_RE.match(t)) for t in texts)
+    return years >= min(3, len(texts)) and names >= min(2, len(texts))
+
+
+def numbered_list_starts(texts: Sequence[str]) -> bool:
+    """Does an unheaded numbered bibliography start at texts[0] ('[1] A. Author, ...' then
+    '[2]', '[3]' at line starts, with years): APS papers print no 'References' heading."""
+    if entry_label(texts[0]) != 1 or not texts[0].lstrip().startswith("["):
+        return False
+    labels = [entry_label(t) for t in texts[:16]]
+    seen = [n for n in labels if n is not None]
+    years = sum(bool(_ANY_YEAR_RE.search(t)) for t in texts[:16])
+    return seen[:3] == [1, 2, 3] and years >= 2
