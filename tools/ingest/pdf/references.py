@@ -164,7 +164,7 @@ def _venue_of(line: str) -> str | None:
 _LABEL_RE = re.compile(r"^\s*(?:\[(?P<b>\d{1,3})\]|(?P<n>\d{1,3})[.)]?)\s+\S")
 _NAME_START_RE = re.compile(
     r"^(?:[A-Z][\w'’\-]+,\s*(?:[A-Z]\.|[A-Z][a-z]+)|(?:[A-Z]\.\s?){1,3}[A-Z][\w'’\-]+|[A-Z][\w'’\-]+\s+[A-Z]{1,3}\b[,.]?"
-    r"|[A-Z][a-z]+\s+(?:[A-Z]\.\s+)?[A-Z][\w'’\-]+,)"
+    r"|[A-Z][a-z]+\s+(?:[A-Z]\.\s+)?[A-Z][\w'’\-]+(?:,|\.|\s+and\s+[A-Z]))"
 )
 
 
@@ -188,7 +188,8 @@ def bibliography_shape(texts: Sequence[str]) -> bool:
         return True
     years = sum(bool(_ANY_YEAR_RE.search(t)) for t in texts)
     names = sum(bool(_NAME_START_RE.match(t)) for t in texts)
-    return years >= min(3, len(texts)) and names >= min(2, len(texts))
+    # a short list (two entries, one wrapped) carries a year on every other line at least
+    return years >= min(3, (len(texts) + 1) // 2) and names >= min(2, len(texts))
 
 
 def numbered_list_starts(texts: Sequence[str]) -> bool:
