@@ -188,26 +188,31 @@ def server_problem(url: str) -> str | None:
 
 
 def serve_until_stopped(cmd: list[str], env: dict[str, str]) -> int:
-    """Run the server and wait; Ctrl-C or a SIGTERM to litloop stops the server too (a bare
-    subprocess.call would leave it running, holding the port, when litloop is terminated)."""
+    """Run the server and wait; Ctrl-C (SIGINT) or a SIGTERM to litloop stops the server, and
+    with it the embedded model it started (a bare subprocess.call would leave it running,
+    holding the port, when litloop is terminated). SIGINT gets its handler here even where
+    litloop was started with it ignored (`litloop ui &` in a script): Ctrl-C must stop the chat."""
     import signal
 
     proc = subprocess.Popen(cmd, env=env)
 
     def stop(_signum, _frame) -> None:
-        proc.terminate()
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        proc.wait(timeout=30)
-        return 0
-    finally:
-        signal.signal(signal.SIGTERM, previous)
         if proc.poll() is None:
-            proc.kill()
+            proc.terminate()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        code = proc.wait()
+        return 0 if code in (-signal.SIGTERM, -signal.SIGINT) else code
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 # ----------------------------------------------------------------------------- chat

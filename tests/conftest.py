@@ -6,6 +6,7 @@ import ipaddress
 import json
 import os
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -103,9 +104,9 @@ PAPERS = [
 ]
 
 
-def build_papers_index(folder: Path, extra: tuple = ()) -> Path:
+def build_papers_index(folder: Path, extra: tuple = (), extra_sources: Sequence[Path] = ()) -> Path:
     """A real index (BM25, Chroma, embedder, citation graph) of PAPERS and the `extra` papers
-    (tuples as in PAPERS), built in `folder`."""
+    (tuples as in PAPERS), and of `extra_sources` (folders of PDFs, other files), built in `folder`."""
     from agent.settings import get_settings
     from tools.index import build_index
 
@@ -114,7 +115,7 @@ def build_papers_index(folder: Path, extra: tuple = ()) -> Path:
         for p, t, a, r in (*PAPERS, *extra)
     ]
     (folder / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    build_index([folder / "papers.jsonl"], folder / "idx", get_settings())
+    build_index([folder / "papers.jsonl", *extra_sources], folder / "idx", get_settings())
     return folder / "idx"
 
 

@@ -15,12 +15,13 @@ the handshake's Host and Origin.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
 import zlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import streamlit as st
 
@@ -37,6 +38,7 @@ from agent.chat.session import (
     model_problem,
     start_demo,
 )
+from agent.chat.steps_web import MODEL_STARTING, STARTING, LiveTimeline, show_timeline
 
 ENDPOINT_HINT = (
     "Check the model endpoint in the sidebar (base URL and model name), or clear the base URL "
@@ -120,7 +122,7 @@ def endpoint_caption(base_url: str, model: str, api_key: str) -> str:
         key = "the configured key"
     else:
         key = "the key typed here" if api_key.strip() else "no key"
-    return f"Model: {model or 'default'} at {base_url} ({key})"
+    return f"Model: {model or 'default'} at {render.endpoint_host(base_url)} ({key})"
 
 
 def conversations(store: ChatStore | RemoteChat) -> None:
@@ -137,11 +139,11 @@ def conversations(store: ChatStore | RemoteChat) -> None:
     for t in threads[:30]:
         current = t["thread_id"] == st.session_state.get("thread")
         if st.button(
-            t["title"] or "(untitled)",
+            render.thread_label(t),
             key=f"thread-{t['thread_id']}",
             width="stretch",
             type="primary" if current else "secondary",
-            help=f"{t['turns']} question(s)",
+            help=render.plural(t["turns"], "question"),
         ):
             st.session_state.thread = t["thread_id"]
             st.rerun()
@@ -178,13 +180,16 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
             help="Registered corpora to search (several are fused; ids "
             "become CORPUS:ID). Empty: the index folder below.",
         )
-        index = st.text_input(
-            "Index folder",
-            value=str(s.index) if s.index else "",
-            key="index",
-            placeholder="empty: LITLOOP_INDEX or the demo index",
-            disabled=bool(corpora),
-        ).strip()
+        index = os.path.expanduser(
+            st.text_input(
+                "Index folder",
+                value=render.home_path(s.index) if s.index else "",
+                key="index",
+                placeholder="empty: the demo index",
+                help="An index folder (`litloop index build`); empty: LITLOOP_INDEX if set, else the demo index.",
+                disabled=bool(corpora),
+            ).strip()
+        )
         index_msg = None if corpora else index_problem(index or None, s)
         demo_missing = not corpora and not index and s.index is None and not demo_index_ready(s)
         if corpora:
@@ -197,7 +202,7 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
                 "CPU cores), or the first question will."
             )
         else:
-            st.caption(f"Searching {index or s.index or s.demo_index}")
+            st.caption(md(f"Searching {render.home_path(index or s.index or s.demo_index)}"))
 
         st.subheader("Preset")
         preset = st.selectbox(
@@ -231,7 +236,7 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
 
         st.divider()
         ls = langsmith_status()
-        tracing = f"Traces: {s.traces_dir}" if s.tracing.enabled else "Tracing is off"
+        tracing = f"Traces: {render.home_path(s.traces_dir)}" if s.tracing.enabled else "Tracing is off"
         st.caption(f"{tracing} · LangSmith: {ls}")
         if ls == "no key":
             st.warning(
@@ -261,36 +266,6 @@ def launch_corpora() -> list[str]:
 
 
 # ----------------------------------------------------------------------------- a turn
-
-
-class LiveTimeline:
-    """Expandable steps that fill in while the agent works (one `st.status` per stage)."""
-
-    def __init__(self) -> None:
-        self.timeline = render.Timeline()
-        self.boxes: dict[str, list] = {}
-
-    def add(self, ev: dict[str, Any]) -> None:
-        stage = self.timeline.add(ev)
-        if stage is None:
-            return
-        if stage.key not in self.boxes:
-            self.boxes[stage.key] = [st.status(md(stage.title), expanded=True, state="running"), 0]
-        box = self.boxes[stage.key]
-        with box[0]:
-            for line in stage.lines[box[1] :]:
-                st.markdown("- " + md(line))
-        box[1] = len(stage.lines)
-        box[0].update(label=md(stage.title), state="complete" if stage.done else "running", expanded=not stage.done)
-
-
-def show_timeline(events: list[dict[str, Any]], failed: bool = False) -> None:
-    stages = render.timeline_of(events).stages
-    for i, stage in enumerate(stages):
-        state: Literal["error", "complete"] = "error" if failed and i == len(stages) - 1 else "complete"
-        with st.status(md(stage.title), expanded=False, state=state):
-            for line in stage.lines:
-                st.markdown("- " + md(line))
 
 
 def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
@@ -335,7 +310,7 @@ def show_trace(trace_id: str | None) -> None:
     try:
         records = load_trace(trace_id)
     except (TraceNotFound, OSError):
-        st.caption(f"trace {render.short_id(trace_id)} is not in {settings().traces_dir}")
+        st.caption(md(f"trace {render.short_id(trace_id)} is not in {render.home_path(settings().traces_dir)}"))
         return
     with st.expander(f"Trace {render.short_id(trace_id)} · {len(records)} runs"):
         st.code(tree_text(records), language=None)
@@ -399,6 +374,8 @@ def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, An
     with st.chat_message("assistant"):
         live = LiveTimeline()
         try:
+            if not isinstance(store, RemoteChat):
+                start_model(live)
             if isinstance(store, RemoteChat):
                 ask_remote_turn(store, thread, question, on_event=live.add)
             else:
@@ -414,9 +391,25 @@ def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, An
         except TurnFailed:
             pass  # stored with its error; shown by the rerun below
         except (ValueError, ServerProblem) as exc:
+            live.done()
             st.error(md(str(exc)))
             return
     st.rerun()
+
+
+def start_model(live: LiveTimeline) -> None:
+    """With the embedded model, start it before the run, as a step of its own on the page (the
+    run would start it at its first model call, with nothing on the page saying so). A model
+    that cannot start is left to the run, whose error the turn keeps."""
+    from agent.local_model import LocalModelError, shared_server
+    from agent.models import backend_of
+
+    if backend_of(settings().llm) != "local":
+        return
+    live.waiting(MODEL_STARTING)
+    with contextlib.suppress(LocalModelError):
+        shared_server(settings())
+    live.waiting(STARTING)
 
 
 # ----------------------------------------------------------------------------- page

@@ -53,7 +53,35 @@ def listing(idx, view: View, what: str) -> Listing:
         record = cites_record(idx, what) if view == "cites" else refs_record(idx, what)
     except UnknownPaper as exc:
         raise CannotFollow(str(exc)) from None
+    for c in contexts_of(view, record):
+        c["cite_in_sentence"] = cite_in_sentence(idx, c)
     return Listing(view, what, record, rows_of(view, record))
+
+
+def contexts_of(view: View, record: dict[str, Any]) -> list[dict[str, Any]]:
+    if view == "cites":
+        return [x for w in record["works"] for c in w["citing"] for x in c["contexts"]]
+    return [x for r in record["references"] for x in r["contexts"]]
+
+
+def cite_in_sentence(idx, c: dict[str, Any]) -> list[int] | None:
+    """Where the citation sits in the context's `sentence`: its offsets are the chunk's, and the
+    sentence is the chunk's text with its whitespace runs made one space, so past a line break
+    or a double space they no longer match (the mark stopped short: "Beltagy et al. (2019").
+    None when the chunk or the citation in it is not found."""
+    from tools.retrieval.retrieve import chunk_of
+
+    try:
+        text = chunk_of(idx, c["chunk_id"]).text
+    except (KeyError, LookupError, ValueError):
+        return None
+    start, a, b = c.get("start", 0), c.get("cite_start", 0), c.get("cite_end", 0)
+    if not 0 <= start <= a < b <= len(text):
+        return None
+    surface = " ".join(text[a:b].split())
+    before = " ".join(text[start:a].split())
+    at = (c.get("sentence") or "").find(surface, max(0, len(before) - 1))
+    return [at, at + len(surface)] if surface and at >= 0 else None
 
 
 def rows_of(view: View, record: dict[str, Any]) -> list[Row]:
@@ -111,6 +139,8 @@ def marked_sentence(c: dict[str, Any]) -> str:
 
     s = c.get("sentence") or ""
     a, b = c.get("cite_start", 0) - c.get("start", 0), c.get("cite_end", 0) - c.get("start", 0)
+    if c.get("cite_in_sentence"):  # the offsets in the sentence itself (`cite_in_sentence`)
+        a, b = c["cite_in_sentence"]
     if not 0 <= a < b <= len(s):
         return html.escape(s)
     return html.escape(s[:a]) + "<mark>" + html.escape(s[a:b]) + "</mark>" + html.escape(s[b:])

@@ -11,6 +11,7 @@ agent/queries.py), read from the index the sidebar names. Where that index is no
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import streamlit as st
@@ -47,24 +48,24 @@ def show_links(citation: dict[str, Any], key: str, server: str | None = None) ->
         st.caption(md(f"Citations of this paper are not available: {exc}"))
         return
     trail = st.session_state.setdefault(f"trail-{key}", [])
-    left, right = st.columns(2)
     n_refs = len(refs.record["references"])
-    left.button(
-        f"Cited by {len(cites.rows)}",
-        key=f"{key}-cites",
-        on_click=_start,
-        args=(key, "cites", paper),
-        disabled=not cites.rows,
-        help="The papers that cite this one, with the sentences that cite it.",
-    )
-    right.button(
-        f"References ({n_refs})",
-        key=f"{key}-refs",
-        on_click=_start,
-        args=(key, "refs", paper),
-        disabled=not n_refs,
-        help="What this paper cites, each reference with the sentences that cite it.",
-    )
+    with st.container(horizontal=True):
+        st.button(
+            f"Cited by ({len(cites.rows)})",
+            key=f"{key}-cites",
+            on_click=_start,
+            args=(key, "cites", paper),
+            disabled=not cites.rows,
+            help="The papers that cite this one, with the sentences that cite it.",
+        )
+        st.button(
+            f"References ({n_refs})",
+            key=f"{key}-refs",
+            on_click=_start,
+            args=(key, "refs", paper),
+            disabled=not n_refs,
+            help="What this paper cites, each reference with the sentences that cite it.",
+        )
     if trail:
         view, what = trail[-1]
         try:
@@ -84,7 +85,7 @@ def _server_url() -> str | None:
 def _index() -> tuple[Any, tuple]:
     """The index the sidebar names (its corpora, else its folder, else LITLOOP_INDEX or the demo),
     and what names it."""
-    index = (st.session_state.get("index") or "").strip() or None
+    index = os.path.expanduser((st.session_state.get("index") or "").strip()) or None  # `~/...` as shown
     corpora = list(st.session_state.get("corpora") or [])
     named = (None if corpora else index, tuple(corpora))
     return cites_view.open_index(named[0], corpora), named
@@ -98,6 +99,19 @@ def _listing(idx: tuple[Any, tuple], view: View, what: str) -> Listing:
     if k not in cache:
         cache[k] = cites_view.listing(idx[0], view, what)
     return cache[k]
+
+
+PAGE_ROWS = 10  # rows of a panel shown at once; "Show more" adds as many
+CONTEXTS_SHOWN = 3  # citing sentences shown under a row; the rest are counted
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word if n == 1 else word + 's'}"
+
+
+def _more(key: str, depth: int) -> None:
+    k = f"rows-{key}-{depth}"
+    st.session_state[k] = st.session_state.get(k, PAGE_ROWS) + PAGE_ROWS
 
 
 def _start(key: str, view: View, what: str) -> None:
@@ -124,61 +138,128 @@ def _panel(key: str, trail: list, shown: Listing) -> None:
         st.markdown(f"**Cited by:** {md(titles)}")
     else:
         st.markdown(f"**References of:** {md(shown.record['title'] or shown.record['paper_id'])}")
-    back, close = st.columns(2)
-    if depth > 1:
-        back.button("Back", key=f"{key}-back-{depth}", icon=":material/arrow_back:", on_click=_back, args=(key,))
-    close.button("Close", key=f"{key}-close-{depth}", on_click=_close, args=(key,))
+    st.caption(md(_counts(shown)))
+    _nav(key, depth, "top")
     for note in shown.record["notes"]:
         st.warning(md(note))
+    limit = st.session_state.get(f"rows-{key}-{depth}", PAGE_ROWS)
+    shown_rows = (
+        _citing_rows(key, depth, shown, limit) if shown.view == "cites" else _reference_rows(key, depth, shown, limit)
+    )
+    if shown_rows[0] < shown_rows[1]:
+        st.button(
+            f"Show more ({shown_rows[0]} of {shown_rows[1]} shown)",
+            key=f"{key}-more-{depth}",
+            on_click=_more,
+            args=(key, depth),
+        )
+    _nav(key, depth, "end")
+
+
+def _nav(key: str, depth: int, where: str) -> None:
+    """*Back* (past the first listing) and *Close*, above the rows and again below them."""
+    end = "" if where == "top" else "-end"
+    with st.container(horizontal=True):
+        if depth > 1:
+            st.button("Back", key=f"{key}-back-{depth}{end}", icon=":material/arrow_back:", on_click=_back, args=(key,))
+        st.button("Close", key=f"{key}-close-{depth}{end}", icon=":material/close:", on_click=_close, args=(key,))
+
+
+def _counts(shown: Listing) -> str:
+    """The panel's counts, shown before its rows: `2 papers cite it, in 4 sentences`."""
     if shown.view == "cites":
-        _citing_rows(key, depth, shown)
-    else:
-        _reference_rows(key, depth, shown)
+        papers = len(shown.rows)
+        sentences = sum(len(c["contexts"]) for w in shown.record["works"] for c in w["citing"])
+        return f"{plural(papers, 'paper')} {'cites' if papers == 1 else 'cite'} it, in {plural(sentences, 'sentence')}"
+    refs = shown.record["references"]
+    in_text = sum(1 for r in refs if r["contexts"])
+    in_index = sum(1 for r in refs if r.get("kind") == "paper")
+    return f"{plural(len(refs), 'reference')}: {in_text} cited in a sentence, {in_index} in the index"
 
 
-def _citing_rows(key: str, depth: int, shown: Listing) -> None:
+def _citing_rows(key: str, depth: int, shown: Listing, limit: int) -> tuple[int, int]:
+    """The first `limit` citing papers; (shown, in all)."""
     n = 0
     for w in shown.record["works"]:
-        n_contexts = sum(len(c["contexts"]) for c in w["citing"])
-        st.caption(md(f"{w['title'] or w['target']}: cited by {len(w['citing'])} paper(s), {n_contexts} sentence(s)"))
+        if len(shown.record["works"]) > 1:
+            n_contexts = sum(len(c["contexts"]) for c in w["citing"])
+            st.caption(
+                md(
+                    f"{w['title'] or w['target']}: cited by {plural(len(w['citing']), 'paper')}, "
+                    f"{plural(n_contexts, 'sentence')}"
+                )
+            )
         for c in w["citing"]:
             n += 1
+            if n > limit:
+                continue
             year = f" ({c['year']})" if c["year"] else ""
             st.markdown(f"**{n}. {md(c['title'] or c['paper_id'])}**{md(year)} · `{c['paper_id']}`")
             if not c["contexts"]:
                 st.caption("A reference the source gives without text: no citing sentence.")
             _contexts(c["contexts"])
             _follow_buttons(key, depth, n, shown.rows[n - 1])
+    return min(n, limit), n
 
 
-def _reference_rows(key: str, depth: int, shown: Listing) -> None:
-    without = []
-    for n, (r, row) in enumerate(zip(shown.record["references"], shown.rows, strict=True), start=1):
+def _reference_rows(key: str, depth: int, shown: Listing, limit: int) -> tuple[int, int]:
+    """The first `limit` references cited in a sentence or in the index, then one line naming
+    the others; (shown, in all)."""
+    without, listed = [], 0
+    rows = list(enumerate(zip(shown.record["references"], shown.rows, strict=True), start=1))
+    for n, (r, row) in rows:
         if not r["contexts"] and row.kind != "paper":
             without.append(f"{n}. {row.title}")
+            continue
+        listed += 1
+        if listed > limit:
             continue
         year = f" ({r['year']})" if r["year"] else ""
         where = f"`{r['target']}`" if r["target"] else "unresolved"
         st.markdown(f"**{n}. {md(row.title)}**{md(year)} · {where}")
         _contexts(r["contexts"])
         _follow_buttons(key, depth, n, row)
-    if without:
-        st.caption(md(f"{len(without)} more reference(s) the text does not cite in a sentence: " + "; ".join(without)))
+    if without and listed <= limit:
+        st.caption(
+            md(f"{plural(len(without), 'more reference')} the text does not cite in a sentence: " + "; ".join(without))
+        )
+    return min(listed, limit), listed
 
 
 def _contexts(contexts: list[dict[str, Any]]) -> None:
-    for c in contexts:
+    for c in contexts[:CONTEXTS_SHOWN]:
         cue = f" ({c['cue']})" if c.get("cue") else ""
         st.markdown(f"*{md(c['intent'])}*{md(cue)} · {md(cites_view.context_where(c))} · `{c['chunk_id']}`")
         # the sentence with the citation marked (escaped: paper text is data)
         st.markdown(f"<div class='litloop-chunk'>{cites_view.marked_sentence(c)}</div>", unsafe_allow_html=True)
+    if len(contexts) > CONTEXTS_SHOWN:
+        st.caption(f"… and {plural(len(contexts) - CONTEXTS_SHOWN, 'more sentence')} (`litloop cites` lists them all)")
 
 
 def _follow_buttons(key: str, depth: int, n: int, row: cites_view.Row) -> None:
-    """Buttons that go on from a row: who cites it, and (a paper of the index) what it cites."""
+    """Buttons that go on from a row, with their counts as on the citation: who cites it, and
+    (a paper of the index) what it cites; a count of 0 greys its button."""
     if row.target is None:
         return
-    left, right = st.columns(2)
-    left.button("Cited by", key=f"{key}-{depth}-{n}-cites", on_click=_push, args=(key, "cites", row.target))
-    if row.kind == "paper":
-        right.button("References", key=f"{key}-{depth}-{n}-refs", on_click=_push, args=(key, "refs", row.target))
+    try:
+        idx = _index()
+        cited_by = len(_listing(idx, "cites", row.target).rows)
+        refs = len(_listing(idx, "refs", row.target).record["references"]) if row.kind == "paper" else 0
+    except CannotFollow:
+        return
+    with st.container(horizontal=True):
+        st.button(
+            f"Cited by ({cited_by})",
+            key=f"{key}-{depth}-{n}-cites",
+            on_click=_push,
+            args=(key, "cites", row.target),
+            disabled=not cited_by,
+        )
+        if row.kind == "paper":
+            st.button(
+                f"References ({refs})",
+                key=f"{key}-{depth}-{n}-refs",
+                on_click=_push,
+                args=(key, "refs", row.target),
+                disabled=not refs,
+            )

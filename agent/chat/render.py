@@ -42,7 +42,7 @@ class Timeline:
                 self._round.done = True
             self._round = Stage(f"round-{self._round_no}", self._round_title("searching…"))
             self.stages.append(self._round)
-            subs = ev.get("subqueries") or []
+            subs = list(dict.fromkeys(q for q in (as_typed(s) for s in ev.get("subqueries") or []) if q))
             self._round.lines.append("Subqueries: " + ("; ".join(subs) if subs else "(none new)"))
             return self._round
         if node in ("search", "rerank", "verify") and self._round is not None:
@@ -57,7 +57,7 @@ class Timeline:
             else:
                 relevant = ev.get("relevant") or []
                 read.lines.append(f"Papers read: {ev.get('papers_read', 0)}; relevant: {', '.join(relevant) or '-'}")
-                read.title = f"Read {ev.get('papers_read', 0)} papers, {len(relevant)} relevant"
+                read.title = f"Read {plural(ev.get('papers_read', 0), 'paper')}, {len(relevant)} relevant"
                 read.done = True
             return read
         if node == "synthesize":
@@ -113,6 +113,57 @@ class Timeline:
         return r
 
 
+def as_typed(query: str) -> str:
+    """A subquery as the user would read it: without the conversation block a follow-up carries
+    (`agent.chat.session.contextualise`; a preset with no LLM decomposition searches for the
+    question as asked, block included)."""
+    from agent.chat.session import FOLLOW_UP_HEADER
+
+    return " ".join(str(query).split(FOLLOW_UP_HEADER, 1)[0].split())
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 paper`, `2 papers` (`many` for an irregular plural)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+def home_path(path: object) -> str:
+    """A path as the user reads it: under their home folder as `~/...` (no machine's absolute
+    home path on the page)."""
+    import os
+
+    text = str(path)
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if home and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
+
+
+def endpoint_host(base_url: str) -> str:
+    """Where a model endpoint is, without its port or path: `api.openai.com`, or `a server on
+    this machine` for a loopback address."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(base_url if "//" in base_url else "//" + base_url).hostname or base_url
+    if host in ("localhost", "::1") or host.startswith("127."):
+        return "a server on this machine"
+    return host
+
+
+def thread_label(t: dict[str, Any]) -> str:
+    """A conversation's button in the list: its first question and when it was last used
+    (`Which papers use CRFs? · 4 Dec 03:12`), so two with the same question differ."""
+    from datetime import datetime
+
+    title = t.get("title") or "(untitled)"
+    when = t.get("updated") or t.get("created")
+    try:
+        at = datetime.fromtimestamp(when) if isinstance(when, int | float) else datetime.fromisoformat(str(when))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return title
+    return f"{title} · {at.astimezone().strftime('%d %b %H:%M')}"
+
+
 def timeline_of(events: list[dict[str, Any]]) -> Timeline:
     t = Timeline()
     for ev in events:
@@ -143,21 +194,11 @@ def dropped_lines(answer: dict[str, Any]) -> list[str]:
 
 def highlighted_chunk(c: dict[str, Any]) -> str:
     """A citation's chunk as HTML, every character escaped (paper text is data), with the quoted
-    sentences inside <mark> at their offsets; the quote alone when the chunk text is absent."""
-    import html
+    sentences inside <mark> at their offsets (a table chunk as a table: agent/chat/chunk_html.py);
+    the quote alone when the chunk text is absent."""
+    from agent.chat.chunk_html import chunk_html
 
-    text = c.get("chunk_text") or ""
-    spans = sorted((s["start"], s["end"]) for s in c.get("sentences") or [] if s["end"] <= len(text))
-    if not text or not spans:
-        return html.escape(c.get("quote") or "")
-    out, pos = [], 0
-    for start, end in spans:
-        if start < pos:
-            continue
-        out += [html.escape(text[pos:start]), "<mark>", html.escape(text[start:end]), "</mark>"]
-        pos = end
-    out.append(html.escape(text[pos:]))
-    return "".join(out).replace("\n", "<br>")
+    return chunk_html(c)
 
 
 def error_lines(errors: list[dict[str, Any]], limit: int = 6) -> list[str]:
@@ -186,7 +227,7 @@ def totals_line(totals: dict[str, Any], trace_id: str | None = None) -> str:
     if totals.get("rounds"):
         bits.append(f"{totals['rounds']} round{'s' if totals['rounds'] != 1 else ''}")
     if "llm_calls" in totals:
-        bits.append(f"{totals['llm_calls']} LLM calls")
+        bits.append(plural(totals["llm_calls"], "LLM call"))
         bits.append(f"{totals.get('input_tokens', 0):,} + {totals.get('output_tokens', 0):,} tokens")
     if totals.get("seconds") is not None:
         bits.append(f"{totals['seconds']:.1f} s")

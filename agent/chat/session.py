@@ -423,10 +423,12 @@ def start_demo(settings: Settings | None = None, *, with_model: bool = True) -> 
     done = []
     was_ready = demo_index_ready(settings)
     path = ensure_demo_index(settings)
-    done.append(f"demo index {'ready' if was_ready else 'built'} at {path}")
+    from agent.chat.render import home_path
+
+    done.append(f"demo index {'ready' if was_ready else 'built'} at {home_path(path)}")
     if with_model and backend_of(settings.llm) == "local":
         from agent.local_model import shared_server
 
-        server = shared_server(settings)
-        done.append(f"embedded model serving at {server.base_url}")
+        shared_server(settings)
+        done.append("embedded model: ready")
     return done

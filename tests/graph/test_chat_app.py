@@ -268,7 +268,7 @@ def test_a_citation_opens_its_citers_and_references_and_goes_back(cites_chat_env
     ask(at, BUILD_ON)
     # nobody in the index cites SPECTER; it has 57 references
     cited_by = _button(at, ":1-1-cites")
-    assert cited_by.label == "Cited by 0" and cited_by.disabled
+    assert cited_by.label == "Cited by (0)" and cited_by.disabled
     refs = _button(at, ":1-1-refs")
     assert refs.label == "References (57)" and not refs.disabled
     refs.click().run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import build_papers_index
-from tests.openai_stub import OpenAIStub
+from tests.conftest import DEMO_PDFS, build_papers_index
+from tests.openai_stub import OpenAIStub, ids_with, literature_reply
 from tests.served import free_port, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -36,6 +37,31 @@ CHROMIUM_FLAGS = [
     "--no-first-run",
 ]
 QUESTION = "Which sequence labelling models use conditional random fields, and what F1 do they reach?"
+FOLLOW_UP = "and what does S2ORC-SciBERT reach on PaperField?"
+S2ORC = "2020.acl-main.447"  # a demo PDF: 55 references, Table 5 cites Beltagy et al. (2019) per row
+# what a page must never show: an address with a port (the embedded model's, the stub's)
+ADDRESS = re.compile(r"(?:127\.0\.0\.1|localhost|0\.0\.0\.0):\d+|https?://[^\s/]+:\d+")
+
+
+def chat_reply(role: str, body: dict, prompt: str) -> dict:
+    """The tests' literature answers, and for the follow-up on S2ORC (the question comes first in
+    every prompt) a claim that cites the PaperField row of its Table 5: a table chunk."""
+    if FOLLOW_UP.split("reach")[0] not in prompt:
+        return literature_reply(role, body, prompt)
+    if role == "decompose":
+        return {"subqueries": ["S2ORC-SciBERT PaperField results"]}
+    if role == "verify":
+        papers = re.findall(r"PAPER (\S+):", prompt)
+        return {"evidence_papers": [p for p in papers if p == S2ORC], "sufficient": S2ORC in papers, "missing": ""}
+    if role == "read":
+        paper = re.search(r"PAPER (\S+):", prompt)
+        relevant = paper is not None and paper.group(1) == S2ORC
+        return {"sentences": ids_with(prompt, "PaperField")[:1] if relevant else [], "relevant": relevant}
+    if role == "synthesize":
+        row = [i for i in ids_with(prompt, "PaperField") if i in ids_with(prompt, "65.99")][:1]
+        claims = [{"text": "S2ORC-SciBERT reaches 65.99 on PaperField.", "sentences": row}] if row else []
+        return {"claims": claims, "insufficient_evidence": not row}
+    return literature_reply(role, body, prompt)
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -70,25 +96,40 @@ def browser_prereqs():
 
 
 @pytest.fixture(scope="module")
-def small_index(tmp_path_factory):
+def home(tmp_path_factory):
+    """The UI's home folder, which holds its index and its data folder (`~/litloop-data`, as the
+    README's screenshot shows): the page must show them as `~/...`."""
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module")
+def small_index(home):
     """Its own index, not the graph tier's `graph_index`: that one may be held open by this
-    process while the UI's server process opens this one."""
-    return build_papers_index(tmp_path_factory.mktemp("browser-corpus"))
+    process while the UI's server process opens this one. The small corpus and the S2ORC PDF
+    (many references, tables)."""
+    import shutil as sh
+
+    corpus = home / "corpus"
+    pdfs = corpus / "pdfs"
+    pdfs.mkdir(parents=True)
+    for suffix in (".pdf", ".meta.json"):
+        sh.copy(DEMO_PDFS / f"{S2ORC}{suffix}", pdfs / f"{S2ORC}{suffix}")
+    return build_papers_index(corpus, extra_sources=[pdfs])
 
 
 @pytest.fixture
-def running_ui(browser_prereqs, small_index, tmp_path):
-    with OpenAIStub(delays={"synthesize": 2.0}) as stub:
+def running_ui(browser_prereqs, small_index, home, tmp_path):
+    with OpenAIStub(chat_reply, delays={"synthesize": 2.0}) as stub:
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
         env.update(
             {
-                "LITLOOP_DATA_DIR": str(tmp_path / "data"),
+                "LITLOOP_DATA_DIR": str(home / "litloop-data"),
                 "LITLOOP_LLM__BASE_URL": stub.base_url,
                 "LITLOOP_LLM__MODEL": "stub-model",
                 "LITLOOP_LLM__MAX_RETRIES": "0",
                 "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-                "HOME": str(tmp_path / "home"),
+                "HOME": str(home),
             }
         )
         log = (tmp_path / "ui.log").open("w")
@@ -101,20 +142,71 @@ def running_ui(browser_prereqs, small_index, tmp_path):
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # as a script's background job starts it: SIGINT ignored, which Ctrl-C must still stop
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
         )
         url = f"http://127.0.0.1:{port}"
         try:
             wait_healthy(url, proc)
-            yield printed_url(tmp_path / "ui.log", port), stub, tmp_path
+            yield printed_url(tmp_path / "ui.log", port), stub, tmp_path, proc
         finally:
             stop(proc, timeout=20)
             log.close()
 
 
-def test_ask_in_the_browser_shows_cited_answer(running_ui):
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (from /proc): the UI's Streamlit server, a model server it started."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def page_problems(page, home: Path) -> list[str]:
+    """Text on the page (and in its inputs) that shows the home folder's absolute path or an
+    address with a port."""
+    text = page.inner_text("body")
+    values = page.locator("input, textarea").evaluate_all("els => els.map(e => e.value)")
+    bad = [f"the home folder {home} in: {line}" for line in text.splitlines() if str(home) in line]
+    bad += [f"the home folder {home} in an input: {v}" for v in values if str(home) in v]
+    return bad + [f"an address with a port: {m}" for m in ADDRESS.findall(text)]
+
+
+def progress_within(page, seconds: float, steps_before: int) -> bool:
+    """Whether a running step shows within `seconds` of sending: the starting status, or one
+    more round than the page showed before."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if page.get_by_text("Starting: opening the index", exact=False).count() or (
+            page.get_by_text(re.compile(r"^Round 1/")).count() > steps_before
+        ):
+            return True
+        page.wait_for_timeout(100)
+    return False
+
+
+def test_ask_and_follow_up_in_the_browser(running_ui, home):
     from playwright.sync_api import expect, sync_playwright
 
-    url, stub, tmp_path = running_ui
+    url, stub, tmp_path, proc = running_ui
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
         try:
@@ -125,9 +217,10 @@ def test_ask_in_the_browser_shows_cited_answer(running_ui):
             page.goto(url, wait_until="domcontentloaded")
             box = page.get_by_placeholder("Ask about the literature…")
             expect(box).to_be_visible(timeout=60_000)
-            expect(page.get_by_text("Searching ", exact=False).first).to_be_visible(timeout=30_000)
+            expect(page.get_by_text("Searching ~/corpus/idx", exact=False).first).to_be_visible(timeout=30_000)
             box.fill(QUESTION)
             box.press("Enter")
+            assert progress_within(page, 2.0, 0), "no progress shown within 2 s of sending the question"
             # live: the first round's step shows while the agent still works
             expect(page.get_by_text("Round 1/3", exact=False).first).to_be_visible(timeout=120_000)
             assert page.get_by_text("Conditional random fields reach 95.7 F1", exact=False).count() == 0
@@ -153,8 +246,48 @@ def test_ask_in_the_browser_shows_cited_answer(running_ui):
             if os.environ.get("LITLOOP_UPDATE_SCREENSHOT") == "1":
                 SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
                 SCREENSHOT.write_bytes(shot.read_bytes())
+
+            # the follow-up: progress at once, the user's words in its steps, a table cited
+            rounds_before = page.get_by_text(re.compile(r"^Round 1/")).count()
+            box.fill(FOLLOW_UP)
+            box.press("Enter")
+            assert progress_within(page, 2.0, rounds_before), "no progress shown within 2 s of the follow-up"
+            answer = page.get_by_text("S2ORC-SciBERT reaches 65.99 on PaperField [1]", exact=False).first
+            expect(answer).to_be_visible(timeout=300_000)
+            page.get_by_text(re.compile(r"^Round 1/")).last.click()
+            expect(page.get_by_text("Subqueries: S2ORC-SciBERT PaperField results", exact=False).first).to_be_visible()
+            assert "Earlier in this conversation" not in page.inner_text("body")
+            evidence = page.get_by_text(re.compile(r"^\[1\] S2ORC")).last
+            evidence.click()
+            table = page.locator("table.litloop-table").last
+            expect(table).to_be_visible()
+            expect(table.locator("mark", has_text="PaperField").first).to_be_visible()
+            # its References: counts first, at most 10 rows, then "Show more"
+            page.get_by_role("button", name=re.compile(r"^References \(\d+\)")).last.click()
+            expect(page.get_by_text("References of:", exact=False).first).to_be_visible(timeout=60_000)
+            more = page.get_by_role("button", name=re.compile(r"^Show more \(10 of \d+ shown\)"))
+            expect(more).to_be_visible()
+            rows = page.locator("strong").filter(has_text=re.compile(r"^\d+\. "))
+            assert 0 < rows.count() <= 10, rows.all_inner_texts()
+            marks = [m for m in page.locator("mark").all_inner_texts() if m.strip()]
+            assert any(m.rstrip().endswith(")") for m in marks), marks
+            unclosed = [m for m in marks if m.count("(") != m.count(")") or m.count("[") != m.count("]")]
+            assert not unclosed, unclosed  # a highlight never stops before its closing parenthesis
+            expect(page.get_by_role("button", name="Close").last).to_be_visible()
+            problems = page_problems(page, home)
+            assert not problems, problems
         finally:
             browser.close()
     assert shot.stat().st_size > 10_000
-    traces = list((tmp_path / "data" / "traces").glob("*.jsonl"))
-    assert len(traces) == 1  # the answer has its trace
+    traces = list((home / "litloop-data" / "traces").glob("*.jsonl"))
+    assert len(traces) == 2  # each answer has its trace
+    # Ctrl-C stops the UI and every process it started (its server, a model server), even with
+    # SIGINT ignored at its start
+    below = descendants(proc.pid)
+    assert below, "litloop ui runs no server process"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 0
+    deadline = time.monotonic() + 30
+    while any(alive(pid) for pid in below) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in below if alive(pid)], "processes outlived litloop ui after Ctrl-C"

@@ -421,7 +421,10 @@ def test_trace_show_prints_a_run_stopped_before_its_root_ended(tmp_path, monkeyp
     assert json.loads(listed.stdout)[0]["status"] == "incomplete"
 
 
-def test_terminating_litloop_ui_stops_its_server(tmp_path):
+@pytest.mark.parametrize("stop_with", ["SIGTERM", "SIGINT"])
+def test_terminating_litloop_ui_stops_its_server(tmp_path, stop_with):
+    """SIGTERM, and Ctrl-C's SIGINT even where litloop started with SIGINT ignored (a
+    background job of a script: Python then leaves it ignored unless litloop handles it)."""
     import os
     import signal
     import subprocess
@@ -434,14 +437,16 @@ def test_terminating_litloop_ui_stops_its_server(tmp_path):
         "import sys; from agent.cli_chat import serve_until_stopped; "
         f"sys.exit(serve_until_stopped([sys.executable, '-c', {server!r}], dict(__import__('os').environ)))"
     )
-    parent = subprocess.Popen([sys.executable, "-c", wrapper])
+    parent = subprocess.Popen(
+        [sys.executable, "-c", wrapper], preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
+    )
     deadline = time.time() + 60
     while not pid_file.exists() or not pid_file.read_text():
         assert time.time() < deadline, "the server did not start"
         time.sleep(0.1)
     child = int(pid_file.read_text())
-    parent.send_signal(signal.SIGTERM)
-    parent.wait(timeout=30)
+    parent.send_signal(getattr(signal, stop_with))
+    assert parent.wait(timeout=30) == 0
     for _ in range(100):  # the child is gone (reaped by its parent), not left serving
         try:
             os.kill(child, 0)
