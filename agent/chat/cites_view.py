@@ -143,6 +143,9 @@ def marked_sentence(c: dict[str, Any]) -> str:
         a, b = c["cite_in_sentence"]
     if not 0 <= a < b <= len(s):
         return html.escape(s)
+    from agent.chat.chunk_html import close_brackets
+
+    b = close_brackets(s, a, b)  # "Beltagy et al. (2019" + ")": a mark never leaves its bracket open
     return html.escape(s[:a]) + "<mark>" + html.escape(s[a:b]) + "</mark>" + html.escape(s[b:])
 
 

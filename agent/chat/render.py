@@ -113,12 +113,14 @@ class Timeline:
         return r
 
 
+# the block `agent.chat.session.contextualise` appends to a follow-up question
+FOLLOW_UP_HEADER = "Earlier in this conversation (context for the question above; answer only the question above):"
+
+
 def as_typed(query: str) -> str:
     """A subquery as the user would read it: without the conversation block a follow-up carries
     (`agent.chat.session.contextualise`; a preset with no LLM decomposition searches for the
     question as asked, block included)."""
-    from agent.chat.session import FOLLOW_UP_HEADER
-
     return " ".join(str(query).split(FOLLOW_UP_HEADER, 1)[0].split())
 
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agent.chat.render import FOLLOW_UP_HEADER
+
 if TYPE_CHECKING:
     from agent.settings import Settings
 
@@ -39,7 +41,6 @@ FOLLOW_UP_TURNS = 2  # earlier turns shown to a follow-up: enough for "them", sh
 FOLLOW_UP_QUESTION_CHARS = 300
 FOLLOW_UP_ANSWER_CHARS = 400
 FOLLOW_UP_PAPERS = 5
-FOLLOW_UP_HEADER = "Earlier in this conversation (context for the question above; answer only the question above):"
 # "exit" checkpoints a chat turn once, when it ends, instead of after every node (each
 # checkpoint holds the whole state, pool included).
 DURABILITY: Literal["exit"] = "exit"
