@@ -310,3 +310,25 @@ def test_kept_saturations_change_no_bit(citeseer_docs, monkeypatch):
             assert kept.top_k(query, 50, prune=prune) == top
     assert 0 < kept._cache_bytes <= 200_000
     assert any(dense for _, _, dense in kept._cache) and not all(dense for _, _, dense in kept._cache)
+
+
+def test_two_threads_missing_one_key_count_its_bytes_once():
+    # both threads miss the saturation cache for the same key, both make the array; the cache keeps
+    # one copy and counts its bytes once (it counted them twice, so the LRU bound shrank over time)
+    import threading
+
+    ours = segmented([HAND])
+    both_missed = threading.Barrier(2)
+
+    def make() -> np.ndarray:
+        both_missed.wait(timeout=10)
+        return np.zeros(1000)
+
+    got: list[np.ndarray] = []
+    threads = [threading.Thread(target=lambda: got.append(ours._kept((0, 1, True), make))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got[0] is got[1]
+    assert ours._cache_bytes == sum(bm25_segments._nbytes(v) for v in ours._cache.values()) == 8000

@@ -344,6 +344,10 @@ class SegmentedBM25:
                 return hit
         got = make()
         with self._cache_lock:
+            kept = self._cache.get(key)
+            if kept is not None:  # another thread made it first: keep its copy, count it once
+                self._cache.move_to_end(key)
+                return kept
             self._cache[key] = got
             self._cache_bytes += _nbytes(got)
             while self._cache_bytes > _SATURATION_CACHE_BYTES and self._cache:
