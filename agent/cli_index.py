@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from agent.chat.render import plural
 from agent.cli_common import IndexOpt, JsonOpt, err, fail, out, progress, reports_problems
 from agent.cli_corpora import CorpusOpt, open_named
 from agent.cli_render import print_index_info, print_paper
@@ -160,6 +161,11 @@ def index_build(
         )
     if report.already_indexed:
         out.print(f"{report.already_indexed} papers of the input were already in the index (skipped).")
+    if report.ligature_words:
+        out.print(
+            f"Repaired {plural(report.ligature_words, 'word')} in {plural(report.ligature_papers, 'paper')} "
+            "whose text had lost a ligature in extraction ('speci c' -> 'specific'); the repaired text is what is indexed and quoted."
+        )
     if t:
         out.print(f"Index now holds {t['papers']} papers, {t['chunks']} chunks, {t['citation_edges']} citation edges.")
 

@@ -95,6 +95,16 @@ def context_summary(info: dict) -> str:
     return line
 
 
+def ligature_summary(counts: dict) -> str:
+    """The index's note on words repaired at ingest ("speci c" -> "specific")."""
+    lig = counts.get("ligatures_repaired")
+    if lig is None:
+        return "not recorded (built before litloop repaired lost ligatures)"
+    if not lig.get("words"):
+        return "no word had lost a ligature"
+    return f"{lig['words']} words that had lost a ligature in extraction, in {lig['papers']} papers ('speci c' -> 'specific')"
+
+
 def print_index_info(root, info: dict) -> None:
     """`litloop index info`: one row per fact, and a warning when the index does not match the
     settings it is opened with."""
@@ -110,6 +120,7 @@ def print_index_info(root, info: dict) -> None:
         ("coupling pairs", f"{c['coupling_pairs']} (>= 2 shared references)"),
         ("dense windows", str(c["dense_windows"])),
         ("citation contexts", context_summary(info)),
+        ("repaired text", ligature_summary(c)),
         (
             "dense store",
             "embedded (chroma/ in each segment)"

@@ -269,12 +269,14 @@ class Dropped:
 
 @dataclass(frozen=True)
 class Document:
-    """A parsed paper: its record plus its body blocks (the abstract lives in `paper`), and
-    the text the reader dropped on purpose (`dropped`, PDF readers only)."""
+    """A parsed paper: its record plus its body blocks (the abstract lives in `paper`), the
+    text the reader dropped on purpose (`dropped`, PDF readers only), and how many words of it
+    had lost a ligature and were repaired (`ligatures_repaired`, tools/ingest/ligatures.py)."""
 
     paper: Paper
     blocks: tuple[Block, ...] = ()
     dropped: tuple[Dropped, ...] = ()
+    ligatures_repaired: int = 0
 
 
 class IngestError(ValueError):

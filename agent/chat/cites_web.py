@@ -18,6 +18,7 @@ import streamlit as st
 
 from agent.chat import cites_view
 from agent.chat.cites_view import CannotFollow, Listing, View
+from agent.chat.render import plural
 
 NO_LOCAL_INDEX = (
     "Citing sentences are read from the index, and this chat asks a server whose index is not on "
@@ -103,10 +104,6 @@ def _listing(idx: tuple[Any, tuple], view: View, what: str) -> Listing:
 
 PAGE_ROWS = 10  # rows of a panel shown at once; "Show more" adds as many
 CONTEXTS_SHOWN = 3  # citing sentences shown under a row; the rest are counted
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word if n == 1 else word + 's'}"
 
 
 def _more(key: str, depth: int) -> None:

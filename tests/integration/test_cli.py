@@ -45,6 +45,18 @@ def test_index_info_json(built_index):
     assert info["counts"]["papers"] > 200
     assert set(info["counts"]["chunks_by_kind"]) == {"title_abstract", "text", "equation", "figure", "table"}
     assert info["embedder"]["name"] == "bundled:all-MiniLM-L6-v2" and info["compatible_with_settings"]
+    shown = runner.invoke(app, ["index", "info", "--index", str(built_index)])
+    words = info["counts"]["ligatures_repaired"]["words"]
+    assert shown.exit_code == 0 and f"{words} words that had lost a ligature" in " ".join(shown.stdout.split())
+
+
+def test_index_build_says_which_words_it_repaired(tmp_path):
+    (tmp_path / "papers.jsonl").write_text(
+        json.dumps({"paper_id": "a", "title": "Random elds", "abstract": "We de ne a speci c model."}) + "\n"
+    )
+    r = runner.invoke(app, ["index", "build", str(tmp_path / "papers.jsonl"), "--index", str(tmp_path / "idx")])
+    assert r.exit_code == 0, r.output
+    assert "Repaired 3 words in 1 paper whose text had lost a ligature" in " ".join(r.stdout.split())
 
 
 def test_bad_retriever_and_missing_index_are_clear_errors(built_index, tmp_path):

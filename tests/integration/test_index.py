@@ -46,6 +46,21 @@ def test_build_reopen_and_counts(built_index):
         idx.close()
 
 
+def test_words_that_lost_a_ligature_are_indexed_whole_and_counted(built_index):
+    # the CRF paper's CiteSeer abstract reads "We present conditional random elds, a framework"
+    idx = open_index(built_index, get_settings())
+    try:
+        chunk = idx.chunks[idx.chunks_of[CRF_ID][0]]
+        assert "We present conditional random fields, a framework" in chunk.text
+        assert "random elds" not in chunk.text
+        repaired = idx.manifest.counts["ligatures_repaired"]
+        assert repaired["papers"] >= 1 and repaired["words"] >= repaired["papers"]
+    finally:
+        idx.close()
+    info = index_info(built_index, get_settings())
+    assert info["counts"]["ligatures_repaired"] == repaired
+
+
 def test_crf_paper_first_for_every_retriever(built_index):
     idx = open_index(built_index, get_settings())
     try:

@@ -54,6 +54,9 @@ class BuildReport:
     references_resolved: int = 0
     contexts_added: int = 0  # citation contexts of the new papers
     already_indexed: int = 0  # papers of the input the index already holds: skipped, not problems
+    # words that had lost a ligature in extraction ("speci c") and were repaired, and in how many papers
+    ligature_words: int = 0
+    ligature_papers: int = 0
     problems: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     totals: dict[str, Any] = field(default_factory=dict)
@@ -69,6 +72,7 @@ class BuildReport:
             "references_resolved": self.references_resolved,
             "contexts_added": self.contexts_added,
             "already_indexed": self.already_indexed,
+            "ligatures_repaired": {"papers": self.ligature_papers, "words": self.ligature_words},
             "problems": self.problems,
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "totals": self.totals,
@@ -240,6 +244,9 @@ def _write_version(
 
     report.papers_added = len(new_papers)
     report.chunks_added = len(new_chunks)
+    report.ligature_words = sum(d.ligatures_repaired for d in docs)
+    report.ligature_papers = sum(1 for d in docs if d.ligatures_repaired)
+    was = (old.manifest.counts.get("ligatures_repaired") if old else None) or {}
     by_kind = Counter(old.manifest.counts["chunks_by_kind"] if old else {})
     by_kind.update(c.kind for c in new_chunks)
     counts = {
@@ -252,6 +259,10 @@ def _write_version(
             (old.manifest.counts["dense_windows"] if old else 0) + report.windows_embedded + report.windows_imported
         ),
         **_context_counts(old, len(contexts), len(references)),
+        "ligatures_repaired": {
+            "papers": was.get("papers", 0) + report.ligature_papers,
+            "words": was.get("words", 0) + report.ligature_words,
+        },
     }
     report.totals = counts
     now = _now()

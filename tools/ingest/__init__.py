@@ -4,4 +4,6 @@
 # records the oldest version that cut any of its papers (manifest `ingest_version`); the
 # built-in corpora are rebuilt when theirs is older, other indexes are told how to rebuild.
 # 2: PDF paragraphs whole across breaks, footnotes apart, equations with their lead-in.
-INGEST_VERSION = 2
+# 3: PDF layouts beyond ACL's (fonts, headings, front matter, bibliographies); words that lost
+#    a ligature in extraction ("speci c") repaired in every format.
+INGEST_VERSION = 3

@@ -463,7 +463,42 @@ def document(paper: Paper, blocks: Iterable[Block], path: Path | str, line: int 
             "(or an 'abstract') to the record: every paper is indexed under its title and abstract",
             line,
         )
-    return Document(paper=paper, blocks=blocks)
+    return repaired(Document(paper=paper, blocks=blocks))
+
+
+def repaired(doc: Document) -> Document:
+    """`doc` with the words that lost a ligature in extraction put back ("speci c" ->
+    "specific") in its title, abstract and blocks; citation marks and page breaks keep their
+    place. The count is kept (`Document.ligatures_repaired`) for the build's report."""
+    from dataclasses import replace
+
+    from tools.base import CiteMark
+    from tools.ingest.ligatures import own_words, repair_ligatures
+
+    paper = doc.paper
+    known = own_words([paper.title, paper.abstract, *(b.text for b in doc.blocks)])
+    title, abstract = repair_ligatures(paper.title, known), repair_ligatures(paper.abstract, known)
+    mended = title.words + abstract.words
+    blocks = []
+    for block in doc.blocks:
+        fix = repair_ligatures(block.text, known)
+        if fix.words:
+            mended += fix.words
+            block = replace(
+                block,
+                text=fix.text,
+                page_end_at=None if block.page_end_at is None else fix.offset(block.page_end_at),
+                cites=tuple(CiteMark(fix.offset(c.start), fix.offset(c.end), c.key) for c in block.cites),
+            )
+        blocks.append(block)
+    if not mended:
+        return doc
+    return replace(
+        doc,
+        paper=replace(paper, title=title.text, abstract=abstract.text),
+        blocks=tuple(blocks),
+        ligatures_repaired=doc.ligatures_repaired + mended,
+    )
 
 
 def each_record(
