@@ -117,6 +117,11 @@ class Context:
     list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.35
     list_similarity_margin: Annotated[float, Field(ge=0.0, le=3.0)] = 0.25
     list_coverage_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.25
+    # under "similarity", each phrase of the question (a run of two or more content words,
+    # "conditional random fields") is one aspect of the coverage, met only where one sentence of
+    # the paper says it in full: a paper on Markov random fields shares two of its words, not
+    # the phrase. Off: every content word is its own aspect
+    list_phrase: bool = True
     list_threshold: Probability = 0.5
     # a comparison (agent/shape.py) is a table of at most this many papers, those that qualify
     # as a "which papers" candidate does, one column per aspect the question names

@@ -96,6 +96,58 @@ def question_aspects(question: str) -> list[frozenset[str]]:
     return list(dict.fromkeys(frozenset(a) for a in aspects.values()))
 
 
+def question_phrases(question: str) -> list[tuple[str, ...]]:
+    """The phrases of a question: each run of two or more adjacent content words ("conditional
+    random fields", "text classification"), as stems, cut at stopwords, the words that frame a
+    question about papers (`_FRAME`), commas and "or". A paper that names one of them in full is
+    about what the question names; one that shares one of its words ("fields") may not be."""
+    frame = _frame_stems()
+    runs: list[list[str]] = [[]]
+    for w in re.findall(r"\w+|,", normalize(question)):
+        st = [t for t in tokenize(w, stem=True) if t not in frame and len(t) > 1] if w != "," else []
+        if st:
+            runs[-1].extend(st)
+        elif runs[-1]:
+            runs.append([])
+    return list(dict.fromkeys(tuple(r) for r in runs if len(r) >= 2))
+
+
+def phrase_match(idx, paper_id: str, phrases: Sequence[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The first of a question's phrases (`question_phrases`) that one sentence of the paper's
+    citable text says in full, its content words in that order and adjacent (stopwords between
+    them do not count); None when it says none of them. A question without phrases is matched
+    by any paper (an empty tuple)."""
+    if not phrases:
+        return ()
+    per_paper = _sequences.setdefault(idx, {})  # one cache per open index, gone with it
+    if paper_id not in per_paper:
+        per_paper[paper_id] = [
+            tuple(tokenize(s["text"], stem=True)) for c in idx.paper_chunks(paper_id) for s in citable_sentences(c)
+        ]
+    for phrase in phrases:
+        n = len(phrase)
+        if any(seq[i : i + n] == phrase for seq in per_paper[paper_id] for i in range(len(seq) - n + 1)):
+            return phrase
+    return None
+
+
+_sequences: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[str, ...]]]] = weakref.WeakKeyDictionary()
+
+
+def phrase_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]], phrases: Sequence[tuple[str, ...]]) -> float:
+    """`term_coverage` where each phrase of the question (`question_phrases`) is one aspect, met
+    only when the paper says it in full (`phrase_match`): "conditional random fields" is one
+    thing a paper on Markov random fields does not mention, not two words of three it does."""
+    in_phrase = {t for p in phrases for t in p}
+    single = [a for a in aspects if not (len(a) == 1 and a <= in_phrase)]
+    total = len(single) + len(phrases)
+    if not total:
+        return 1.0
+    have = len(single) * term_coverage(idx, paper_id, single) if single else 0.0
+    have += sum(1 for p in phrases if phrase_match(idx, paper_id, [p]) is not None)
+    return have / total
+
+
 def term_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]]) -> float:
     """The share of a question's aspects (`question_aspects`) that the paper's citable text
     (title, abstract, every chunk) mentions: how much of what the question asks about the paper

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.answer.qualify import list_scores, qualifies
-from agent.evidence import is_instruction, question_aspects
+from agent.evidence import is_instruction, question_aspects, question_phrases
 
 pytestmark = pytest.mark.unit
 
@@ -152,6 +152,23 @@ def test_the_extractive_quote_of_a_quantity_question_shows_the_figures():
 )
 def test_alternatives_joined_by_or_are_one_aspect_of_the_question(question, aspects):
     assert [set(a) for a in question_aspects(question)] == aspects
+
+
+@pytest.mark.parametrize(
+    ("question", "phrases"),
+    [
+        ("Which papers use conditional random fields?", [("condit", "random", "field")]),
+        # stopwords, frame words, commas and "or" end a phrase; a lone possessive "s" is no word
+        ("Which papers use the user's eye gaze as an input to an interface?", [("eye", "gaze")]),
+        (
+            "Which papers apply RL on a mobile robot, for navigation, wandering or visual servoing?",
+            [("mobil", "robot"), ("visual", "servo")],
+        ),
+        ("Which papers build on SciBERT?", []),
+    ],
+)
+def test_a_questions_phrases_are_its_runs_of_content_words(question, phrases):
+    assert question_phrases(question) == phrases
 
 
 def test_a_candidate_qualifies_above_the_floor_and_within_the_margin_of_the_best():

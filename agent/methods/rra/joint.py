@@ -9,7 +9,9 @@ from agent import prompts
 from agent.answer.qualify import by_similarity, paper_similarities, selected_reading, unread_reading
 from agent.evidence import (
     listing,
+    phrase_coverage,
     question_aspects,
+    question_phrases,
     sentence_record,
     term_coverage,
 )
@@ -70,7 +72,11 @@ def read_jointly(state: State, runtime) -> dict:
         judged: tuple[dict[str, dict], dict, list[RunError]] | None = None
         if ctx.list_reading == "similarity":
             aspects = question_aspects(question)
-            covs = {pid: term_coverage(idx, pid, aspects) for pid in shown}
+            if ctx.list_phrase:
+                phrases = question_phrases(question)
+                covs = {pid: phrase_coverage(idx, pid, aspects, phrases) for pid in shown}
+            else:
+                covs = {pid: term_coverage(idx, pid, aspects) for pid in shown}
             judged = by_similarity(idx, shown, sims, covs, ctx), {}, []
         elif ctx.list_reading == "judge":
             judged = judge_papers(state, runtime, shown)
