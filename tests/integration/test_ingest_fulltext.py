@@ -297,6 +297,41 @@ def test_dehyphenation_and_ligatures_in_body_text(pdfs):
     assert "ﬁ" not in body and "ﬂ" not in body
 
 
+def test_a_footnote_mark_glued_to_a_version_number_is_not_part_of_it(pdfs):
+    # "GROBID v0.5.5" + a raised "10" (its footnote's mark; footnote 10 is on that page)
+    body = " ".join(b.text for b in pdfs["2020.acl-main.447"].blocks if not b.footnote)
+    assert "SCIENCEPARSE v3.0.0 and GROBID v0.5.5 (Lopez, 2009)" in body
+    assert "v0.5.510" not in body and "v3.0.09" not in body
+
+
+def test_two_footnotes_packed_in_one_chunk_are_two_sentences(pdfs):
+    from tools.ingest.chunker import chunk_document
+    from tools.retrieval.sentences import split_sentences
+
+    chunks = [c for c in chunk_document(pdfs["2020.acl-main.447"]) if "pronounced “stork”" in c.text]
+    assert len(chunks) == 1
+    sentences = [s["text"] for s in split_sentences(chunks[0].chunk_id, chunks[0].text, chunks[0].kind)]
+    assert "pronounced “stork”" in sentences  # footnote 7 alone, not glued to footnote 8
+    assert any(s.startswith("The papers included in S2ORC are a curated subset") for s in sentences)
+
+
+@pytest.mark.parametrize(
+    ("stem", "section", "opening"),
+    [
+        ("2020.acl-main.447", "2.1 Processing PDFs › Selecting PDFs", "We remove PDFs which are less likely"),
+        ("N18-3011", "2.1 Node Types › Papers", "We obtain metadata and PDF files"),
+        ("2020.acl-main.207", "4 Experiments › Training Data", "To train our model"),
+    ],
+)
+def test_a_run_in_paragraph_heading_names_its_subsection_and_is_not_its_first_sentence(pdfs, stem, section, opening):
+    from tools.retrieval.sentences import split_sentences
+
+    block = next(b for b in pdfs[stem].blocks if b.section == section)
+    sentences = [s["text"] for s in split_sentences("", block.text)]
+    assert sentences[1].startswith(opening), sentences[:2]
+    assert section.split(" › ")[1] in sentences[0]
+
+
 @pytest.mark.parametrize(
     ("stem", "title", "year"),
     [

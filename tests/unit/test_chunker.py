@@ -145,7 +145,7 @@ def test_footnotes_are_packed_apart_from_the_running_text():
     body = chunk_document(_doc(blocks))[1:]
     assert [c.text for c in body] == [
         "A short paragraph.\nAnother short paragraph.",
-        "https://example.org/code\nEqual contribution.",
+        "https://example.org/code\n\nEqual contribution.",  # a blank line: each note is its own sentence
         "A footnote on the next page.",
     ]
     assert body[0].locator.paragraph == 1 and body[0].locator.footnote is None

@@ -183,7 +183,8 @@ def _body_units(blocks: list[Block]) -> Iterator[tuple[ChunkKind, str, Locator]]
         if notes and notes_at is not None:
             marks = ", ".join(m for m, _ in notes if m)
             loc = Locator(page=notes_at[0], section=notes_at[1], footnote=marks or None)
-            for piece in split_text("\n".join(t for _, t in notes)):
+            # a blank line between footnotes: each ends where it ends, with or without a full stop
+            for piece in split_text("\n\n".join(t for _, t in notes)):
                 yield "text", piece, loc
         notes, notes_at = [], None
 

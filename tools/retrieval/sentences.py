@@ -42,7 +42,18 @@ def _segmenter():
 
 def _spans_of_prose(text: str) -> list[tuple[int, int]]:
     """pysbd's sentence spans, re-anchored on `text` (pysbd's own offsets drift when a sentence
-    repeats earlier text) and trimmed of surrounding whitespace."""
+    repeats earlier text) and trimmed of surrounding whitespace. A blank line ends a sentence
+    (two footnotes, "pronounced “stork”" and the next, are two); a single line break does not."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for part in re.split(r"(\n[ \t]*\n)", text):
+        if part.strip() and not part.isspace():
+            spans.extend((at + s, at + e) for s, e in _spans_of_part(part))
+        at += len(part)
+    return spans
+
+
+def _spans_of_part(text: str) -> list[tuple[int, int]]:
     spans, cursor = [], 0
     text = text.replace("\n", " ")  # a PDF line break is not a sentence end; same length, same offsets
     for piece in _segmenter().segment(text):
@@ -68,14 +79,23 @@ def _spans_of_lines(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_BLANK = re.compile(r"\n[ \t]*\n")
+
+
 def _glue_short(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """Spans with each too-short sentence glued to its neighbour ("Fig. 2." to what follows),
+    never across a blank line: a short footnote stays itself."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
-        if out and len(text[s:e].strip()) < MIN_SENTENCE_CHARS:
+        if out and len(text[s:e].strip()) < MIN_SENTENCE_CHARS and not _BLANK.search(text, out[-1][1], s):
             out[-1] = (out[-1][0], e)
         else:
             out.append((s, e))
-    if len(out) > 1 and len(text[out[0][0] : out[0][1]].strip()) < MIN_SENTENCE_CHARS:
+    if (
+        len(out) > 1
+        and len(text[out[0][0] : out[0][1]].strip()) < MIN_SENTENCE_CHARS
+        and not _BLANK.search(text, out[0][1], out[1][0])
+    ):
         out[1] = (out[0][0], out[1][1])
         out.pop(0)
     return out

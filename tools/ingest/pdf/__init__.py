@@ -35,7 +35,7 @@ from tools.ingest.pdf.assemble import Assembler
 from tools.ingest.pdf.document import build_document
 from tools.ingest.pdf.furniture import drop_line_numbers, is_running, running_lines
 from tools.ingest.pdf.layout import layout_lines
-from tools.ingest.pdf.notes import mark_footnotes
+from tools.ingest.pdf.notes import mark_footnotes, strip_note_marks
 from tools.ingest.pdf.outline import read_outline
 from tools.ingest.pdf.reading import document_style, open_pdf, read_pdf
 from tools.ingest.pdf.references import (
@@ -88,5 +88,6 @@ def parse_pdf(path: Path, paper_id: str | None = None, metadata: dict[str, Any] 
                 page.lines = lines
             page.lines = [ln for ln in page.lines if not is_running(ln, page, running)]
             mark_footnotes(page, style)
+            strip_note_marks(page)
     parsed = Assembler(pages, style, read_outline(path)).run()
     return build_document(path, paper_id, metadata, info, pages, parsed)

@@ -145,13 +145,46 @@ def _to_block(para: Paragraph, vocabulary: frozenset[str], regions: dict[tuple[i
         return Block("table", text, page=page, section=para.section, table_id=para.label)
     if para.kind == "figure":
         return Block("figure", text, page=page, section=para.section, figure_id=para.label)
+    section = para.section
+    shift = 0
+    if para.kind == "text" and para.label != "algorithm":
+        heading = run_in_heading(para.lines[0])
+        if heading is not None and text.startswith(heading) and text[len(heading) : len(heading) + 1] == " ":
+            # "Selecting PDFs We remove ...": the heading is its own line of the text (a blank
+            # line: its own sentence) and names the paragraph's subsection
+            text = f"{heading}\n\n{text[len(heading) + 1 :]}"
+            shift = 1
+            name = heading.rstrip(".:").strip()
+            section = f"{section} › {name}" if section else name
     page_end = para.lines[-1].page
     if para.kind == "text" and page_end != page:
         first = _join_lines([ln for ln in para.lines if ln.page == page], vocabulary)
         return Block(
-            "text", text, page=page, section=para.section, page_end=page_end, page_end_at=min(len(first), len(text))
+            "text", text, page=page, section=section, page_end=page_end, page_end_at=min(len(first) + shift, len(text))
         )
-    return Block(para.kind, text, page=page, section=para.section)
+    return Block(para.kind, text, page=page, section=section)
+
+
+_RUN_IN_WORDS = 8  # a paragraph heading set in the line ("Training Data", "Entity mentions.")
+
+
+def run_in_heading(line: Line) -> str | None:
+    """The bold words that open a paragraph's first line and are followed by its plain text
+    ("**Selecting PDFs** We remove PDFs ...", "**Papers.** We obtain ..."): a paragraph heading
+    (LaTeX's \\paragraph), told by the fonts of the document itself. None when the line does
+    not open so: at most eight bold words, the first capitalised, no mathematics."""
+    words = line.words
+    k = 0
+    while k < len(words) and words[k].n_chars and words[k].n_bold == words[k].n_chars:
+        k += 1
+    if not 0 < k <= _RUN_IN_WORDS or k == len(words) or words[k].n_bold:
+        return None
+    run = words[:k]
+    if not run[0].text[:1].isupper() or any(w.n_math for w in run):
+        return None
+    if not any(ch.isalpha() for w in run for ch in w.text):
+        return None
+    return line_text(run)
 
 
 def _reference_lines(lines: list[tuple[float, float, str]]) -> list[tuple[float, str]]:

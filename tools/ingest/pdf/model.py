@@ -26,6 +26,10 @@ class Word:
     n_bold: int
     n_math: int
     base: float  # baseline (from the text matrix: glyph boxes of math fonts are unreliable)
+    # one or two digits at its end set smaller and raised, not in a math font ("v0.5.5" + "10"):
+    # an exponent or a footnote's mark; notes.strip_note_marks drops it where the page has that
+    # footnote
+    tail: str = ""
     # The line box implied by baseline and size, used to group words into lines.
     vtop: float = field(init=False)
     vbottom: float = field(init=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tools.ingest.pdf.model import Line, PageData, Style
+from tools.ingest.pdf.model import Line, PageData, Style, line_text
 from tools.ingest.pdf.text import match_caption
 
 # A mark opens the line and is glued to its text or one space before it: "2SPECTER",
@@ -54,3 +54,23 @@ def mark_footnotes(page: PageData, style: Style) -> None:
         for line in zone:
             line.footnote = True
             line.mark = footnote_mark(line)
+
+
+def strip_note_marks(page: PageData) -> None:
+    """Drop from the running text the raised digits glued to a word ("GROBID v0.5.5" + "10")
+    that are the mark of a footnote on this page: the page's own footnotes tell a mark from an
+    exponent ("10" + "5" stays where no footnote 5 is on the page). Run after `mark_footnotes`."""
+    marks = {ln.mark for ln in page.lines if ln.mark}
+    if not marks:
+        return
+    for line in page.lines:
+        if line.footnote:
+            continue
+        changed = False
+        for w in line.words:
+            if w.tail and w.tail in marks and len(w.text) > len(w.tail):
+                w.text = w.text[: -len(w.tail)]
+                w.tail = ""
+                changed = True
+        if changed:
+            line.text = line_text(line.words)

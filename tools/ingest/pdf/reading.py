@@ -173,6 +173,7 @@ def _make_word(raw: dict[str, Any], height: float, fonts: FontFacts) -> Word | N
     if not chars or not text:
         return None
     sizes = Counter(round(float(c["size"]), 1) for c in chars)
+    tail = _raised_tail(chars, height, fonts)
     return Word(
         text=text,
         x0=float(raw["x0"]),
@@ -184,6 +185,7 @@ def _make_word(raw: dict[str, Any], height: float, fonts: FontFacts) -> Word | N
         n_bold=sum(fonts.kind(c.get("fontname", ""))[0] for c in chars),
         n_math=sum(fonts.char_is_math(c["text"], c.get("fontname", "")) for c in chars),
         base=statistics.median(height - float(c["matrix"][5]) for c in chars),
+        tail=tail if text.endswith(tail) else "",
     )
 
 
@@ -209,6 +211,28 @@ def _without_note_mark(chars: list[dict[str, Any]], height: float, fonts: FontFa
     ):
         return chars[:k]
     return chars
+
+
+def _raised_tail(chars: list[dict[str, Any]], height: float, fonts: FontFacts) -> str:
+    """The one or two digits at the word's end set smaller and raised, not in a math font, after
+    other characters ("v0.5.5" + "10"): an exponent or a footnote mark, told apart later by the
+    page's footnotes (`notes.strip_note_marks`). Empty when there are none."""
+    main = max(float(c["size"]) for c in chars)
+    full = [height - float(c["matrix"][5]) for c in chars if float(c["size"]) == main]
+    base = statistics.median(full)
+
+    def raised(c: dict[str, Any]) -> bool:
+        return (
+            c["text"].isdigit()
+            and float(c["size"]) < 0.8 * main
+            and height - float(c["matrix"][5]) < base - 0.2 * main
+            and not fonts.kind(c.get("fontname", ""))[1]
+        )
+
+    n = k = len(chars)
+    while k > 1 and n - k < 2 and raised(chars[k - 1]):
+        k -= 1
+    return "".join(c["text"] for c in chars[k:])
 
 
 def _word_text(chars: list[dict[str, Any]]) -> str:
