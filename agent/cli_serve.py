@@ -1,6 +1,7 @@
 """`litloop serve`: the agent's graph over the Agent Protocol, on the LangGraph API server.
 
-It writes a langgraph.json for the installed litloop (the graph `litloop` at agent/graph.py:graph)
+It writes a langgraph.json for the installed litloop (the graph `litloop` at agent/served.py:graph,
+whose runs take `litloop ask`'s preset unless `--preset` or the run's context names another)
 into `data_dir/serve/` and runs `langgraph dev` (langgraph-api's in-memory runtime) on it, with
 this process's settings in the environment: the index (`--index` or LITLOOP_INDEX), the model
 endpoint and every other LITLOOP_ setting reach the graph's process unchanged. The threads'
@@ -32,7 +33,7 @@ def server_config(folder: Path) -> Path:
     here = Path(__file__).resolve().parent
     config: dict = {
         "dependencies": ["."],
-        "graphs": {GRAPH_ID: f"{here / 'graph.py'}:graph"},
+        "graphs": {GRAPH_ID: f"{here / 'served.py'}:graph"},
         "auth": {"path": f"{here / 'serve_auth.py'}:auth"},  # keys, ownership and the queue bound
     }
     # langgraph-api's custom checkpointer: each checkpoint written as it is made (Postgres or SQLite)
@@ -73,12 +74,34 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 2024,
     jobs: Annotated[int, typer.Option(min=1, help="Runs executed at once (the rest wait in the server's queue).")] = 1,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Preset of a run whose context names none (default: LITLOOP_SERVE__PRESET, else what "
+            "`litloop ask` uses here: paper with an endpoint, local or local-fast with the embedded model)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the agent over the Agent Protocol (threads, runs, streaming) with the LangGraph API server."""
+    from agent.api import default_preset
+    from agent.context import load_preset
     from agent.settings import default_settings
 
     settings = default_settings()
     env = dict(os.environ)
+    chosen = preset or settings.serve.preset
+    if chosen:
+        try:
+            load_preset(chosen)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--preset") from None
+        env["LITLOOP_SERVE__PRESET"] = chosen
+    typer.echo(
+        f"litloop serve: runs use preset {chosen or default_preset()}"
+        + ("" if chosen else " (as `litloop ask` here)")
+        + " unless their context names another",
+        err=True,
+    )
     if index is not None:
         env["LITLOOP_INDEX"] = str(index.expanduser().resolve())
     env.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")  # nothing leaves the machine

@@ -51,8 +51,10 @@ def route_after_verify(state: State, runtime: Runtime[Context]) -> Literal["deco
     return "decompose"
 
 
-def build_graph(checkpointer=None):
-    g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+def build_graph(checkpointer=None, context_schema=Context):
+    """The compiled graph; `context_schema` is what a run's context given as a dict becomes
+    (a served run's: agent/served.py), Context itself by default."""
+    g = StateGraph(State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState)
     g.add_node("read_citations", read_citations)
     g.add_node("decompose", decompose)
     g.add_node("search", search)

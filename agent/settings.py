@@ -184,6 +184,13 @@ class ServeSettings(BaseModel):
         "Unset: no keys, every thread visible to whoever reaches the port.",
     )
 
+    preset: str | None = Field(
+        None,
+        description="The preset of a served run that names none (`litloop serve --preset NAME` sets it): "
+        "a run's `context` may still name another preset or set any field. Unset: what `litloop ask` "
+        "uses on this machine (`paper` with an endpoint; `local` or `local-fast` with the embedded model).",
+    )
+
     max_queue: int = Field(
         32,
         ge=0,
