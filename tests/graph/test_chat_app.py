@@ -278,7 +278,7 @@ def test_a_citation_opens_its_citers_and_references_and_goes_back(cites_chat_env
     assert any(
         "**2. Construction of the literature graph in semantic scholar**" in t and "N18-3011" in t for t in shown
     )
-    assert any("*uses* (corpus) · p. 5, § 4 Experiments" in t for t in shown)
+    assert any("*uses* (corpus) · p. 5, § 4 Experiments › Training Data" in t for t in shown)
     marked = [t for t in shown if "Semantic Scholar corpus" in t and "<mark>" in t]
     assert marked and "Ammar et al., 2018" in marked[0].split("<mark>")[1].split("</mark>")[0]
     # row 2 (N18-3011): who cites it
@@ -286,7 +286,7 @@ def test_a_citation_opens_its_citers_and_references_and_goes_back(cites_chat_env
     shown = _panel(at)
     assert any(t.startswith("**Cited by:** Construction of the Literature Graph in Semantic Scholar") for t in shown)
     assert any("**1. SPECTER: Document-level Representation Learning" in t for t in shown)
-    assert any("p. 5, § 4 Experiments · `2020.acl-main.207#c34`" in t for t in shown)
+    assert any("p. 5, § 4 Experiments › Training Data · `2020.acl-main.207#c36`" in t for t in shown)
     # and back: the citing paper's references, then Back twice
     _button(at, ":1-1-2-1-refs").click().run()
     assert any(t.startswith("**References of:** SPECTER") for t in _panel(at))

@@ -192,7 +192,7 @@ def test_terminal_chat_follows_a_citation_to_its_citing_sentences_and_back(cites
     # /cites #2: who cites that reference, each citing sentence with its page, section and intent
     assert cites.lstrip().startswith("Construction of the Literature Graph in Semantic Scholar  N18-3011")
     assert "cited by 1 paper, 1 sentence" in cites and "  1. SPECTER" in cites
-    assert "uses (corpus) · p. 5, § 4 Experiments · 2020.acl-main.207#c34" in cites
+    assert "uses (corpus) · p. 5, § 4 Experiments › Training Data · 2020.acl-main.207#c36" in cites
     assert "we use a subset of the Semantic Scholar corpus (Ammar et al., 2018)" in cites
     # /refs #1: back from the citing sentence to the citing paper's references
     assert "57 references, 97 citing sentences" in refs_again
