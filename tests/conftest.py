@@ -279,17 +279,25 @@ def connections(monkeypatch) -> Connections:
 
 
 @pytest.fixture(scope="session")
-def postgres_cluster(tmp_path_factory):
+def postgres_cluster():
     """A throwaway PostgreSQL cluster for the session (tests/postgres.py); skips with the reason
     only where none can start (no server binaries, no postgres user)."""
+    import shutil
+    import tempfile
+
     from tests.postgres import Cluster, NoPostgres
 
+    # outside pytest's base temp folder: another pytest run on the machine prunes old base temp
+    # folders at its start, which would delete a running cluster's data under this session
+    root = Path(tempfile.mkdtemp(prefix="litloop-test-postgres-"))
     try:
-        cluster = Cluster(tmp_path_factory.mktemp("postgres")).start()
+        cluster = Cluster(root).start()
     except NoPostgres as exc:
+        shutil.rmtree(root, ignore_errors=True)
         pytest.skip(f"no throwaway Postgres: {exc}")
     yield cluster
     cluster.stop()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
