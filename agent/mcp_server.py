@@ -521,7 +521,7 @@ def keys_file_of_the_settings() -> Path | None:
 class KeyRequired:
     """The HTTP transport behind `litloop serve`'s per-user keys (LITLOOP_SERVE__KEYS_FILE,
     agent/api_keys.py): a request without a key of the file gets 401 before it reaches the MCP
-    server. The file is read on every request, so keys are added or revoked without a restart."""
+    server. The file is read again when it changes, so keys are added or revoked without a restart."""
 
     def __init__(self, app: Any, keys_file: Path) -> None:
         self.app, self.keys_file = app, keys_file
