@@ -208,13 +208,20 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in PRESETS_DIR.glob("*.json"))
 
 
-def load_preset(name: str) -> dict[str, Any]:
+def load_preset(name: str, _seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A preset's values. A preset may name another it `extends`: that one's values first, then
+    its own (`local-fast` is `local` with the Retrieve loop's LLM steps off)."""
     path = PRESETS_DIR / f"{name}.json"
     if not path.exists():
         raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(preset_names())}")
+    if name in _seen:
+        raise ValueError(f"preset {name!r} ({path.name}): 'extends' loops: {' -> '.join((*_seen, name))}")
     data = json.loads(path.read_text())
     data.pop("description", None)
-    return check_values(data, f"preset {name!r} ({path.name})")
+    base = data.pop("extends", None)
+    values = load_preset(str(base), (*_seen, name)) if base is not None else {}
+    values.update(check_values(data, f"preset {name!r} ({path.name})"))
+    return values
 
 
 def make_context(preset: str = "paper", **overrides: Any) -> Context:

@@ -13,7 +13,6 @@ stored yet are counted too (`admitted`), for a few seconds at most.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -25,7 +24,11 @@ _admitted: dict[str, float] = {}  # run id -> when admitted, until the server st
 
 
 def max_queue() -> int:
-    return int(os.environ.get("LITLOOP_SERVE__MAX_QUEUE", "0") or 0)
+    """The queue's bound: `LITLOOP_SERVE__MAX_QUEUE` through the settings (one place, one
+    default: 32), as `litloop serve` passed it to the server's process. 0: no bound."""
+    from agent.settings import default_settings
+
+    return default_settings().serve.max_queue
 
 
 def places_taken(runs: Iterable[Mapping[str, Any]], admitted: Mapping[str, float], now: float) -> int:

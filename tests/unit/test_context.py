@@ -90,3 +90,38 @@ def test_a_bad_preset_names_its_file(tmp_path, monkeypatch):
 def test_values_are_stored_as_their_type():
     ctx = Context(max_rounds="2", index=Path("idx"))
     assert ctx.max_rounds == 2 and ctx.index == "idx"
+
+
+def test_a_preset_extends_another_and_its_own_values_win(tmp_path, monkeypatch):
+    import json
+
+    import agent.context as context
+
+    (tmp_path / "base.json").write_text(json.dumps({"description": "x", "max_rounds": 2, "read_papers": 4}))
+    (tmp_path / "child.json").write_text(json.dumps({"extends": "base", "read_papers": 6}))
+    (tmp_path / "loop-a.json").write_text(json.dumps({"extends": "loop-b"}))
+    (tmp_path / "loop-b.json").write_text(json.dumps({"extends": "loop-a"}))
+    (tmp_path / "orphan.json").write_text(json.dumps({"extends": "nowhere"}))
+    monkeypatch.setattr(context, "PRESETS_DIR", tmp_path)
+    assert context.load_preset("child") == {"max_rounds": 2, "read_papers": 6}
+    with pytest.raises(ValueError, match="'extends' loops: loop-a -> loop-b -> loop-a"):
+        context.load_preset("loop-a")
+    with pytest.raises(ValueError, match="unknown preset 'nowhere'"):
+        context.load_preset("orphan")
+
+
+def test_local_fast_is_local_with_the_retrieve_loops_llm_steps_off():
+    from dataclasses import fields
+
+    fast, local = make_context("local-fast"), make_context("local")
+    differ = {f.name for f in fields(fast) if getattr(fast, f.name) != getattr(local, f.name)}
+    assert differ == {
+        "preset",
+        "max_rounds",
+        "decompose_with_llm",
+        "verify_with_llm",
+        "subqueries_per_round",
+        "verify_chunks_per_paper",
+        "verify_chunk_chars",
+    }
+    assert not fast.decompose_with_llm and not fast.verify_with_llm and fast.max_rounds == 1

@@ -12,6 +12,16 @@ pytestmark = pytest.mark.unit
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_settings():
+    """The bound is read through the cached settings: each test sees its own environment."""
+    from agent.settings import default_settings
+
+    default_settings.cache_clear()
+    yield
+    default_settings.cache_clear()
+
+
 def run(rid: str, status: str, seconds: float = 0.0) -> dict:
     return {"run_id": rid, "status": status, "created_at": T0, "updated_at": T0 + timedelta(seconds=seconds)}
 
@@ -35,8 +45,23 @@ def test_retry_after_is_the_mean_of_the_finished_runs_rounded_up():
     assert serve_queue.retry_after([run("a", "success", 0.1)]) == 1
 
 
+def test_the_bound_is_the_settings_with_its_one_default(monkeypatch):
+    from agent.settings import ServeSettings, default_settings
+
+    monkeypatch.delenv("LITLOOP_SERVE__MAX_QUEUE", raising=False)
+    default_settings.cache_clear()
+    assert serve_queue.max_queue() == ServeSettings().max_queue == 32
+    monkeypatch.setenv("LITLOOP_SERVE__MAX_QUEUE", "0")
+    default_settings.cache_clear()
+    assert serve_queue.max_queue() == 0
+    default_settings.cache_clear()
+
+
 def test_admit_refuses_at_the_bound_and_admits_again_when_a_place_comes_back(monkeypatch):
+    from agent.settings import default_settings
+
     monkeypatch.setenv("LITLOOP_SERVE__MAX_QUEUE", "2")
+    default_settings.cache_clear()
     monkeypatch.setattr(serve_queue, "_admitted", {})
     assert serve_queue.admit("r1", [], now=0.0) is None
     assert serve_queue.admit("r2", [], now=0.1) is None  # two admitted, not yet stored
