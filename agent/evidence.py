@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from agent.injection import addresses_reader, steers
 from tools.retrieval.retrieve import chunk_of
@@ -48,21 +50,65 @@ def withheld_text(text: str, kind: str = "text") -> str:
     return "\n".join(kept) if kind == "table" else " ".join(kept)
 
 
+V = TypeVar("V")
+
+
+class PaperCache(Generic[V]):
+    """What one function computed for each paper of an open index, kept for the index's lifetime
+    (weakly keyed: gone with it) but only for the papers used last: at most
+    `LITLOOP_EVIDENCE__CACHE_PAPERS` per index, the least recently used dropped first, so a
+    long-running server's memory does not grow with every paper ever read. Thread-safe: the
+    value is computed outside the lock (two threads may both compute it; one copy is kept)."""
+
+    def __init__(self) -> None:
+        self._by_index: weakref.WeakKeyDictionary[Any, OrderedDict[str, V]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(self, idx: Any, paper_id: str, make: Callable[[], V]) -> V:
+        with self._lock:
+            per = self._by_index.get(idx)
+            if per is not None and paper_id in per:
+                per.move_to_end(paper_id)
+                return per[paper_id]
+        value = make()
+        limit = _cache_papers()
+        with self._lock:
+            per = self._by_index.setdefault(idx, OrderedDict())
+            value = per.setdefault(paper_id, value)
+            per.move_to_end(paper_id)
+            while len(per) > limit:
+                per.popitem(last=False)
+        return value
+
+    def size(self, idx: Any) -> int:
+        with self._lock:
+            return len(self._by_index.get(idx) or ())
+
+
+def _cache_papers() -> int:
+    from agent.settings import default_settings
+
+    return default_settings().evidence.cache_papers
+
+
+_steering: PaperCache[list[str]] = PaperCache()
+_sequences: PaperCache[list[tuple[str, ...]]] = PaperCache()
+_stems: PaperCache[frozenset[str]] = PaperCache()
+
+
 def steering_sentences(idx, paper_id: str) -> list[str]:
     """The sentences of a paper that try to steer an answer (`agent.injection.steers`): a paper
     with any is flagged in the answer, and its other sentences cannot be a claim's only support."""
-    per_paper = _steering.setdefault(idx, {})  # one cache per open index, gone with it
-    if paper_id not in per_paper:
-        per_paper[paper_id] = [
+    return _steering.get(
+        idx,
+        paper_id,
+        lambda: [
             s["text"]
             for c in idx.paper_chunks(paper_id)
             for s in split_sentences(c.chunk_id, c.text, c.kind)
             if steers(s["text"])
-        ]
-    return per_paper[paper_id]
-
-
-_steering: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
+        ],
+    )
 
 
 def question_aspects(question: str) -> list[frozenset[str]]:
@@ -119,19 +165,18 @@ def phrase_match(idx, paper_id: str, phrases: Sequence[tuple[str, ...]]) -> tupl
     by any paper (an empty tuple)."""
     if not phrases:
         return ()
-    per_paper = _sequences.setdefault(idx, {})  # one cache per open index, gone with it
-    if paper_id not in per_paper:
-        per_paper[paper_id] = [
+    sequences = _sequences.get(
+        idx,
+        paper_id,
+        lambda: [
             tuple(tokenize(s["text"], stem=True)) for c in idx.paper_chunks(paper_id) for s in citable_sentences(c)
-        ]
+        ],
+    )
     for phrase in phrases:
         n = len(phrase)
-        if any(seq[i : i + n] == phrase for seq in per_paper[paper_id] for i in range(len(seq) - n + 1)):
+        if any(seq[i : i + n] == phrase for seq in sequences for i in range(len(seq) - n + 1)):
             return phrase
     return None
-
-
-_sequences: weakref.WeakKeyDictionary[Any, dict[str, list[tuple[str, ...]]]] = weakref.WeakKeyDictionary()
 
 
 def phrase_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]], phrases: Sequence[tuple[str, ...]]) -> float:
@@ -154,12 +199,14 @@ def term_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]]) -> floa
     speaks of at all. 1.0 for a question with none."""
     if not aspects:
         return 1.0
-    per_paper = _stems.setdefault(idx, {})  # one cache per open index, gone with it
-    if paper_id not in per_paper:
-        per_paper[paper_id] = frozenset(
+    stems = _stems.get(
+        idx,
+        paper_id,
+        lambda: frozenset(
             t for c in idx.paper_chunks(paper_id) for s in citable_sentences(c) for t in tokenize(s["text"], stem=True)
-        )
-    return (len(aspects) - len(_missing(aspects, per_paper[paper_id]))) / len(aspects)
+        ),
+    )
+    return (len(aspects) - len(_missing(aspects, stems))) / len(aspects)
 
 
 def _missing(aspects: Sequence[frozenset[str]], have: AbstractSet[str]) -> list[frozenset[str]]:
@@ -167,8 +214,6 @@ def _missing(aspects: Sequence[frozenset[str]], have: AbstractSet[str]) -> list[
     aspect, for a whole paper (`term_coverage`) and for the sentences shown (`uncovered_aspects`)."""
     return [a for a in aspects if not a & have]
 
-
-_stems: weakref.WeakKeyDictionary[Any, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
 
 # Words that ask for a value ("how many", "what F1 does it reach") rather than say what the answer
 # is about: the sentence that states the value seldom repeats them, so coverage does not ask for

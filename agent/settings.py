@@ -212,6 +212,17 @@ class ServeSettings(BaseModel):
     )
 
 
+class EvidenceSettings(BaseModel):
+    """The agent's per-paper caches (agent/evidence.py: PaperCache)."""
+
+    cache_papers: int = Field(
+        4096,
+        ge=1,
+        description="Papers whose sentence stems, phrases and steering sentences each per-paper cache keeps "
+        "per open index (the least recently used dropped first): bounds a long-running server's memory.",
+    )
+
+
 class Settings(ToolSettings):
     """Every setting: the tools' (tools/settings.py) plus the chat models, tracing and checkpoints."""
 
@@ -219,6 +230,7 @@ class Settings(ToolSettings):
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     checkpoint: CheckpointSettings = Field(default_factory=CheckpointSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
+    evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
 
     @property
     def traces_dir(self) -> Path:
