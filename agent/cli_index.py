@@ -142,6 +142,8 @@ def index_build(
         return
     for p in report.problems:
         err.print(f"[yellow]skipped:[/] {escape(p)}")
+    for loss in report.text_losses:
+        err.print(f"[yellow]warning:[/] {escape(loss['message'])}")
     t = report.totals
     out.print(
         f"[green]Indexed[/] {report.papers_added} new papers ({report.chunks_added} chunks, "
@@ -302,7 +304,7 @@ def index_show(
     if as_json:
         out.print_json(json.dumps(record))
         return
-    print_paper(paper, chunks)
+    print_paper(paper, chunks, record["text_loss"])
 
 
 # ----------------------------------------------------------------------------- search

@@ -15,7 +15,7 @@ from agent.cli_common import err, out
 COMPACT_HINT = 8  # segments from which `index info` suggests `index compact`
 
 
-def print_paper(paper, chunks) -> None:
+def print_paper(paper, chunks, text_loss: dict | None = None) -> None:
     """A paper's record and every chunk's full text: word-wrapped and indented on a terminal,
     exactly as indexed when piped (so it can be diffed or grepped)."""
     from collections import Counter
@@ -29,6 +29,13 @@ def print_paper(paper, chunks) -> None:
     if paper.authors:
         out.print(escape(", ".join(paper.authors)))
     out.print(f"source: {escape(paper.source or '(unknown)')}")
+    if text_loss:
+        lost = text_loss.get("lost_pages") or []
+        out.print(
+            f"[yellow]text kept: {text_loss['share']:.2f} of the PDF's words[/]"
+            + (f" (pages {', '.join(map(str, lost))} kept under half)" if lost else "")
+            + "; the rest is in no chunk"
+        )
     kinds = ", ".join(f"{k} {n}" for k, n in Counter(c.kind for c in chunks).items())
     out.print(f"[bold]{len(chunks)} chunk{'' if len(chunks) == 1 else 's'}[/]" + (f": {kinds}" if kinds else ""))
     for n, c in enumerate(chunks, start=1):
@@ -105,6 +112,22 @@ def ligature_summary(counts: dict) -> str:
     return f"{lig['words']} words that had lost a ligature in extraction, in {lig['papers']} papers ('speci c' -> 'specific')"
 
 
+def text_loss_summary(counts: dict) -> str:
+    """The index's note on PDFs whose reader kept too little of their text."""
+    losses = counts.get("text_losses")
+    if losses is None:
+        return "not recorded (built before litloop accounted for each page's text)"
+    if not losses:
+        return "every PDF's reader kept enough of its text"
+    shown = "; ".join(
+        f"{x['paper_id']} {x['share']:.2f}"
+        + (f" (lost p. {', '.join(map(str, x['lost_pages']))})" if x["lost_pages"] else "")
+        for x in losses[:5]
+    )
+    more = f"; {len(losses) - 5} more (--json)" if len(losses) > 5 else ""
+    return f"{len(losses)} PDF(s) kept too little of their text: {shown}{more}"
+
+
 def print_index_info(root, info: dict) -> None:
     """`litloop index info`: one row per fact, and a warning when the index does not match the
     settings it is opened with."""
@@ -121,6 +144,7 @@ def print_index_info(root, info: dict) -> None:
         ("dense windows", str(c["dense_windows"])),
         ("citation contexts", context_summary(info)),
         ("repaired text", ligature_summary(c)),
+        ("text kept", text_loss_summary(c)),
         (
             "dense store",
             "embedded (chroma/ in each segment)"

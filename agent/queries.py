@@ -102,7 +102,20 @@ def paper_record(idx, paper_id: str) -> tuple[Any, list, dict[str, Any]]:
     if paper is None:
         raise UnknownPaper(unknown_paper_message(idx, paper_id))
     chunks = idx.paper_chunks(paper_id)
-    return paper, chunks, {"paper": paper.to_dict(), "chunks": [chunk_record(c) for c in chunks]}
+    record = {
+        "paper": paper.to_dict(),
+        "chunks": [chunk_record(c) for c in chunks],
+        "text_loss": text_loss(idx, paper_id),
+    }
+    return paper, chunks, record
+
+
+def text_loss(idx, paper_id: str) -> dict[str, Any] | None:
+    """The index's note that this PDF's reader kept too little of its text (share, lost pages),
+    or None (it kept enough, it is no PDF, or the index was built before litloop recorded it)."""
+    manifest = getattr(idx, "manifest", None)
+    losses = (getattr(manifest, "counts", None) or {}).get("text_losses") or []
+    return next((x for x in losses if x.get("paper_id") == paper_id), None)
 
 
 def cites_record(idx, what: str) -> dict[str, Any]:

@@ -267,6 +267,60 @@ class Dropped:
     reason: str
 
 
+MIN_SHARE = 0.85  # below this share of its words a paper's build reports it (tools/ingest/pdf/accounting.py)
+MIN_PAGE_SHARE = 0.5  # a page that keeps less than this of its own words is reported as lost
+_MIN_PAGE_WORDS = 20  # a page with fewer words (a blank or a figure page) is not judged alone
+
+
+@dataclass(frozen=True)
+class PageShare:
+    page: int
+    words: int  # the reader's words on the page
+    kept: int  # of them, in the document or dropped for a stated reason
+
+    @property
+    def share(self) -> float:
+        return self.kept / self.words if self.words else 1.0
+
+
+@dataclass(frozen=True)
+class TextAccount:
+    """A PDF's words against what its build kept, per page."""
+
+    pages: tuple[PageShare, ...]
+
+    @property
+    def words(self) -> int:
+        return sum(p.words for p in self.pages)
+
+    @property
+    def share(self) -> float:
+        return sum(p.kept for p in self.pages) / self.words if self.words else 1.0
+
+    def lost_pages(self) -> list[PageShare]:
+        return [p for p in self.pages if p.words >= _MIN_PAGE_WORDS and p.share < MIN_PAGE_SHARE]
+
+    def problem(self, where: str) -> str | None:
+        """The build's warning for this paper, or None when it kept enough of every page."""
+        lost = self.lost_pages()
+        if self.share >= MIN_SHARE and not lost:
+            return None
+        pages = ", ".join(f"p. {p.page} kept {p.share:.2f}" for p in lost)
+        return (
+            f"{where}: the PDF reader kept {self.share:.2f} of the paper's text"
+            + (f" ({pages})" if lost else "")
+            + "; the rest is in no chunk, so it cannot be found or cited. `litloop index show` prints what was "
+            "kept; please report the file if its layout should be read"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "share": round(self.share, 4),
+            "words": self.words,
+            "lost_pages": [p.page for p in self.lost_pages()],
+        }
+
+
 @dataclass(frozen=True)
 class Document:
     """A parsed paper: its record plus its body blocks (the abstract lives in `paper`), the
@@ -277,6 +331,8 @@ class Document:
     blocks: tuple[Block, ...] = ()
     dropped: tuple[Dropped, ...] = ()
     ligatures_repaired: int = 0
+    # PDF readers: each page's words against what the build kept (None for other formats)
+    text_account: TextAccount | None = None
 
 
 class IngestError(ValueError):

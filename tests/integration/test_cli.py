@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -148,3 +149,35 @@ def test_index_show_over_several_corpora_takes_namespaced_ids(graph_index, monke
     assert r.exit_code == 2
     message = " ".join(r.output.split())
     assert "in corpora one, two" in message and "did you mean one:crf, two:crf?" in message
+
+
+def test_a_pdf_build_that_loses_a_page_says_so_and_the_index_keeps_the_note(tmp_path, monkeypatch):
+    # a reader fault injected: every block of page 3 of a demo PDF goes missing; the accounting
+    # of each page's words (what the reader read against what reached the document) reports it
+    import dataclasses
+
+    import tools.ingest.pdf as pdf
+    from tests.conftest import DEMO_PDFS
+
+    real = pdf.build_document
+
+    def losing_page_3(*args, **kwargs):
+        doc = real(*args, **kwargs)
+        return dataclasses.replace(doc, blocks=tuple(b for b in doc.blocks if b.page != 3))
+
+    monkeypatch.setattr(pdf, "build_document", losing_page_3)
+    (tmp_path / "in").mkdir()
+    shutil.copy(DEMO_PDFS / "N18-3011.pdf", tmp_path / "in" / "N18-3011.pdf")
+    idx = tmp_path / "idx"
+    r = runner.invoke(app, ["index", "build", str(tmp_path / "in"), "--index", str(idx)])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "warning:" in said and "N18-3011" in said and "p. 3 kept 0.0" in said
+    info = json.loads(runner.invoke(app, ["index", "info", "--index", str(idx), "--json"]).stdout)
+    [loss] = info["counts"]["text_losses"]
+    assert loss["paper_id"] == "N18-3011" and loss["lost_pages"] == [3] and loss["share"] < 0.9
+    shown = runner.invoke(app, ["index", "show", "N18-3011", "--index", str(idx)])
+    assert "pages 3 kept under half" in " ".join(shown.stdout.split())
+    assert "1 PDF(s) kept too little" in " ".join(
+        runner.invoke(app, ["index", "info", "--index", str(idx)]).stdout.split()
+    )

@@ -57,6 +57,9 @@ class BuildReport:
     # words that had lost a ligature in extraction ("speci c") and were repaired, and in how many papers
     ligature_words: int = 0
     ligature_papers: int = 0
+    # PDFs whose reader kept too little of their text (tools/ingest/pdf/accounting.py): each a
+    # {"paper_id", "source", "share", "words", "lost_pages", "message"}; warnings, not problems
+    text_losses: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     totals: dict[str, Any] = field(default_factory=dict)
@@ -73,6 +76,7 @@ class BuildReport:
             "contexts_added": self.contexts_added,
             "already_indexed": self.already_indexed,
             "ligatures_repaired": {"papers": self.ligature_papers, "words": self.ligature_words},
+            "text_losses": self.text_losses,
             "problems": self.problems,
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "totals": self.totals,
@@ -247,6 +251,8 @@ def _write_version(
     report.ligature_words = sum(d.ligatures_repaired for d in docs)
     report.ligature_papers = sum(1 for d in docs if d.ligatures_repaired)
     was = (old.manifest.counts.get("ligatures_repaired") if old else None) or {}
+    report.text_losses = text_losses(docs)
+    lost_before = list((old.manifest.counts.get("text_losses") if old else None) or [])
     by_kind = Counter(old.manifest.counts["chunks_by_kind"] if old else {})
     by_kind.update(c.kind for c in new_chunks)
     counts = {
@@ -263,6 +269,8 @@ def _write_version(
             "papers": was.get("papers", 0) + report.ligature_papers,
             "words": was.get("words", 0) + report.ligature_words,
         },
+        # every PDF of the index whose reader kept too little of its text, kept with the index
+        "text_losses": lost_before + [{k: v for k, v in x.items() if k != "message"} for x in report.text_losses],
     }
     report.totals = counts
     now = _now()
@@ -285,6 +293,22 @@ def _write_version(
             segments=(list(old.manifest.segments) if old else []) + [segment],
         ),
     )
+
+
+def text_losses(docs) -> list[dict[str, Any]]:
+    """The documents whose reader kept less of their text than it should (a PDF's text account
+    below its thresholds), as the build reports them."""
+    out = []
+    for d in docs:
+        account = getattr(d, "text_account", None)
+        if account is None:
+            continue
+        message = account.problem(f"{d.paper.source or d.paper.paper_id} ({d.paper.paper_id})")
+        if message:
+            out.append(
+                {"paper_id": d.paper.paper_id, "source": d.paper.source, **account.to_dict(), "message": message}
+            )
+    return out
 
 
 def _write_new_segment(

@@ -101,10 +101,13 @@ def parse_file(path: Path) -> Iterator[Document | IngestError]:
 
 
 def _parse_pdf(path: Path) -> Document:
+    from dataclasses import replace
+
     from tools.ingest.pdf import parse_pdf
 
     doc = parse_pdf(path, metadata=_sidecar(path))
-    return document(doc.paper, doc.blocks, path, None)
+    checked = document(doc.paper, doc.blocks, path, None)  # refused without title and abstract; repaired
+    return replace(checked, dropped=doc.dropped, text_account=doc.text_account)
 
 
 def _parse_jsonl(path: Path) -> Iterator[Document | IngestError]:

@@ -27,14 +27,17 @@ holds the pure text helpers and model the data they pass along.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tools.base import Document
+from tools.base import Document, Dropped, TextAccount
+from tools.ingest.pdf.accounting import account, dropped_running
 from tools.ingest.pdf.assemble import Assembler
 from tools.ingest.pdf.document import build_document
 from tools.ingest.pdf.furniture import drop_line_numbers, is_running, running_lines
-from tools.ingest.pdf.layout import layout_lines
+from tools.ingest.pdf.layout import inside, layout_lines
+from tools.ingest.pdf.model import PageData, Parsed
 from tools.ingest.pdf.notes import mark_footnotes, strip_note_marks
 from tools.ingest.pdf.outline import read_outline
 from tools.ingest.pdf.reading import document_style, open_pdf, read_pdf
@@ -76,6 +79,8 @@ def parse_pdf(path: Path, paper_id: str | None = None, metadata: dict[str, Any] 
         info, pages = read_pdf(path, pdf)
         for page in pages:
             drop_line_numbers(page)
+        page_words = {page.number: [w.text for w in page.words] for page in pages}  # what the build must account for
+        dropped: list[Dropped] = []
         first_pass = [layout_lines(page, exclude=[]) for page in pages]
         running = running_lines(pages, first_pass)
         style = document_style(pages, first_pass)
@@ -84,10 +89,33 @@ def parse_pdf(path: Path, paper_id: str | None = None, metadata: dict[str, Any] 
             # Redo the layout without table and figure bodies: columns come out cleaner.
             if page.regions:
                 page.lines = layout_lines(page, [r.bbox for r in page.regions])
+                for r in page.regions:
+                    if r.kind == "figure":  # the words drawn inside a figure: its own text, not prose
+                        inside_words = " ".join(w.text for w in page.words if inside(w, r.bbox))
+                        dropped.append(Dropped(page.number, inside_words, "text inside a figure"))
             else:
                 page.lines = lines
+            dropped += [dropped_running(page.number, ln.text) for ln in page.lines if is_running(ln, page, running)]
             page.lines = [ln for ln in page.lines if not is_running(ln, page, running)]
             mark_footnotes(page, style)
             strip_note_marks(page)
     parsed = Assembler(pages, style, read_outline(path)).run()
-    return build_document(path, paper_id, metadata, info, pages, parsed)
+    doc = build_document(path, paper_id, metadata, info, pages, parsed)
+    doc = replace(doc, dropped=(*doc.dropped, *dropped))
+    return replace(doc, text_account=_account(doc, parsed, pages, page_words))
+
+
+def _account(doc: Document, parsed: Parsed, pages: list[PageData], page_words: dict[int, list[str]]) -> TextAccount:
+    """The build's accounting of every page's words (tools/ingest/pdf/accounting.py)."""
+    extra: dict[int, list[str]] = {}
+    first = pages[0].number if pages else 1
+    extra.setdefault(first, []).extend([doc.paper.title, " ".join(doc.paper.authors), doc.paper.venue or ""])
+    for para in parsed.abstract:
+        for ln in para.lines:
+            extra.setdefault(ln.page, []).append(ln.text)
+    for page in pages:
+        for r in page.regions:
+            extra.setdefault(page.number, []).append(r.text)
+    for (_, _, text), page_no in zip(parsed.references, parsed.reference_pages, strict=True):
+        extra.setdefault(page_no, []).append(text)  # in the bibliography
+    return account(page_words, doc, extra)

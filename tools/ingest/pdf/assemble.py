@@ -354,3 +354,4 @@ class Assembler:
             peers = [ln.x0 for ln in self.lines if (ln.page, ln.seg) == key]
             self.ref_margin[key] = min(peers)
         self.out.references.append((line.size, line.x0 - self.ref_margin[key], line.text))
+        self.out.reference_pages.append(line.page)

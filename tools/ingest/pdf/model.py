@@ -153,3 +153,4 @@ class Parsed:
     body: list[Paragraph]
     references: list[tuple[float, float, str]]  # (font size, indent, text)
     sections: list[tuple[str, int]]
+    reference_pages: list[int] = field(default_factory=list)  # the page of each reference line

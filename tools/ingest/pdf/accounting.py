@@ -1,0 +1,83 @@
+"""How much of each page's text a PDF build kept: the reader's own words of the page (what
+pdfplumber read, line numbers aside) against what reached the document (its blocks, title,
+abstract, the bibliography, the tables' grids) or was dropped for a stated reason (running heads
+and feet, a figure's own text). Words are compared as lower-case tokens, counted with
+multiplicity, so a page whose text never reached a chunk shows as a share near 0.
+
+A build reports a paper that keeps less than `MIN_SHARE` of its text, or any page that keeps
+less than `MIN_PAGE_SHARE` of its own, so that no build loses pages in silence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from tools.base import MIN_PAGE_SHARE, MIN_SHARE, Block, Document, Dropped, PageShare, TextAccount
+
+__all__ = ["MIN_PAGE_SHARE", "MIN_SHARE", "PageShare", "TextAccount", "account", "dropped_running", "tokens"]
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case letter-and-digit runs: how words are compared (hyphens, ligatures and
+    punctuation aside)."""
+    from tools.ingest.pdf.text import normalize_text
+
+    return [t.lower() for t in _TOKEN.findall(normalize_text(text))]
+
+
+def account(
+    page_words: dict[int, list[str]],
+    doc: Document,
+    extra: dict[int, list[str]],
+    anywhere: Iterable[str] = (),
+) -> TextAccount:
+    """Each page's words (`page_words`: page -> the reader's word texts) against the document's
+    text on that page: its blocks (split at their page break), `extra` (page -> texts kept or
+    dropped for a reason on that page: title and abstract lines, tables' grids, running heads,
+    figures' own words, `doc.dropped`), and `anywhere` (texts of no one page: the bibliography),
+    whose words any page may claim."""
+    kept: dict[int, Counter[str]] = {}
+
+    def add(page: int | None, text: str) -> None:
+        if page is not None and text:
+            kept.setdefault(page, Counter()).update(tokens(text))
+
+    for block in doc.blocks:
+        _add_block(block, add)
+    for page, texts in extra.items():
+        for text in texts:
+            add(page, text)
+    for d in doc.dropped:
+        add(d.page, d.text)
+    pool: Counter[str] = Counter(t for text in anywhere for t in tokens(text))
+    shares = []
+    for page in sorted(page_words):
+        have = Counter(t for w in page_words[page] for t in tokens(w))
+        own = kept.get(page, Counter())
+        matched = 0
+        for t, n in have.items():
+            m = min(n, own[t])
+            rest = n - m
+            if rest and pool[t]:
+                take = min(rest, pool[t])
+                pool[t] -= take
+                m += take
+            matched += m
+        shares.append(PageShare(page, sum(have.values()), matched))
+    return TextAccount(tuple(shares))
+
+
+def _add_block(block: Block, add) -> None:
+    if block.page_end is not None and block.page_end_at is not None and block.page_end != block.page:
+        add(block.page, block.text[: block.page_end_at])
+        add(block.page_end, block.text[block.page_end_at :])
+    else:
+        add(block.page, block.text)
+
+
+def dropped_running(page: int, text: str) -> Dropped:
+    return Dropped(page=page, text=text, reason="running head or foot")
