@@ -108,7 +108,7 @@ def test_index_show_json_is_the_paper_record_and_its_chunks(built_index):
     r = runner.invoke(app, ["index", "show", CRF_ID, "--index", str(built_index), "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert set(data) == {"paper", "chunks"}
+    assert set(data) == {"paper", "chunks", "text_loss"} and data["text_loss"] is None  # a CiteSeer record: no PDF
     assert data["paper"] == paper.to_dict()
     assert {"paper_id", "title", "abstract", "authors", "venue", "year", "source"} <= set(data["paper"])
     assert [set(c) for c in data["chunks"]] == [{"chunk_id", "kind", "text", "locator"}] * len(chunks)
