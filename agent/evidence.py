@@ -158,13 +158,10 @@ def question_phrases(question: str) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(tuple(r) for r in runs if len(r) >= 2))
 
 
-def phrase_match(idx, paper_id: str, phrases: Sequence[tuple[str, ...]]) -> tuple[str, ...] | None:
-    """The first of a question's phrases (`question_phrases`) that one sentence of the paper's
-    citable text says in full, its content words in that order and adjacent (stopwords between
-    them do not count); None when it says none of them. A question without phrases is matched
-    by any paper (an empty tuple)."""
-    if not phrases:
-        return ()
+def says_phrase(idx, paper_id: str, phrase: tuple[str, ...]) -> bool:
+    """Whether one sentence of the paper's citable text says a phrase of the question
+    (`question_phrases`) in full: its content words in that order and adjacent (stopwords
+    between them do not count)."""
     sequences = _sequences.get(
         idx,
         paper_id,
@@ -172,16 +169,13 @@ def phrase_match(idx, paper_id: str, phrases: Sequence[tuple[str, ...]]) -> tupl
             tuple(tokenize(s["text"], stem=True)) for c in idx.paper_chunks(paper_id) for s in citable_sentences(c)
         ],
     )
-    for phrase in phrases:
-        n = len(phrase)
-        if any(seq[i : i + n] == phrase for seq in sequences for i in range(len(seq) - n + 1)):
-            return phrase
-    return None
+    n = len(phrase)
+    return any(seq[i : i + n] == phrase for seq in sequences for i in range(len(seq) - n + 1))
 
 
 def phrase_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]], phrases: Sequence[tuple[str, ...]]) -> float:
     """`term_coverage` where each phrase of the question (`question_phrases`) is one aspect, met
-    only when the paper says it in full (`phrase_match`): "conditional random fields" is one
+    only when the paper says it in full (`says_phrase`): "conditional random fields" is one
     thing a paper on Markov random fields does not mention, not two words of three it does."""
     in_phrase = {t for p in phrases for t in p}
     single = [a for a in aspects if not (len(a) == 1 and a <= in_phrase)]
@@ -189,7 +183,7 @@ def phrase_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]], phras
     if not total:
         return 1.0
     have = len(single) * term_coverage(idx, paper_id, single) if single else 0.0
-    have += sum(1 for p in phrases if phrase_match(idx, paper_id, [p]) is not None)
+    have += sum(1 for p in phrases if says_phrase(idx, paper_id, p))
     return have / total
 
 

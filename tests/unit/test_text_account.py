@@ -38,7 +38,7 @@ def test_a_page_whose_words_reached_no_block_is_lost_and_named():
     assert message is not None and "kept 0.67 of the paper's text" in message and "p. 2 kept 0.00" in message
 
 
-def test_dropped_for_a_reason_the_bibliography_and_a_paragraph_across_pages_count_as_kept():
+def test_dropped_for_a_reason_a_bibliography_line_and_a_paragraph_across_pages_count_as_kept():
     head = "Journal of Surveys 12"
     pages = {1: [*WORDS, *head.split()], 2: [*WORDS[:5], *head.split(), "Smith", "2019", "Survey", "methods"]}
     across = " ".join(WORDS + WORDS[:5])
@@ -46,7 +46,7 @@ def test_dropped_for_a_reason_the_bibliography_and_a_paragraph_across_pages_coun
         Block("text", across, page=1, page_end=2, page_end_at=len(" ".join(WORDS))),
         dropped=(Dropped(1, head, "running head or foot"), Dropped(2, head, "running head or foot")),
     )
-    got = account(pages, doc, {}, anywhere=["Smith 2019. Survey methods."])
+    got = account(pages, doc, {2: ["Smith 2019. Survey methods."]})  # a bibliography line of page 2
     assert all(p.share == 1.0 for p in got.pages) and got.problem("x") is None
 
 

@@ -300,7 +300,7 @@ def text_losses(docs) -> list[dict[str, Any]]:
     below its thresholds), as the build reports them."""
     out = []
     for d in docs:
-        account = getattr(d, "text_account", None)
+        account = d.text_account
         if account is None:
             continue
         message = account.problem(f"{d.paper.source or d.paper.paper_id} ({d.paper.paper_id})")

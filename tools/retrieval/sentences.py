@@ -40,14 +40,18 @@ def _segmenter():
     return pysbd.Segmenter(language="en", clean=False, char_span=True)
 
 
+# a blank line; captured, so that splitting at it keeps every character (offsets stay exact)
+_BLANK = re.compile(r"(\n[ \t]*\n)")
+
+
 def _spans_of_prose(text: str) -> list[tuple[int, int]]:
     """pysbd's sentence spans, re-anchored on `text` (pysbd's own offsets drift when a sentence
     repeats earlier text) and trimmed of surrounding whitespace. A blank line ends a sentence
     (two footnotes, "pronounced “stork”" and the next, are two); a single line break does not."""
     spans: list[tuple[int, int]] = []
     at = 0
-    for part in re.split(r"(\n[ \t]*\n)", text):
-        if part.strip() and not part.isspace():
+    for part in _BLANK.split(text):
+        if part.strip():
             spans.extend((at + s, at + e) for s, e in _spans_of_part(part))
         at += len(part)
     return spans
@@ -77,9 +81,6 @@ def _spans_of_lines(text: str) -> list[tuple[int, int]]:
             spans.append((start, start + len(stripped)))
         pos += len(line) + 1
     return spans
-
-
-_BLANK = re.compile(r"\n[ \t]*\n")
 
 
 def _glue_short(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
 
 from tools.base import MIN_PAGE_SHARE, MIN_SHARE, Block, Document, Dropped, PageShare, TextAccount
 
@@ -33,13 +32,11 @@ def account(
     page_words: dict[int, list[str]],
     doc: Document,
     extra: dict[int, list[str]],
-    anywhere: Iterable[str] = (),
 ) -> TextAccount:
     """Each page's words (`page_words`: page -> the reader's word texts) against the document's
-    text on that page: its blocks (split at their page break), `extra` (page -> texts kept or
-    dropped for a reason on that page: title and abstract lines, tables' grids, running heads,
-    figures' own words, `doc.dropped`), and `anywhere` (texts of no one page: the bibliography),
-    whose words any page may claim."""
+    text on that page: its blocks (split at their page break), `extra` (page -> texts kept on
+    that page outside the blocks: title and abstract lines, tables' grids, bibliography lines)
+    and `doc.dropped` (texts dropped for a stated reason: running heads, figures' own words)."""
     kept: dict[int, Counter[str]] = {}
 
     def add(page: int | None, text: str) -> None:
@@ -53,21 +50,11 @@ def account(
             add(page, text)
     for d in doc.dropped:
         add(d.page, d.text)
-    pool: Counter[str] = Counter(t for text in anywhere for t in tokens(text))
     shares = []
     for page in sorted(page_words):
         have = Counter(t for w in page_words[page] for t in tokens(w))
-        own = kept.get(page, Counter())
-        matched = 0
-        for t, n in have.items():
-            m = min(n, own[t])
-            rest = n - m
-            if rest and pool[t]:
-                take = min(rest, pool[t])
-                pool[t] -= take
-                m += take
-            matched += m
-        shares.append(PageShare(page, sum(have.values()), matched))
+        matched = (have & kept.get(page, Counter())).total()  # each word counted as often as both hold it
+        shares.append(PageShare(page, have.total(), matched))
     return TextAccount(tuple(shares))
 
 

@@ -202,15 +202,19 @@ def _without_note_mark(chars: list[dict[str, Any]], height: float, fonts: FontFa
         return chars
     main = max(float(c["size"]) for c in chars[:k])
     base = statistics.median(height - float(c["matrix"][5]) for c in chars[:k])
-    mark = chars[k:]
-    if all(
+    if all(_raised_small(c, main, base, height, fonts) for c in chars[k:]):
+        return chars[:k]
+    return chars
+
+
+def _raised_small(c: dict[str, Any], main: float, base: float, height: float, fonts: FontFacts) -> bool:
+    """A character set smaller than the word's `main` size and above its baseline `base`, not in
+    a math font: how a footnote mark (or an exponent in text type) is set."""
+    return (
         float(c["size"]) < 0.8 * main
         and height - float(c["matrix"][5]) < base - 0.2 * main
         and not fonts.kind(c.get("fontname", ""))[1]
-        for c in mark
-    ):
-        return chars[:k]
-    return chars
+    )
 
 
 def _raised_tail(chars: list[dict[str, Any]], height: float, fonts: FontFacts) -> str:
@@ -221,16 +225,13 @@ def _raised_tail(chars: list[dict[str, Any]], height: float, fonts: FontFacts) -
     full = [height - float(c["matrix"][5]) for c in chars if float(c["size"]) == main]
     base = statistics.median(full)
 
-    def raised(c: dict[str, Any]) -> bool:
-        return (
-            c["text"].isdigit()
-            and float(c["size"]) < 0.8 * main
-            and height - float(c["matrix"][5]) < base - 0.2 * main
-            and not fonts.kind(c.get("fontname", ""))[1]
-        )
-
     n = k = len(chars)
-    while k > 1 and n - k < 2 and raised(chars[k - 1]):
+    while (
+        k > 1
+        and n - k < 2
+        and chars[k - 1]["text"].isdigit()
+        and _raised_small(chars[k - 1], main, base, height, fonts)
+    ):
         k -= 1
     return "".join(c["text"] for c in chars[k:])
 
