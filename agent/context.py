@@ -39,7 +39,8 @@ Probability = Annotated[float, Field(ge=0.0, le=1.0)]  # thresholds and margins 
 ChoiceScoring = Literal["model", "scored", "calibrated"]
 Reranker = Literal["none", "cross-encoder", "llm"]  # as tools.settings.RerankSettings.backend
 EvidenceSelector = Literal["chunks", "paper", "mixed"]
-AnswerShape = Literal["auto", "fact", "papers", "comparison"]
+AnswerShape = Literal["auto", "fact", "papers", "overview", "comparison"]
+ShapeReading = Literal["meaning", "wording"]
 ReadingMode = Literal["per_paper", "joint"]
 ListReading = Literal["per_paper", "similarity", "judge", "pick"]
 VerifyWithoutLLM = Literal["listing", "coverage"]
@@ -91,10 +92,19 @@ class Context:
     # candidate's best sentences and the synthesis reads them together
     reading: ReadingMode = "per_paper"
     # the answer's shape (agent/shape.py): "auto" reads it from the question ("which papers ..."
-    # is `papers`, anything else `fact`). A fact gets at most `fact_claims` claims; a `papers`
+    # is `papers`, "give me an overview of ..." `overview`, a question that compares
+    # `comparison`, anything else `fact`). A fact gets at most `fact_claims` claims; a `papers`
     # answer covers at least `list_papers` candidates, shows each with up to `list_sentence_chars`
     # of its best sentences in a joint reading, and names each paper that qualifies
     answer_shape: AnswerShape = "auto"
+    # how "auto" reads the shape: "meaning", the patterns and then, for a question none of them
+    # matches, the bundled embedder against labelled example questions (agent/shape_reader.py);
+    # "wording", the patterns only
+    shape_reading: ShapeReading = "meaning"
+    # an overview covers at least this many candidates and groups the papers that qualify into
+    # at most `overview_themes` themes, each named by its key terms (agent/answer/overview.py)
+    overview_papers: Count = 20
+    overview_themes: Count = 4
     fact_claims: Count = 2
     # show the model each table row's cells after their column names, and tell the reader and the
     # synthesis to give the number for a question that asks for a quantity. Off: on the factoid

@@ -30,7 +30,12 @@ from tools.tables import column_names, labelled_row, table_parts
 _FRAME = (
     "which what paper papers work works study studies article articles publication publications "
     "use uses used using apply applies applied propose proposes proposed describe describes present "
-    "presents build builds address addresses analyse analyze analyses employ employs"
+    "presents build builds address addresses analyse analyze analyses employ employs "
+    # the words that frame an overview or a list request, not its topic ("Give me an overview of
+    # the literature on active learning" is about active learning)
+    "overview literature research known know published written done summarize summarise summary "
+    "survey review main key approaches findings themes exist exists discuss discusses tell give "
+    "list show find anything everything"
 )
 
 

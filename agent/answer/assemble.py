@@ -188,6 +188,56 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
     return _quoted_answer(idx, "\n".join([lead, *lines]), claims, cites, shown, "papers")
 
 
+def overview_answer(state: State, idx, readings: list, most_themes: int) -> Answer:
+    """The answer to an overview question read jointly: the papers that qualified (as for
+    `papers_answer`), grouped into themes named by their key terms (agent/answer/overview.py),
+    each paper quoted with its sentences and cited; a markdown table (theme, paper, what it
+    says) instead of the list when the question asks for one. Nothing in it is the model's
+    words; `themes` holds each theme's name, terms and papers."""
+    from agent.answer.overview import asks_for_table, themes
+
+    picked = [(r, s) for r in readings if r.get("relevant") and (s := reading_sentences(r, idx))]
+    read = sum(1 for r in readings if not r.get("failed"))
+    if not picked:
+        text = f"None of the {read} papers read shows that it is one the question asks about."
+        return cast(Answer, {**_blank(), "text": text, "insufficient_evidence": True, "shape": "overview"})
+    sents_of = {r["paper_id"]: s for r, s in picked}
+    pids = list(sents_of)
+    texts = [" ".join([idx.papers[p].title, *(x["text"] for x in sents_of[p])]) for p in pids]
+    grouped = themes(idx, state["question"], pids, texts, most_themes)
+    cites = Citations(idx)
+    claims: list[Any] = []
+    lines: list[str] = []
+    rows: list[dict[str, str]] = []
+    for t_no, theme in enumerate(grouped, 1):
+        n = len(theme["papers"])
+        lines.append(f"Theme {t_no}: {theme['name']} ({n} paper{'s' if n != 1 else ''})")
+        for pid in theme["papers"]:
+            sents = sents_of[pid]
+            quote = " ".join(x["text"] for x in sents)
+            numbers = cites.cite(sents, quote)
+            claims.append({"text": quote, "citations": numbers, "sentences": [sentence_record(idx, x) for x in sents]})
+            marks = "".join(f"[{k}]" for k in numbers)
+            title = f"{idx.papers[pid].title} ({pid})"
+            lines.append(f"- {title}: {_quote(quote)} {marks}")
+            rows.append(
+                {"theme": theme["name"], "paper": title, "what it says": f"{_quote(quote, CELL_CHARS)} {marks}"}
+            )
+    lead = f"{len(picked)} of the {read} papers read answer this, in {len(grouped)} theme{'s' if len(grouped) != 1 else ''}:"
+    if asks_for_table(state["question"]):
+        heads = ["theme", "paper", "what it says"]
+        body = [
+            "| Theme | Paper | What it says |",
+            "|---|---|---|",
+            *("| " + " | ".join(row[h].replace("|", "/") for h in heads) + " |" for row in rows),
+        ]
+        text = "\n".join([lead, *body])
+    else:
+        text = "\n".join([lead, *lines])
+    shown = [x for _, s in picked for x in s]
+    return _quoted_answer(idx, text, claims, cites, shown, "overview", themes=grouped, table_rows=rows)
+
+
 def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> Answer:
     """The answer to a comparison read jointly: a table, one row per paper that qualified (at most
     `compare_papers`, in the order of the fused ranking), one column per aspect the question

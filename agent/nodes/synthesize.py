@@ -15,7 +15,7 @@ import time
 from langgraph.runtime import Runtime
 
 from agent import prompts
-from agent.answer.assemble import build_answer, comparison_answer, papers_answer
+from agent.answer.assemble import build_answer, comparison_answer, overview_answer, papers_answer
 from agent.answer.choice import score_options
 from agent.answer.citations import mark_contexts
 from agent.answer.claims import support_judge
@@ -32,7 +32,7 @@ from agent.methods.common import llm
 from agent.models import ENDPOINT_KINDS
 from agent.resources import index_for
 from agent.schemas import synthesis_model
-from agent.shape import asks_quantity, claims_cap, comparison_columns, reads_jointly, shape_for
+from agent.shape import asks_quantity, claims_cap, comparison_columns, reads_jointly, shape_of
 from agent.state import State
 from tools.retrieval.sentences import Sentence, sentence_ids
 
@@ -40,8 +40,8 @@ from tools.retrieval.sentences import Sentence, sentence_ids
 def answer_instructions(state: State, ctx) -> str:
     types = state.get("answer_types") or ["freeform"]
     lines = []
-    shape = shape_for(state["question"], ctx.answer_shape)
-    if shape == "papers" and "multiple_choice" not in types:
+    shape = shape_of(ctx, state["question"])
+    if shape in ("papers", "overview") and "multiple_choice" not in types:
         lines.append(
             "The question asks which papers qualify: write one claim for each paper whose sentences show "
             "that it does, naming the paper, the best-supported first."
@@ -102,13 +102,15 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
     readings = state.get("readings", [])
-    shape = shape_for(state["question"], ctx.answer_shape)
+    shape = shape_of(ctx, state["question"])
     if shape != "fact" and reads_jointly(ctx, state["question"]) and ctx.mode == "rra" and not state.get("options"):
         # the joint reading already chose each paper's sentences: the answer names them, no call
         if any(r.get("failed") for r in readings) and all(r.get("failed") or not r.get("relevant") for r in readings):
             return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
         if shape == "comparison":
             answer = comparison_answer(state, idx, readings, comparison_columns(state["question"]))
+        elif shape == "overview":
+            answer = overview_answer(state, idx, readings, ctx.overview_themes)
         else:
             answer = papers_answer(state, idx, readings)
         return {"answer": {**answer, "status": answer_status(readings, state.get("errors", []))}}

@@ -25,7 +25,7 @@ from agent.methods.rra.read import (
 )
 from agent.resources import index_for
 from agent.schemas import selection_model
-from agent.shape import COMPARE_COLUMN, comparison_columns, papers_to_read, shape_for
+from agent.shape import COMPARE_COLUMN, comparison_columns, papers_to_read, shape_of
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.retrieval.sentences import Sentence, sentence_ids, sentence_index
@@ -49,7 +49,7 @@ def read_jointly(state: State, runtime) -> dict:
     ctx = runtime.context
     idx = index_for(ctx)
     question = state["question"]
-    shape = shape_for(question, ctx.answer_shape)
+    shape = shape_of(ctx, question)
     papers = state.get("candidates", [])[: papers_to_read(ctx, question)]
     t = time.perf_counter()
     all_scores = question_chunk_scores(state, idx) if papers else None

@@ -1,0 +1,88 @@
+"""Overview answers: the shape read from meaning (agent/shape.py, agent/shape_reader.py) and the
+themes (agent/answer/overview.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.answer.overview import asks_for_table, cluster, theme_count, theme_names
+from agent.shape import citation_subject, question_shape, shape_by_meaning, shape_by_wording
+from agent.shape_reader import SHAPES, load_examples, load_topics, opening, with_swapped_topics
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Give me an overview of the literature on active learning.",
+        "What is known about boosting for text categorization?",
+        "What has been published on boosting for text categorization?",
+        "Which methods have been proposed for citation recommendation?",
+    ],
+)
+def test_overview_wordings_are_read_as_overviews(question):
+    assert shape_by_wording(question) == "overview"
+
+
+def test_a_question_about_one_paper_is_not_an_overview():
+    assert shape_by_wording("What are the main results of the PageRank paper?") is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Do any of the indexed documents discuss web crawling strategies?", "List everything on ontology matching."],
+)
+def test_more_list_wordings_ask_for_papers(question):
+    assert shape_by_wording(question) == "papers"
+
+
+def test_passive_citation_questions_name_their_subject():
+    assert citation_subject("In which papers is S2ORC cited?") == "S2ORC"
+    assert citation_subject("Show me the citing sentences for SciBERT.") == "SciBERT"
+    assert citation_subject("Where was the first SIGIR conference held?") is None
+
+
+def test_the_meaning_pass_leaves_fact_unless_confident():
+    assert shape_by_meaning({"fact": 0.3, "papers": 0.5, "overview": 0.1, "comparison": 0.1}, 0.6) == "fact"
+    assert shape_by_meaning({"fact": 0.1, "papers": 0.7, "overview": 0.1, "comparison": 0.1}, 0.6) == "papers"
+    # a citation question no citation pattern reads is answered as a list of papers
+    assert shape_by_meaning({"fact": 0.1, "papers": 0.3, "citation": 0.4, "overview": 0.1, "comparison": 0.1}, 0.6) == "papers"
+
+
+def test_a_quantity_question_is_never_made_a_list():
+    assert question_shape("What share of papers carry a DOI?") == "fact"
+
+
+def test_the_examples_cover_every_shape_and_swap_topics():
+    rows = load_examples()
+    assert {r["shape"] for r in rows} == set(SHAPES) and len(rows) >= 200
+    swapped = with_swapped_topics([("Which papers use SciBERT?", "papers")], load_topics(), swaps=3)
+    assert len(swapped) == 4 and all(s == "papers" for _, s in swapped)
+    assert any("SciBERT" not in q for q, _ in swapped[1:])
+    assert opening("Give me an overview of the literature on X", 5) == "Give me an overview of"
+
+
+def test_clusters_join_alike_papers_and_leave_unlike_ones_apart():
+    v = np.array([[1.0, 0.0], [0.95, 0.05], [0.0, 1.0], [0.05, 0.95]])
+    assert cluster(v, 2) == [[0, 1], [2, 3]]
+    # orthogonal papers are not forced into one theme
+    assert cluster(np.eye(3), 1) == [[0], [1], [2]]
+    assert theme_count(1, 4) == 1 and theme_count(20, 4) == 4
+
+
+def test_themes_are_named_by_terms_their_papers_share_and_others_do_not():
+    texts = [
+        "Wrapper induction for web sources learns extraction rules",
+        "Hierarchical wrapper induction learns extraction rules",
+        "Hidden Markov models for information extraction",
+        "Hidden Markov models learn field extraction",
+    ]
+    names = theme_names(texts, [[0, 1], [2, 3]], "Give me an overview of extraction")
+    assert names[0][0] in ("wrapper induction", "extraction rules")
+    assert names[1][0] == "hidden markov" or "markov" in names[1][0]
+    assert not any("extraction" == t for n in names for t in n)  # the question's word names nothing
+
+
+def test_a_table_is_given_where_the_question_asks_for_one():
+    assert asks_for_table("Give me an overview of crawling as a table")
+    assert not asks_for_table("Give me an overview of crawling")
