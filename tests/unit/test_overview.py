@@ -46,7 +46,10 @@ def test_the_meaning_pass_leaves_fact_unless_confident():
     assert shape_by_meaning({"fact": 0.3, "papers": 0.5, "overview": 0.1, "comparison": 0.1}, 0.6) == "fact"
     assert shape_by_meaning({"fact": 0.1, "papers": 0.7, "overview": 0.1, "comparison": 0.1}, 0.6) == "papers"
     # a citation question no citation pattern reads is answered as a list of papers
-    assert shape_by_meaning({"fact": 0.1, "papers": 0.3, "citation": 0.4, "overview": 0.1, "comparison": 0.1}, 0.6) == "papers"
+    assert (
+        shape_by_meaning({"fact": 0.1, "papers": 0.3, "citation": 0.4, "overview": 0.1, "comparison": 0.1}, 0.6)
+        == "papers"
+    )
 
 
 def test_a_quantity_question_is_never_made_a_list():
@@ -80,7 +83,7 @@ def test_themes_are_named_by_terms_their_papers_share_and_others_do_not():
     names = theme_names(texts, [[0, 1], [2, 3]], "Give me an overview of extraction")
     assert names[0][0] in ("wrapper induction", "extraction rules")
     assert names[1][0] == "hidden markov" or "markov" in names[1][0]
-    assert not any("extraction" == t for n in names for t in n)  # the question's word names nothing
+    assert not any(t == "extraction" for n in names for t in n)  # the question's word names nothing
 
 
 def test_a_table_is_given_where_the_question_asks_for_one():
