@@ -23,6 +23,7 @@ run's context overrides the guess.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal
 
@@ -151,14 +152,29 @@ def question_shape(question: str, reading: str = "meaning") -> Shape:
     """The question's shape: the patterns' when one matches; else, with `reading` "meaning", the
     meaning pass's shape when it is at least `MEANING_CONFIDENCE` probable (a question about
     citations that no citation pattern reads is answered as a list of papers); else `fact`."""
+
+    def meaning(q: str) -> dict[str, float]:
+        from agent.shape_reader import default_reader
+
+        return default_reader().probabilities([q])[0]
+
+    return shape_from(question, meaning if reading == "meaning" else None)
+
+
+def shape_from(
+    question: str,
+    probabilities: Callable[[str], dict[str, float]] | None,
+    confidence: float = MEANING_CONFIDENCE,
+) -> Shape:
+    """The two passes: the patterns' shape when one matches; else, given the reader's
+    `probabilities` (called only then), its shape at `confidence` (`shape_by_meaning`), except
+    that a question asking for a quantity stays a fact; `fact` when there is no reader."""
     worded = shape_by_wording(question)
-    if worded is not None or reading != "meaning" or not (question or "").strip():
+    if worded is not None or probabilities is None or not (question or "").strip():
         return worded or "fact"
     if asks_quantity(question):  # "What share of papers ...", "How many ...": a number is one fact
         return "fact"
-    from agent.shape_reader import default_reader
-
-    return shape_by_meaning(default_reader().probabilities([question])[0])
+    return shape_by_meaning(probabilities(question), confidence)
 
 
 def shape_by_meaning(probs: dict[str, float], confidence: float = MEANING_CONFIDENCE) -> Shape:
@@ -173,7 +189,7 @@ def shape_by_meaning(probs: dict[str, float], confidence: float = MEANING_CONFID
 def shape_for(question: str, asked: str = "auto", reading: str = "meaning") -> Shape:
     """The shape a run answers in: `asked` ("fact" / "papers" / "overview" / "comparison") when
     given, else the question's (`reading`: "meaning" or "wording", the run's `shape_reading`)."""
-    return asked if asked in SHAPES else question_shape(question, reading)  # type: ignore[return-value]
+    return asked if asked in SHAPES else question_shape(question, reading)
 
 
 def shape_of(ctx, question: str) -> Shape:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent.shape import MEANING_CONFIDENCE, citation_subject, shape_by_meaning, shape_by_wording
+from agent.shape import MEANING_CONFIDENCE, citation_subject, shape_by_meaning, shape_by_wording, shape_from
 from agent.shape_reader import EXAMPLES, SHAPES, ShapeReader, fitted, load_examples, load_topics
 
 TEST = Path(__file__).resolve().parent / "data" / "question_shapes_test.jsonl"
@@ -37,13 +37,15 @@ WAYS = ("wording", "meaning", "both")
 
 
 def read(question: str, probs: dict[str, float], way: str, confidence: float) -> str:
+    """The shape `way` reads (see the module's doc); `both` is `agent.shape.shape_from`, what a
+    run does, with the reader's `probs` for this question."""
     if citation_subject(question):
         return "citation"
-    worded = shape_by_wording(question)
     if way == "wording":
-        return worded or "fact"
-    meant = shape_by_meaning(probs, confidence=0.0 if way == "meaning" else confidence)
-    return meant if way == "meaning" or worded is None else worded
+        return shape_by_wording(question) or "fact"
+    if way == "meaning":
+        return shape_by_meaning(probs, confidence=0.0)
+    return shape_from(question, lambda _q: probs, confidence)
 
 
 def score(rows: Sequence[dict[str, Any]], reader: ShapeReader, confidences: Sequence[float]) -> list[dict[str, Any]]:

@@ -155,6 +155,23 @@ def build_answer(
     )
 
 
+def _quoted_claim(idx, cites: Citations, sents: list[Sentence]) -> tuple[dict[str, Any], str, str]:
+    """One paper's sentences as a quoted claim: (the claim, its text, its citation marks "[1][2]")."""
+    quote = " ".join(s["text"] for s in sents)
+    numbers = cites.cite(sents, quote)
+    claim = {"text": quote, "citations": numbers, "sentences": [sentence_record(idx, s) for s in sents]}
+    return claim, quote, "".join(f"[{n}]" for n in numbers)
+
+
+def _markdown_table(names: list[str], heads: list[str], rows: list[dict[str, str]]) -> list[str]:
+    """The lines of a markdown table: `names` as its header, each row's `heads` as its cells."""
+    return [
+        "| " + " | ".join(names) + " |",
+        "|" + "---|" * len(names),
+        *("| " + " | ".join(row[h].replace("|", "/") for h in heads) + " |" for row in rows),
+    ]
+
+
 def papers_answer(state: State, idx, readings: list) -> Answer:
     """The answer to a "which papers" question read jointly (`list_reading` other than
     "per_paper"): each paper the
@@ -168,13 +185,10 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
         sents = reading_sentences(r, idx) if r.get("relevant") else []
         if not sents:
             continue
-        quote = " ".join(s["text"] for s in sents)
-        numbers = cites.cite(sents, quote)
-        claims.append({"text": quote, "citations": numbers, "sentences": [sentence_record(idx, s) for s in sents]})
+        claim, quote, marks = _quoted_claim(idx, cites, sents)
+        claims.append(claim)
         paper = idx.papers[r["paper_id"]]
-        lines.append(
-            f"{len(lines) + 1}. {paper.title} ({r['paper_id']}): {_quote(quote)} {''.join(f'[{n}]' for n in numbers)}"
-        )
+        lines.append(f"{len(lines) + 1}. {paper.title} ({r['paper_id']}): {_quote(quote)} {marks}")
     read = sum(1 for r in readings if not r.get("failed"))
     if not claims:
         text = f"None of the {read} papers read shows that it is one the question asks for."
@@ -213,11 +227,8 @@ def overview_answer(state: State, idx, readings: list, most_themes: int) -> Answ
         n = len(theme["papers"])
         lines.append(f"Theme {t_no}: {theme['name']} ({n} paper{'s' if n != 1 else ''})")
         for pid in theme["papers"]:
-            sents = sents_of[pid]
-            quote = " ".join(x["text"] for x in sents)
-            numbers = cites.cite(sents, quote)
-            claims.append({"text": quote, "citations": numbers, "sentences": [sentence_record(idx, x) for x in sents]})
-            marks = "".join(f"[{k}]" for k in numbers)
+            claim, quote, marks = _quoted_claim(idx, cites, sents_of[pid])
+            claims.append(claim)
             title = f"{idx.papers[pid].title} ({pid})"
             lines.append(f"- {title}: {_quote(quote)} {marks}")
             rows.append(
@@ -225,12 +236,7 @@ def overview_answer(state: State, idx, readings: list, most_themes: int) -> Answ
             )
     lead = f"{len(picked)} of the {read} papers read answer this, in {len(grouped)} theme{'s' if len(grouped) != 1 else ''}:"
     if asks_for_table(state["question"]):
-        heads = ["theme", "paper", "what it says"]
-        body = [
-            "| Theme | Paper | What it says |",
-            "|---|---|---|",
-            *("| " + " | ".join(row[h].replace("|", "/") for h in heads) + " |" for row in rows),
-        ]
+        body = _markdown_table(["Theme", "Paper", "What it says"], ["theme", "paper", "what it says"], rows)
         text = "\n".join([lead, *body])
     else:
         text = "\n".join([lead, *lines])
@@ -273,11 +279,7 @@ def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> 
         return cast(Answer, {**_blank(), "text": text, "insufficient_evidence": True, "shape": "comparison"})
     heads = ["paper", *columns]
     names = ["Paper", *("What it says" if c == COMPARE_COLUMN else c for c in columns)]
-    table = [
-        "| " + " | ".join(names) + " |",
-        "|" + "---|" * len(names),
-        *("| " + " | ".join(row[h].replace("|", "/") for h in heads) + " |" for row in rows),
-    ]
+    table = _markdown_table(names, heads, rows)
     lead = f"{len(rows)} of the {read} papers read compared:"
     return _quoted_answer(idx, "\n".join([lead, *table]), claims, cites, shown, "comparison", table_rows=rows)
 

@@ -88,8 +88,8 @@ def theme_names(
     than one."""
     drop = frozenset(_WORD.findall(normalize(question)))
     per_paper = [Counter(_terms(t, drop)) for t in texts]
-    in_groups = [Counter() for _ in groups]
-    papers_with = [Counter() for _ in groups]
+    in_groups: list[Counter[str]] = [Counter() for _ in groups]
+    papers_with: list[Counter[str]] = [Counter() for _ in groups]
     for g, rows in enumerate(groups):
         for i in rows:
             in_groups[g].update(per_paper[i])

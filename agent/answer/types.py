@@ -113,8 +113,7 @@ class Answer(TypedDict):
     choice_scores: NotRequired[ChoiceScores | None]
     flagged_papers: NotRequired[list[dict[str, str]]]  # papers with text addressed to their reader
     disagreements: NotRequired[list[dict[str, Any]]]  # claims giving different figures (answer/disagree.py)
-    shape: NotRequired[
-        str
-    ]  # "fact", "papers", "overview" or "comparison" (agent/shape.py): what the question asked for
+    # "fact", "papers", "overview" or "comparison" (agent/shape.py): what the question asked for
+    shape: NotRequired[str]
     # an overview's themes (agent/answer/overview.py): name, key terms, the papers in the theme
     themes: NotRequired[list[dict[str, Any]]]
