@@ -4,6 +4,8 @@ qualify, and only those?
     python -m bench.multi [--split dev|test|all] [--preset P] [--set KEY=VALUE] [--out FILE]
     python -m bench.multi --retrieval [--split ...]    # the fused ranking's top 10 only, no LLM
 
+    python -m bench.multi --data bench/data/overview_test.jsonl --split test   # the same topics asked as overviews
+
 The questions are bench/data/multi_paper.jsonl (`id`, `question`, `gold_papers`, `split`;
 bench/data/README.md says how the gold sets were found). Each question goes through
 `agent.api.ask`; a row scores
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,8 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "precision": mean("precision"),
         "papers_cited_mean": mean("cited"),
         "numbers_outside": sum(int(r.get("numbers_outside") or 0) for r in rows),
+        "shapes": dict(Counter(str(r.get("shape")) for r in rows if "shape" in r)),
+        "themes_mean": mean("themes"),
         "seconds_median": statistics.median(secs) if secs else None,
         "seconds_p95": percentile(secs, 95),
         "llm_calls_mean": statistics.mean(calls) if calls else None,
@@ -122,6 +127,9 @@ def run_question(
             for x in r.get("readings", [])
         ],
         "numbers_outside": numbers_outside(claims),
+        # the shape the answer took (papers, overview, fact, ...) and an overview's theme count
+        "shape": answer.get("shape") or "fact",
+        "themes": len(answer.get("themes") or []),
         "seconds": u["seconds_total"],
         "llm_calls": u.get("llm_calls", 0),
         "status": r["status"],

@@ -273,9 +273,10 @@ def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
 
     if answer.get("choice"):
         st.markdown(f"**Answer: {md(answer['choice'])}**")
-    st.markdown(md(answer.get("text") or "(no answer)"))
-    if answer.get("table_rows"):
-        st.table(answer["table_rows"])
+    st.markdown(md(render.answer_markdown(answer) or "(no answer)"))
+    rows = render.table_rows_shown(answer)
+    if rows:
+        st.table(rows)
     citations = answer.get("citations") or []
     if citations:
         st.markdown("**Evidence**")

@@ -188,6 +188,33 @@ def citation_label(c: dict[str, Any]) -> str:
     return f"[{c['n']}] {c.get('title') or c.get('paper_id')}" + (f" — {meta}" if meta else "") + f" · {where(c)}"
 
 
+def answer_markdown(answer: dict[str, Any]) -> str:
+    """The answer's text as the web chat shows it: an overview's theme lines ("Theme 1: name (3
+    papers)", as `themes` names them) set as headings above their papers' lines, a blank line
+    before each so the papers read as that theme's list."""
+    text = str(answer.get("text") or "")
+    names = [f"Theme {n}: {t.get('name', '')} (" for n, t in enumerate(answer.get("themes") or [], 1)]
+    if not names:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if any(line.startswith(n) for n in names):
+            out.extend(["", f"**{line}**", ""])
+        else:
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def table_rows_shown(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's `table_rows` for a chat to draw as a table, or [] where its text already is
+    that table (a comparison, an overview asked as a table) or lists the same rows (an overview)."""
+    rows = answer.get("table_rows") or []
+    text = str(answer.get("text") or "")
+    if answer.get("themes") or any(line.startswith("|") for line in text.splitlines()):
+        return []
+    return rows
+
+
 def dropped_lines(answer: dict[str, Any]) -> list[str]:
     """The claims the support check dropped from an answer, each with why:
     `"CRFs reach 99 F1." (the number '99' is not in the cited sentences)`."""

@@ -169,7 +169,7 @@ class TerminalChat:
             if ans.get("choice"):
                 c.print(f"[bold]Answer:[/] {escape(ans['choice'])}")
             c.print(escape(ans.get("text") or "(no answer)"))
-            for row in ans.get("table_rows") or []:
+            for row in render.table_rows_shown(ans):
                 c.print("  " + " | ".join(escape(str(v)) for v in row.values()))
             if ans.get("citations"):
                 c.print("\n[bold]Evidence[/]")

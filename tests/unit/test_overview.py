@@ -89,3 +89,25 @@ def test_themes_are_named_by_terms_their_papers_share_and_others_do_not():
 def test_a_table_is_given_where_the_question_asks_for_one():
     assert asks_for_table("Give me an overview of crawling as a table")
     assert not asks_for_table("Give me an overview of crawling")
+
+
+def test_the_web_chat_sets_each_theme_as_a_heading_above_its_papers():
+    from agent.chat.render import answer_markdown, table_rows_shown
+
+    answer = {
+        "text": "3 of the 9 papers read answer this, in 2 themes:\n"
+        "Theme 1: wrapper, induction (2 papers)\n- A (a): “x” [1]\n- B (b): “y” [2]\n"
+        "Theme 2: crawler (1 paper)\n- C (c): “z” [3]",
+        "themes": [{"name": "wrapper, induction", "papers": ["a", "b"]}, {"name": "crawler", "papers": ["c"]}],
+        "table_rows": [{"theme": "crawler", "paper": "C (c)", "what it says": "“z” [3]"}],
+    }
+    lines = answer_markdown(answer).split("\n")
+    heads = [n for n, line in enumerate(lines) if line.startswith("**Theme ")]
+    assert [lines[n] for n in heads] == ["**Theme 1: wrapper, induction (2 papers)**", "**Theme 2: crawler (1 paper)**"]
+    assert all(lines[n - 1] == "" and lines[n + 1] == "" for n in heads)  # a list of its own below each
+    assert lines[heads[0] + 2 : heads[0] + 4] == ["- A (a): “x” [1]", "- B (b): “y” [2]"]
+    assert table_rows_shown(answer) == []  # the themed list already shows these rows
+    fact = {"text": "CRFs reach 95.7 F1 [1].", "table_rows": [{"model": "CRF", "f1": "95.7"}]}
+    assert answer_markdown(fact) == fact["text"] and table_rows_shown(fact) == fact["table_rows"]
+    compared = {"text": "Compared:\n| Paper | F1 |\n|---|---|\n| A | 1 |", "table_rows": [{"paper": "A", "F1": "1"}]}
+    assert table_rows_shown(compared) == []  # the text is that table already
