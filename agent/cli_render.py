@@ -215,11 +215,14 @@ def print_answer(result: dict) -> None:
     if ans.get("choice"):
         out.print(f"[bold]Answer:[/] {ans['choice']}")
     out.print(escape(ans.get("text", "")))
-    if ans.get("table_rows"):
+    from agent.chat.render import table_rows_shown  # the chats' rule: no table the text already shows
+
+    rows = table_rows_shown(ans)
+    if rows:
         table = Table(show_lines=False)
-        for col in ans["table_rows"][0]:
+        for col in rows[0]:
             table.add_column(col)
-        for row in ans["table_rows"]:
+        for row in rows:
             table.add_row(*(escape(str(v)) for v in row.values()))
         out.print(table)
     if ans.get("citations"):
