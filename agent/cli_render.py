@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from agent.chat.render import table_rows_shown
 from agent.cli_common import err, out
 
 COMPACT_HINT = 8  # segments from which `index info` suggests `index compact`
@@ -215,9 +216,7 @@ def print_answer(result: dict) -> None:
     if ans.get("choice"):
         out.print(f"[bold]Answer:[/] {ans['choice']}")
     out.print(escape(ans.get("text", "")))
-    from agent.chat.render import table_rows_shown  # the chats' rule: no table the text already shows
-
-    rows = table_rows_shown(ans)
+    rows = table_rows_shown(ans)  # the chats' rule: no table the text already shows
     if rows:
         table = Table(show_lines=False)
         for col in rows[0]:

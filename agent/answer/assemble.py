@@ -208,7 +208,7 @@ def overview_answer(state: State, idx, readings: list, most_themes: int) -> Answ
     each paper quoted with its sentences and cited; a markdown table (theme, paper, what it
     says) instead of the list when the question asks for one. Nothing in it is the model's
     words; `themes` holds each theme's name, terms and papers."""
-    from agent.answer.overview import asks_for_table, themes
+    from agent.answer.overview import asks_for_table, theme_heading, themes
 
     picked = [(r, s) for r in readings if r.get("relevant") and (s := reading_sentences(r, idx))]
     read = sum(1 for r in readings if not r.get("failed"))
@@ -224,8 +224,7 @@ def overview_answer(state: State, idx, readings: list, most_themes: int) -> Answ
     lines: list[str] = []
     rows: list[dict[str, str]] = []
     for t_no, theme in enumerate(grouped, 1):
-        n = len(theme["papers"])
-        lines.append(f"Theme {t_no}: {theme['name']} ({n} paper{'s' if n != 1 else ''})")
+        lines.append(theme_heading(t_no, theme))
         for pid in theme["papers"]:
             claim, quote, marks = _quoted_claim(idx, cites, sents_of[pid])
             claims.append(claim)

@@ -116,6 +116,12 @@ def theme_names(
     return names
 
 
+def theme_heading(n: int, theme: dict[str, Any]) -> str:
+    """The line that opens theme `n` (from 1) of an overview answer: "Theme 1: name (3 papers)"."""
+    k = len(theme["papers"])
+    return f"Theme {n}: {theme['name']} ({k} paper{'s' if k != 1 else ''})"
+
+
 def themes(idx, question: str, papers: Sequence[str], texts: Sequence[str], most: int) -> list[dict[str, Any]]:
     """The themes of `papers` (in their order) from `texts` (each paper's title and quoted
     sentences): [{"name", "terms", "papers"}], the themes in the order of their best paper."""

@@ -189,16 +189,18 @@ def citation_label(c: dict[str, Any]) -> str:
 
 
 def answer_markdown(answer: dict[str, Any]) -> str:
-    """The answer's text as the web chat shows it: an overview's theme lines ("Theme 1: name (3
-    papers)", as `themes` names them) set as headings above their papers' lines, a blank line
-    before each so the papers read as that theme's list."""
+    """The answer's text as the web chat shows it: an overview's theme lines (`theme_heading`, as
+    the answer wrote them) set as headings above their papers' lines, a blank line before each so
+    the papers read as that theme's list."""
+    from agent.answer.overview import theme_heading
+
     text = str(answer.get("text") or "")
-    names = [f"Theme {n}: {t.get('name', '')} (" for n, t in enumerate(answer.get("themes") or [], 1)]
-    if not names:
+    heads = {theme_heading(n, t) for n, t in enumerate(answer.get("themes") or [], 1)}
+    if not heads:
         return text
     out = []
     for line in text.split("\n"):
-        if any(line.startswith(n) for n in names):
+        if line in heads:
             out.extend(["", f"**{line}**", ""])
         else:
             out.append(line)
