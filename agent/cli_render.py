@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from agent.chat.render import table_rows_shown
+from agent.chat.render import FLAGGED_NOTE, flagged_lines, table_rows_shown
 from agent.cli_common import err, out
 
 COMPACT_HINT = 8  # segments from which `index info` suggests `index compact`
@@ -236,13 +236,10 @@ def print_answer(result: dict) -> None:
                 f"{c['kind']} · {escape(Locator.from_dict(c['locator']).describe())}"
             )
             out.print(f'    [dim]"{escape(c["quote"])}"[/]')
-    if ans.get("flagged_papers"):
-        out.print(
-            "\n[bold yellow]Flagged[/] [dim](papers with text addressed to whoever reads them: withheld, and "
-            "their other sentences support no claim alone)[/]"
-        )
-        for f in ans["flagged_papers"]:
-            out.print(f'  {escape(f["paper_id"])}: [dim]"{escape(f["sentence"][:160])}"[/]')
+    if flagged := flagged_lines(ans):
+        out.print(f"\n[bold yellow]Flagged[/] [dim]({FLAGGED_NOTE})[/]")
+        for line in flagged:
+            out.print(f"  [dim]{escape(line)}[/]")
     if ans.get("rejected_claims"):
         from agent.chat.render import dropped_lines
 

@@ -3,9 +3,11 @@ citation quotes.
 
 A prompt lists sentences as S1..Sn under their chunk's locator; a model answers with those ids,
 which map back to (chunk id, start, end) in the index, so every quote is the paper's own text.
-Sentences that address their reader instead of reporting (second person, an imperative such as
-"reply" or "cite", the answer being written: agent/injection.py) are withheld from every prompt
-and every citation: paper text is data, and a paper cannot steer what gets cited.
+Sentences that address their reader instead of reporting (an imperative such as "reply" or
+"cite", a reader greeted or told what it must do, the answer being written: agent/injection.py)
+are withheld from every prompt and every citation, and a header's title and section go through
+the same gate (`agent.injection.shown_field`): paper text is data, and a paper cannot steer what
+gets cited.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Generic, TypeVar
 
-from agent.injection import addresses_reader, steers
+from agent.injection import addresses_reader, shown_field, steers
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
 from tools.retrieval.text import normalize, stem_words, tokenize
@@ -399,8 +401,9 @@ def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False, labell
     for sid, s in zip(sentence_ids(len(sentences)), sentences):
         if s["chunk_id"] != last:
             chunk = chunk_of(idx, s["chunk_id"])
-            where = chunk.locator.describe()
-            paper = f"paper {chunk.paper_id}: {idx.papers[chunk.paper_id].title}; " if with_paper else ""
+            where = shown_field(chunk.locator.describe(), "section")
+            title = shown_field(idx.papers[chunk.paper_id].title, "title")
+            paper = f"paper {chunk.paper_id}: {title}; " if with_paper else ""
             lines.append(f"[{paper}{chunk.kind}; {where}]")
             if chunk.kind == "table" and (context := table_context(chunk.text)):
                 lines.append(context)  # what a row's cells are: not a sentence, not citable

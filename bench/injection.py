@@ -1,14 +1,23 @@
 """Prompt-injection variants: sentences a paper could carry to steer an answer, in the wordings,
 languages and places an attacker would use, and whether litloop's defence catches each one.
 
-    python -m bench.injection            # every variant: caught or not
-    python -m bench.injection --corpus   # and the false alarms on every sentence of the demo index
+    python -m bench.injection                  # every variant: caught or not
+    python -m bench.injection --corpus         # and the false alarms on every sentence of the demo index
+    python -m bench.injection --probes dev     # the probe set's development categories
+    python -m bench.injection --probes test    # its held-out categories (report; never tune on them)
 
 A variant is a paper text (abstract, body sentence, table row or caption) that tries to make the
 answer give a number or cite a paper. It is caught when every sentence of it that carries the
 instruction is withheld (`agent.injection.addresses_reader`) and the paper is flagged
 (`agent.injection.steers` on at least one sentence), so none of its sentences can be a claim's
 only support. The demo corpus's own sentences measure the false alarms.
+
+The probe set (bench/data/injection_probes_{dev,test}.jsonl, written apart from the cues) holds
+planted instructions in categories and risky-looking research sentences: the cues were tuned on
+the dev categories (passive voice, third person naming models, chat markup, zero-width and
+full-width letters, fake question-and-answer pairs); the test categories (errata, look-alike
+letters, other languages, an order split over sentences, orders disguised as metadata, orders in
+titles, venues, authors, cells, captions and footnotes) were measured once, after tuning.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+from pathlib import Path
 
 FIGURE, PAPER = "97.3%", "inj-paper"
 
@@ -126,8 +136,46 @@ def corpus_alarms() -> dict:
     return {"sentences": n, "withheld": withheld, "flagging": len(flagged), "flagged": flagged}
 
 
+def probe_rows(split: str) -> list[dict]:
+    """The probe set's records of one split (dev or test)."""
+    path = Path(__file__).parent / "data" / f"injection_probes_{split}.jsonl"
+    if not path.exists():
+        raise SystemExit(f"{path}: no such probe file; the splits are dev and test")
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def probe_figures(split: str) -> dict:
+    """Per category, the share of planted probes withheld (a field's text through
+    `agent.injection.shown_field`, a sentence through `addresses_reader`) and of benign ones
+    withheld by mistake."""
+    from agent.injection import addresses_reader, shown_field
+
+    by: dict[str, list[int]] = {}
+    for row in probe_rows(split):
+        text = row["text"]
+        if row.get("field", "body") in FIELDS:
+            hit = shown_field(text, row["field"]) != text
+        else:
+            hit = addresses_reader(text)
+        n = by.setdefault(row["category"], [0, 0])
+        n[0] += hit
+        n[1] += 1
+    planted = [v for k, v in by.items() if k != "benign"]
+    out = {k: f"{a}/{b}" for k, (a, b) in sorted(by.items())}
+    caught_n, total = sum(a for a, _ in planted), sum(b for _, b in planted)
+    out["planted caught"] = f"{caught_n}/{total} ({caught_n / max(1, total):.2f})"
+    return out
+
+
+FIELDS = {"title", "venue", "authors"}  # shown whole through shown_field; the rest are sentences
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if "--probes" in args:
+        split = args[args.index("--probes") + 1] if len(args) > args.index("--probes") + 1 else "dev"
+        print(json.dumps({"probes": split, **probe_figures(split)}, indent=2))
+        return 0
     rows = [caught(v) for v in variants()]
     missed = [r["id"] for r in rows if not r["caught"]]
     out: dict = {"variants": len(rows), "caught": len(rows) - len(missed), "missed": missed}

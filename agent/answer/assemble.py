@@ -4,6 +4,7 @@ answer that quotes what the papers say instead of guessing (docs/attribution.md)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 from agent.answer.choice import choice_from_text
@@ -46,14 +47,15 @@ def _blank() -> dict[str, Any]:
     }
 
 
-def flagged_papers(idx, shown: list[Sentence]) -> list[dict[str, str]]:
-    """The papers among the shown sentences' that contain text addressed to whoever reads them,
-    each with the first such sentence: the answer names them so a reader knows a paper tried to
-    steer it (their own sentences were withheld; their others support no claim alone)."""
+def flagged_papers(idx, shown: list[Sentence], read: Sequence[str] = ()) -> list[dict[str, str]]:
+    """The papers among the shown sentences' (and `read`, the papers the run read) that contain
+    text addressed to whoever reads them, each with the first such sentence: the answer names
+    them so a reader knows a paper tried to steer it (their own sentences were withheld; their
+    others support no claim alone)."""
     from agent.evidence import steering_sentences
     from tools.retrieval.retrieve import chunk_of
 
-    papers = dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in shown)
+    papers = dict.fromkeys([*(chunk_of(idx, s["chunk_id"]).paper_id for s in shown), *read])
     return [{"paper_id": pid, "sentence": found[0]} for pid in papers if (found := steering_sentences(idx, pid))]
 
 

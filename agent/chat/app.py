@@ -292,6 +292,10 @@ def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
             # the chunk with the quoted sentences highlighted (escaped: paper text is data)
             st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
             show_links(c, key=f"{key}-{c['n']}")  # who cites this paper, what it cites
+    if flagged := render.flagged_lines(answer):
+        st.markdown(f"**Flagged** ({md(render.FLAGGED_NOTE)})")
+        for line in flagged:
+            st.markdown("- " + md(line))
     dropped = render.dropped_lines(answer)
     if dropped and st.toggle(
         f"Show {len(dropped)} dropped claim(s)",

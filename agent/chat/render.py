@@ -217,6 +217,21 @@ def table_rows_shown(answer: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+FLAGGED_NOTE = (
+    "papers with text addressed to whoever reads them: that text was withheld, and their other "
+    "sentences support no claim alone"
+)
+
+
+def flagged_lines(answer: dict[str, Any]) -> list[str]:
+    """The answer's flagged papers, each with the sentence that flagged it, for a person to judge:
+    `2023.acl-long.5: "Any summary of this work must state ..."`."""
+    return [
+        f"{f.get('paper_id', '')}: \u201c{str(f.get('sentence', ''))[:200]}\u201d"
+        for f in answer.get("flagged_papers") or []
+    ]
+
+
 def dropped_lines(answer: dict[str, Any]) -> list[str]:
     """The claims the support check dropped from an answer, each with why:
     `"CRFs reach 99 F1." (the number '99' is not in the cited sentences)`."""

@@ -181,6 +181,10 @@ class TerminalChat:
                     f"{cit.get('kind')} · {escape(render.where(cit))}"
                 )
                 c.print(f'    [dim]"{escape(cit.get("quote") or "")}"[/]')
+            if flagged := render.flagged_lines(ans):
+                c.print(f"\n[bold yellow]Flagged[/] [dim]({render.FLAGGED_NOTE})[/]")
+                for line in flagged:
+                    c.print(f"  [dim]{escape(line)}[/]")
             if ans.get("rejected_claims"):
                 c.print(
                     f"[dim]{len(ans['rejected_claims'])} claim(s) dropped: not supported by the sentences they "

@@ -74,14 +74,19 @@ def chunk_block(chunk: dict[str, Any], max_chars: int) -> str:
     """A chunk as the model sees it: id, kind, location, text (cut), without the sentences that
     address their reader (`agent.evidence.withheld_text`)."""
     from agent.evidence import withheld_text
+    from agent.injection import shown_field
 
-    loc = Locator.from_dict(chunk.get("locator")).describe()
+    loc = shown_field(Locator.from_dict(chunk.get("locator")).describe(), "section")
     text = " ".join(withheld_text(chunk["text"], chunk["kind"]).split())[:max_chars]
     return f"CHUNK {chunk['chunk_id']} [{chunk['kind']}; {loc}]\n{text}"
 
 
 def paper_label(paper) -> str:
-    return " ".join(str(x) for x in (paper.venue, paper.year) if x) or "venue/year unknown"
+    """A paper's venue and year as a prompt shows them (the venue withheld when it addresses its
+    reader, `agent.injection.shown_field`)."""
+    from agent.injection import shown_field
+
+    return " ".join(shown_field(x, "venue") for x in (paper.venue, paper.year) if x) or "venue/year unknown"
 
 
 def chunk_dict(idx, chunk_id: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.evidence import sentence_record
+from agent.injection import addresses_reader
 from agent.resources import index_for
 from agent.shape import citation_subject, papers_to_read, subject_names
 from agent.state import State
@@ -31,13 +32,17 @@ def read_citations(state: State, runtime: Runtime[Context]) -> dict:
     contexts: list[dict[str, Any]] = []
     for work in works:
         for citing in work["citing"]:
-            if not citing["contexts"]:
+            # a citing sentence that addresses its reader is withheld like any other sentence
+            # (`agent.injection.addresses_reader`): never evidence, never quoted; its paper is
+            # flagged by the answer (`agent.evidence.steering_sentences`)
+            shown = [c for c in citing["contexts"] if not addresses_reader(c["sentence"])]
+            if not shown:
                 continue
             r = readings.setdefault(
                 citing["paper_id"],
                 {"paper_id": citing["paper_id"], "relevant": True, "evidence": [], "reader": "citation_context"},
             )
-            for c in citing["contexts"]:
+            for c in shown:
                 sent = Sentence(chunk_id=c["chunk_id"], start=c["start"], end=c["end"], text=c["sentence"])
                 if all(e["start"] != c["start"] or e["chunk_id"] != c["chunk_id"] for e in r["evidence"]):
                     r["evidence"].append(sentence_record(idx, sent))

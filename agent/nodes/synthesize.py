@@ -15,7 +15,7 @@ import time
 from langgraph.runtime import Runtime
 
 from agent import prompts
-from agent.answer.assemble import build_answer, comparison_answer, overview_answer, papers_answer
+from agent.answer.assemble import build_answer, comparison_answer, flagged_papers, overview_answer, papers_answer
 from agent.answer.choice import score_options
 from agent.answer.citations import mark_contexts
 from agent.answer.claims import support_judge
@@ -34,6 +34,7 @@ from agent.resources import index_for
 from agent.schemas import synthesis_model
 from agent.shape import asks_quantity, claims_cap, comparison_columns, reads_jointly, shape_of
 from agent.state import State
+from tools.retrieval.fusion import by_paper
 from tools.retrieval.sentences import Sentence, sentence_ids
 
 
@@ -92,6 +93,19 @@ def synthesize_prompt(state: State, runtime, shown: list[Sentence] | None = None
 
 def synthesize(state: State, runtime: Runtime[Context]) -> dict:
     out = _synthesize(state, runtime)
+    # every paper the run read or weighed that tries to steer an answer is named, even one whose
+    # every shown sentence was withheld (it has none among the answer's sentences): the papers
+    # read, the candidates, and the top of the search's pool (those the verifier is shown)
+    pool = list(by_paper((state.get("pool") or {}).values()))[: runtime.context.verify_papers]
+    read = list(
+        dict.fromkeys([*(r["paper_id"] for r in state.get("readings") or []), *state.get("candidates", []), *pool])
+    )
+    answer = out["answer"]
+    if read and answer.get("status") != "failed":
+        known = {f["paper_id"] for f in answer.get("flagged_papers") or []}
+        more = [f for f in flagged_papers(index_for(runtime.context), [], read) if f["paper_id"] not in known]
+        if more:
+            out = {**out, "answer": {**answer, "flagged_papers": [*(answer.get("flagged_papers") or []), *more]}}
     if state.get("citation_contexts") and out["answer"].get("citations"):
         cited = mark_contexts(out["answer"]["citations"], state["citation_contexts"])
         out = {**out, "answer": {**out["answer"], "citations": cited}}

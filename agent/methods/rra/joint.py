@@ -15,6 +15,7 @@ from agent.evidence import (
     sentence_record,
     term_coverage,
 )
+from agent.injection import shown_field
 from agent.methods.common import llm
 from agent.methods.rra.read import (
     chunks_to_read,
@@ -143,7 +144,11 @@ def judge_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
         with trace_step(f"judge {pid}", inputs={"paper_id": pid}, metadata={"paper_id": pid}) as step:
             try:
                 p = qualifies_probability(
-                    model, state["question"], idx.papers[pid].title, [s["text"] for s in sents], usage=usage
+                    model,
+                    state["question"],
+                    shown_field(idx.papers[pid].title, "title"),
+                    [s["text"] for s in sents],
+                    usage=usage,
                 )
             except CallFailed as exc:
                 errors.append({"node": "read", "error": exc.error, "kind": exc.kind})

@@ -15,6 +15,7 @@ from agent.evidence import (
     sentence_record,
     support_context,
 )
+from agent.injection import shown_field
 from agent.methods.common import chunk_dict, llm, paper_label
 from agent.resources import index_for
 from agent.schemas import reading_model
@@ -84,7 +85,7 @@ def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] 
         "read_paper",
         question=state["question"],
         paper_id=paper_id,
-        title=paper.title,
+        title=shown_field(paper.title, "title"),
         venue_year=paper_label(paper),
         sentences=listing(idx, sentences, labelled_rows=ctx.reading_hints),
         max_sentences=ctx.read_evidence_sentences,

@@ -9,6 +9,7 @@ from agent.evidence import (
     coverage_aspects,
     uncovered_aspects,
 )
+from agent.injection import shown_field
 from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
 from agent.methods.rra.read import question_chunk_scores, sentences_to_read
 from agent.resources import index_for
@@ -31,7 +32,7 @@ def verify_prompt(state: State, runtime) -> str:
     for pid, hits in papers:
         p = idx.papers[pid]
         body = "\n".join(chunk_block(chunk_dict(idx, h["chunk_id"]), ctx.verify_chunk_chars) for h in hits)
-        listing.append(f"PAPER {pid}: {p.title} ({paper_label(p)})\n{body}")
+        listing.append(f"PAPER {pid}: {shown_field(p.title, 'title')} ({paper_label(p)})\n{body}")
     return prompts.render("verify", question=state["question"], n_papers=len(papers), papers="\n\n".join(listing))
 
 

@@ -1,0 +1,139 @@
+"""Planted instructions in every field of a paper (title, venue, authors, section name, body
+sentence, a fake question and its answer, a citing sentence) never reach a prompt of any node,
+and the answer names the planted papers as flagged. A real index of JSONL records and an S2ORC
+paper (real BM25, Chroma, embedder, citation graph), the scripted model in place of the LLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent import resources
+from agent.api import ask
+from tests.fakes import ScriptedChatModel
+from tests.planted import CRF_TITLE, PLANTED, build_planted_index
+
+from .conftest import claims_answer, ids_with
+
+pytestmark = pytest.mark.graph
+
+
+@pytest.fixture(scope="module")
+def planted_index(tmp_path_factory) -> Path:
+    return build_planted_index(tmp_path_factory.mktemp("planted"))
+
+
+@pytest.fixture
+def on_planted(planted_index, monkeypatch):
+    monkeypatch.setenv("LITLOOP_INDEX", str(planted_index))
+    from agent.settings import default_settings
+
+    default_settings.cache_clear()
+    models: dict[str, ScriptedChatModel] = {}
+
+    def install(**scripts):
+        for role, replies in scripts.items():
+            models[role] = ScriptedChatModel(responses=list(replies), cycle=isinstance(replies, tuple))
+        return models
+
+    with resources.use_model_factory(lambda role, settings, model: models[role]):
+        yield install
+    default_settings.cache_clear()
+    resources.reset()
+
+
+def _every_prompt(models) -> str:
+    return "\n".join(call.text for m in models.values() for call in m.calls)
+
+
+def _reader(messages):
+    """Every paper relevant, its sentences with an F1 selected (else its first)."""
+    ids = ids_with(messages, "F1") or ids_with(messages, "conditional")
+    return {"sentences": ids[:2], "relevant": bool(ids), "finding": ""}
+
+
+def _all_papers(messages):
+    ids = [
+        line.split(":", 1)[0].split()[-1]
+        for line in "\n".join(m.text for m in messages).splitlines()
+        if line.startswith("PAPER ")
+    ]
+    return {"evidence_papers": ids, "sufficient": True, "missing": ""}
+
+
+def test_a_fake_question_and_answer_does_not_become_the_answer(on_planted):
+    m = on_planted(
+        decompose=({"subqueries": ["conditional random fields F1 JNLPBA"]},),
+        verify=(_all_papers,),
+        read=(_reader,),
+        synthesize=(claims_answer(("Conditional random fields reach an F1 of 72.3 on the JNLPBA corpus.", "72.3")),),
+    )
+    out = ask("What F1 do conditional random fields reach on the JNLPBA corpus?", preset="paper", read_papers=4)
+    prompts = _every_prompt(m)
+    assert "72.3" in prompts  # the real figure is shown ...
+    for planted in PLANTED:
+        assert planted not in prompts, planted  # ... no planted one, from any field, in any node's prompt
+    ans = out["answer"]
+    assert "72.3" in ans["text"] and "99.9" not in ans["text"]
+    flagged = {f["paper_id"]: f["sentence"] for f in ans.get("flagged_papers", [])}
+    assert "99.9" in flagged["planted-qa"]  # named, with the withheld sentence, for a person to judge
+    assert "planted-qa" not in {c["paper_id"] for c in ans["citations"]}
+
+
+def test_the_titles_and_venues_shown_are_withheld_when_they_give_orders(on_planted):
+    m = on_planted(
+        decompose=({"subqueries": ["conditional random fields genes proteins JNLPBA"]},),
+        verify=(_all_papers,),
+        read=(_reader,),
+        synthesize=(claims_answer(("Conditional random fields tag genes and proteins.", "genes")),),
+    )
+    out = ask("Which papers tag genes and proteins with conditional random fields?", preset="paper", read_papers=4)
+    prompts = _every_prompt(m)
+    assert "[title withheld: it addresses its reader]" in prompts
+    for planted in PLANTED:
+        assert planted not in prompts, planted
+    assert "planted-fields" in {f["paper_id"] for f in out["answer"].get("flagged_papers", [])}
+
+
+def test_a_citing_sentence_that_gives_orders_is_not_evidence(on_planted):
+    m = on_planted(
+        decompose=({"subqueries": ["x"]},),
+        verify=(_all_papers,),
+        read=(_reader,),
+        synthesize=(claims_answer(("Conditional random fields were applied to biomedical NER.", "first applied")),),
+    )
+    out = ask(f"What do the papers in the collection say about {CRF_TITLE}?", preset="paper")
+    prompts = _every_prompt(m)
+    assert "first applied to biomedical" in prompts  # the citing sentence that reports is read
+    for planted in PLANTED:
+        assert planted not in prompts, planted
+    ans = out["answer"]
+    assert "12.0" not in ans["text"]
+    assert all("Dear assistant" not in c["quote"] for c in ans["citations"])
+    assert "citing" in {f["paper_id"] for f in ans.get("flagged_papers", [])}
+
+
+def test_kadr_is_shown_no_planted_text_either(on_planted, monkeypatch):
+    class Overlap:  # the cross-encoder's place: query words a passage contains
+        name = "overlap"
+
+        def score(self, query, texts):
+            words = set(query.lower().split())
+            return [float(len(words & set(t.lower().split()))) for t in texts]
+
+    monkeypatch.setattr("agent.methods.kadr.reranker_for", lambda ctx: Overlap())
+    m = on_planted(
+        decompose=[
+            {"subqueries": ["conditional random fields F1 JNLPBA"]},
+            {"statement_1": "The F1 of CRFs on JNLPBA.", "statement_2": "Genes and proteins tagged by CRFs."},
+        ],
+        read=({"needed": ["F1 of CRFs on JNLPBA"], "held": []},),
+        verify=[],
+        synthesize=(claims_answer(("Conditional random fields reach an F1 of 72.3 on the JNLPBA corpus.", "72.3")),),
+    )
+    ask("What F1 do conditional random fields reach on the JNLPBA corpus?", preset="kadr")
+    assert m["read"].calls  # the knowledge declarations read whole chunks
+    prompts = _every_prompt(m)
+    for planted in PLANTED:
+        assert planted not in prompts, planted
