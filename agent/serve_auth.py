@@ -58,3 +58,17 @@ async def owned_by_the_user(ctx: Auth.types.AuthContext, value: dict) -> dict[st
     if isinstance(metadata, dict):
         metadata.update(owner)
     return owner
+
+
+@auth.on.store
+async def scoped_to_the_user(ctx: Auth.types.AuthContext, value: dict) -> None:
+    """The store API (`/store/items`, which the graph does not use) is scoped per user: every
+    namespace a request names is read under the user's own name first, so one user can neither
+    read, list nor overwrite another's items."""
+    if not os.environ.get(KEYS_ENV):
+        return None
+    namespace = tuple(value.get("namespace") or ())
+    if not namespace or namespace[0] != ctx.user.identity:
+        namespace = (ctx.user.identity, *namespace)
+    value["namespace"] = namespace
+    return None

@@ -243,6 +243,13 @@ def test_one_users_key_cannot_reach_another_users_thread(serve_index, tmp_path, 
                 bob.runs.wait(thread["thread_id"], "litloop", input={"question": QUESTION})
             assert thread["thread_id"] not in {t["thread_id"] for t in bob.threads.search()}
             assert len(alice.threads.get_history(thread["thread_id"])) >= 1
+            # the store API is scoped per user: bob neither reads, lists nor overwrites alice's item
+            alice.store.put_item(("notes",), "plan", {"text": "alice's private note"})
+            assert bob.store.get_item(("notes",), "plan") is None  # not found, for him
+            assert bob.store.search_items(("notes",))["items"] == []
+            bob.store.put_item(("notes",), "plan", {"text": "bob's"})
+            assert alice.store.get_item(("notes",), "plan")["value"] == {"text": "alice's private note"}
+            assert bob.store.get_item(("notes",), "plan")["value"] == {"text": "bob's"}
             with pytest.raises(httpx.HTTPStatusError) as refused:
                 nobody.threads.search()
             assert refused.value.response.status_code == 401
