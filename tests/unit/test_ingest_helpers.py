@@ -191,3 +191,74 @@ def test_reference_title_keeps_abbreviations_and_questions():
 )
 def test_venue_and_year_from_the_first_page_footer(footer, expected):
     assert guess_venue_year(footer) == expected
+
+
+def test_a_bibliography_is_told_from_prose_in_other_templates_shapes():
+    from tools.ingest.pdf.references import bibliography_shape
+
+    # ACM: bracketed labels, a wrapped line that opens with a number is no label out of order
+    acm = [
+        "[1] Rafal Ablamowicz and Bertfried Fauser. 2007. CLIFFORD: a Maple",
+        "11 Package for Clifford Algebra Computations, version 11. Retrieved",
+        "February 28, 2008 from http://math.tntech.edu/rafal/cliff11/index.html",
+        "[2] Patricia S. Abril and Robert Plant. 2007. The patent holder's dilemma:",
+    ]
+    assert bibliography_shape(acm)
+    # APA, a two-entry list of six lines: a year on every third line
+    apa = [
+        "Lassen, S. R., Steele, M. M., & Sailor, W. (2006). The re-",
+        "lationship of school-wide positive behavior support",
+        "to academic achievement in an urban middle school.",
+        "Psychology in the Schools, 43(6), 701-712.",
+        "Shotton, M. A. (1989). Computer addiction? A study of com-",
+        "puter dependency. Taylor & Francis.",
+    ]
+    assert bibliography_shape(apa)
+    prose = [
+        "References should be numbered sequentially through the text and prepared by means of cite and",
+        "bibitem commands, linking citations in the text with their entry in the reference list.",
+        "When several references occur together in the text cite may be used with multiple labels.",
+    ]
+    assert not bibliography_shape(prose)
+
+
+def test_numbered_entries_split_at_the_next_label_even_when_indented():
+    from tools.ingest.pdf.references import split_references
+
+    lines = [
+        (4.0, "1. L. Lamport, LaTeX: A Document Preparation System, Addison-Wesley, 1994."),
+        (4.0, "2. G. J. Alred, C. T. Brusaw, and W. E. Oliu, Handbook of Technical Writing, 2003"),
+        (9.0, "(seventh edition)."),
+        (4.0, "3. L. C. Perelman, J. Paradis, and E. Barrett, Mayfield Handbook, 1997."),
+    ]
+    entries = split_references(lines)
+    assert len(entries) == 3 and entries[1].endswith("(seventh edition).")
+
+
+@pytest.mark.parametrize(
+    ("raw", "authors"),
+    [
+        ("L. Breiman. Statistical modeling: The two cultures. Statistical Science, 16:199-231, 2001.", ("L. Breiman",)),
+        (
+            "R. L. Brown, J. Durbin, and J. M. Evans. Techniques for testing the constancy. JRSS, 37:149-163, 1975.",
+            ("R. L. Brown", "J. Durbin", "J. M. Evans"),
+        ),
+        ("1. Zubarev D. N., Nonequilibrium Statistical Thermodynamics, Consultants Bureau, 1974.", ("D. N. Zubarev",)),
+        (
+            "Lassen, S. R., Steele, M. M., & Sailor, W. (2006). The relationship of support.",
+            ("S. R. Lassen", "M. M. Steele", "W Sailor"),
+        ),
+        ("Iz Beltagy, Kyle Lo, and Arman Cohan. 2019. SciBERT. In EMNLP.", ("Iz Beltagy", "Kyle Lo", "Arman Cohan")),
+    ],
+)
+def test_authors_are_read_in_each_styles_order(raw, authors):
+    from tools.ingest.pdf.references import parse_reference
+
+    assert parse_reference(raw).authors == authors
+
+
+def test_computer_modern_bold_is_bold_by_its_name():
+    from tools.ingest.pdf.fonts import FontFacts
+
+    assert FontFacts().kind("SXJMFL+CMB10")[0] and FontFacts().kind("ABCDEF+CMBX12")[0]
+    assert not FontFacts().kind("EHKDFJ+CMR10")[0]

@@ -6,4 +6,6 @@
 # 2: PDF paragraphs whole across breaks, footnotes apart, equations with their lead-in.
 # 3: PDF layouts beyond ACL's (fonts, headings, front matter, bibliographies); words that lost
 #    a ligature in extraction ("speci c") repaired in every format.
-INGEST_VERSION = 3
+# 4: bibliographies of more templates (bracketed and "12." labels, author lists of styles that
+#    print the year last, two-entry lists), "References" set large in a regular face, CMB bold.
+INGEST_VERSION = 4

@@ -77,9 +77,14 @@ class Assembler:
         line = self.lines[i]
         if i in self.outlined:
             return self.outlined[i][0]
-        if line.bold < 0.85 or line.size < self.style.body_size - 0.6 or line.math > 0.3:
-            return None
         shape = match_heading(line.text)
+        if line.math > 0.3 or line.size < self.style.body_size - 0.6:
+            return None
+        if line.bold < 0.85:
+            # a known name ('References') set larger than the body needs no bold (some
+            # templates set their headings in a larger regular face)
+            if not (shape is not None and shape[0] is None and line.size >= self.style.body_size + 0.8):
+                return None
         if self.outlined and (shape is None or shape[0] is not None):
             return None  # with an outline, only the unlisted known names ('Abstract', 'References')
         if shape is not None and shape[0] is not None and not shape[0][0].isdigit():
@@ -128,14 +133,22 @@ class Assembler:
         key = re.sub(r"^(?:\d+|[A-Z]|[IVX]+)(?:\.\d+)*\.?\s+", "", name).lower().rstrip(":.")
         if self.section is None and key == "abstract":
             self.mode = "abstract"
-        elif key in ("references", "bibliography") and bibliography_shape(
-            [ln.text for ln in self.lines[after : after + 20]]
-        ):
+        elif key in ("references", "bibliography") and bibliography_shape(self._until_heading(after, 20)):
             self.mode = "references"
         else:
             self.mode = "body"
         self.section = name
         self.out.sections.append((name, page))
+
+    def _until_heading(self, start: int, n: int) -> list[str]:
+        """The texts of up to n lines from `start`, stopping at the next heading (a two-entry
+        bibliography followed by an appendix is judged on its own lines)."""
+        out: list[str] = []
+        for j in range(start, min(len(self.lines), start + n)):
+            if j > start and self._heading_at(j) is not None:
+                break
+            out.append(self.lines[j].text)
+        return out
 
     # lines
 

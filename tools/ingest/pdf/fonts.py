@@ -20,7 +20,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 # Names that say bold; fonts named otherwise are bold when their stems are much wider.
-_BOLD_NAME_RE = re.compile(r"bold|medi|semibold|black|heavy|demi|cmbx|cmssbx|lmroman\d*-bold|bx\d", re.IGNORECASE)
+_BOLD_NAME_RE = re.compile(r"bold|medi|semibold|black|heavy|demi|cmbx|cmb\d|cmssbx|lmroman\d*-bold|bx\d", re.IGNORECASE)
 # Fonts that hold only mathematics: Computer/Latin Modern math italic, symbols and extensions,
 # the AMS fonts, and the math fonts of the Times (tx, newtx), Palatino (px), Libertine,
 # MathTime, STIX and Euler families.

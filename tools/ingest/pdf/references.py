@@ -32,12 +32,16 @@ def split_references(lines: Sequence[tuple[float, str]]) -> list[str]:
     indented = sum(1 for indent, _ in lines if indent >= 3.0)
     hanging = indented >= max(1, len(lines) // 10) and indented < len(lines) * 0.9
     entries: list[list[str]] = []
+    label = 0  # the last '12.' label that opened an entry: the next one opens the next entry
     for indent, text in lines:
         text = text.strip()
         if not text:
             continue
-        if not entries or _starts_reference(indent, text, entries[-1], hanging):
+        m = re.match(r"^(\d{1,3})\.\s+[A-Z]", text)
+        numbered = m is not None and int(m.group(1)) == label + 1
+        if not entries or numbered or _starts_reference(indent, text, entries[-1], hanging):
             entries.append([text])
+            label = int(m.group(1)) if numbered and m else label
         else:
             entries[-1].append(text)
     return ["\n".join(e) for e in entries]
@@ -77,7 +81,7 @@ def parse_reference(raw: str) -> BibEntry:
     else:
         years = _ANY_YEAR_RE.findall(raw)
         year = int(years[0]) if years else None
-    authors = _authors_before(raw[: m.start()]) if m else ()
+    authors = _authors_before(raw[: m.start()]) if m else _author_block(raw)
     venue = _venue_after(m.group("rest"), title) if m and not quoted else ""
     return BibEntry(title=title, year=year, raw=raw, authors=authors, venue=venue)
 
@@ -85,8 +89,45 @@ def parse_reference(raw: str) -> BibEntry:
 def _authors_before(head: str) -> tuple[str, ...]:
     """'A. Author, B. Author, and C. Author.' (what precedes an ACL-style year) -> the names."""
     head = re.sub(r"^\[\d{1,3}\]\s*", "", head).strip().rstrip(".,")
-    names = re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", head)
-    return tuple(n.strip() for n in names if len(n.strip()) >= 2 and not n.strip().lower().startswith("et al"))
+    names = [n.strip() for n in re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", head)]
+    # 'Lassen, S. R., Steele, M. M.' (APA): initials after their surname belong to it
+    joined: list[str] = []
+    for n in names:
+        if joined and re.fullmatch(r"(?:[A-Z]\.?\s?(?:-?[A-Z]\.\s?)*)", n) and " " not in joined[-1].strip():
+            joined[-1] = f"{n} {joined[-1]}"
+        else:
+            joined.append(n)
+    return tuple(n for n in joined if len(n) >= 2 and not n.lower().startswith("et al"))
+
+
+# 'Zubarev D. N., Bussmann-Holder A., ' (surname, then initials): a list of such names opens the entry
+_SURNAME_FIRST = re.compile(
+    r"^(?:[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)?\s+(?:[A-Z]\.\s?(?:-?[A-Z]\.\s?)*)(?:,\s*|\s+and\s+|$))+"
+)
+# the end of the author list when the year comes last ('L. Breiman. Statistical modeling ...'):
+# the first full stop after a word that is not an initial
+_AUTHORS_END = re.compile(r"(?<=[a-z\u00df-\u00ff]{2})\.\s|(?<=[a-z\u00df-\u00ff]{2}\))\.\s")
+
+
+def _author_block(raw: str) -> tuple[str, ...]:
+    """The names of an entry whose year comes last (most styles but ACL's): 'L. Breiman.
+    Statistical ...' -> ('L. Breiman',); 'Zubarev D. N., Bussmann-Holder A., Nonequilibrium ...'
+    -> ('D. N. Zubarev', 'A. Bussmann-Holder'), the surname last as in-text matching expects."""
+    body = re.sub(r"^\s*(?:\[\d{1,3}\]|\d{1,3}\.)\s*", "", raw)
+    m = _SURNAME_FIRST.match(body)
+    if m and m.group(0).count(".") >= 1:
+        names = [n.strip() for n in re.split(r",\s*|\s+and\s+", m.group(0)) if n.strip()]
+        out = []
+        for n in names:
+            parts = re.match(
+                r"^(?P<s>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)?)\s+(?P<i>(?:[A-Z]\.\s?(?:-?[A-Z]\.\s?)*))$", n
+            )
+            out.append(f"{parts.group('i').strip()} {parts.group('s')}" if parts else n)
+        return tuple(out)
+    end = _AUTHORS_END.search(body)
+    if end is None or end.start() > 300:
+        return ()
+    return _authors_before(body[: end.start()])
 
 
 def _venue_after(rest: str, title: str) -> str:
@@ -183,13 +224,17 @@ def bibliography_shape(texts: Sequence[str]) -> bool:
     texts = [t for t in texts if t.strip()][:20]
     if not texts:
         return False
-    labels = [n for n in (entry_label(t) for t in texts) if n is not None]
+    # bracketed labels ('[1]') when the list has them, so a wrapped line that opens with a
+    # number ('11 Package for ...') is not read as a label out of order
+    bracketed = [int(m.group(1)) for t in texts if (m := re.match(r"^\s*\[(\d{1,3})\]\s+\S", t))]
+    labels = bracketed if len(bracketed) >= 2 else [n for n in (entry_label(t) for t in texts) if n is not None]
     if len(labels) >= 2 and labels == sorted(labels) and labels[0] <= 3:
         return True
     years = sum(bool(_ANY_YEAR_RE.search(t)) for t in texts)
     names = sum(bool(_NAME_START_RE.match(t)) for t in texts)
-    # a short list (two entries, one wrapped) carries a year on every other line at least
-    return years >= min(3, (len(texts) + 1) // 2) and names >= min(2, len(texts))
+    # entries wrap over two to four lines, each with its year: a year on every third line at
+    # least (two in a short list), and two lines that open with a name
+    return years >= min(3, max(2, -(-len(texts) // 3))) and names >= min(2, len(texts))
 
 
 def numbered_list_starts(texts: Sequence[str]) -> bool:
