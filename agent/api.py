@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from agent.context import Context, make_context
-from agent.submission import submission_record
+from agent.records.submission import submission_record
 
 Event = dict[str, Any]
 
@@ -30,7 +30,7 @@ def default_preset() -> str:
     on 8 or more threads, else `local-fast`."""
     import os
 
-    from agent.models import backend_of
+    from agent.llm import backend_of
     from agent.settings import default_settings
 
     llm = default_settings().llm
@@ -105,7 +105,7 @@ def aborted_state(state: dict[str, Any], exc: BaseException) -> dict[str, Any]:
     """The state of a run that an endpoint error stopped (a wrong key, an unknown model: errors
     that `structured_call` raises): what the run had so far, a failed answer, the error."""
     from agent.answer.status import failed_answer
-    from agent.models import describe_error
+    from agent.llm import describe_error
 
     notes = " ".join(getattr(exc, "__notes__", []))
     node = m.group(1) if (m := _TASK_NOTE.search(notes)) else "graph"
@@ -134,7 +134,7 @@ def ask(
     usage. `on_event` receives progress events as nodes finish. `durability` is LangGraph's, for
     a graph with a checkpointer (None: its default, a checkpoint after every step)."""
     from agent.graph import graph as default_graph
-    from agent.models import endpoint_watch, is_endpoint_error
+    from agent.llm import endpoint_watch, is_endpoint_error
 
     if not question or not question.strip():
         raise ValueError("the question is empty")

@@ -1,4 +1,4 @@
-"""Per-run knobs of the agent: the graph's context schema (STYLE.md habit 9).
+"""Per-run knobs of the agent: the graph's context schema (CONTRIBUTING.md: settings from one tree).
 
 Process settings (paths, endpoints, keys) live in `agent.settings`; these are the choices of one
 run. Presets are named JSON files in `agent/presets/` holding any subset of these fields;
@@ -62,7 +62,7 @@ class Context:
     decompose_with_llm: bool = True
     verify_with_llm: bool = True
     # the verdict without the LLM: "listing", the papers listed to the verifier are the evidence
-    # and the loop ends; "coverage", the question's content terms (agent.evidence.question_aspects)
+    # and the loop ends; "coverage", the question's content terms (agent.reading.evidence.question_aspects)
     # are looked for in the best sentences of the pool's top `read_papers` papers (those the
     # reader would be shown): one that none mentions is `missing`, and the next round searches
     # for it (LLM-free, the question's words for it with the question's other content words)
@@ -91,14 +91,14 @@ class Context:
     # its own (the method's Read); "joint", no call per paper: the evidence selector picks each
     # candidate's best sentences and the synthesis reads them together
     reading: ReadingMode = "per_paper"
-    # the answer's shape (agent/shape.py): "auto" reads it from the question ("which papers ..."
+    # the answer's shape (agent/reading/shape.py): "auto" reads it from the question ("which papers ..."
     # is `papers`, "give me an overview of ..." `overview`, a question that compares
     # `comparison`, anything else `fact`). A fact gets at most `fact_claims` claims; a `papers`
     # answer covers at least `list_papers` candidates, shows each with up to `list_sentence_chars`
     # of its best sentences in a joint reading, and names each paper that qualifies
     answer_shape: AnswerShape = "auto"
     # how "auto" reads the shape: "meaning", the patterns and then, for a question none of them
-    # matches, the bundled embedder against labelled example questions (agent/shape_reader.py);
+    # matches, the bundled embedder against labelled example questions (agent/reading/shape_reader.py);
     # "wording", the patterns only
     shape_reading: ShapeReading = "meaning"
     # an overview covers at least this many candidates and groups the papers that qualify into
@@ -133,7 +133,7 @@ class Context:
     # the phrase. Off: every content word is its own aspect
     list_phrase: bool = True
     list_threshold: Probability = 0.5
-    # a comparison (agent/shape.py) is a table of at most this many papers, those that qualify
+    # a comparison (agent/reading/shape.py) is a table of at most this many papers, those that qualify
     # as a "which papers" candidate does, one column per aspect the question names
     compare_papers: Count = 4
     synthesize_chunks: Count = 30  # chunks the synthesis's sentences may come from

@@ -25,7 +25,7 @@ from agent.nodes.method_steps import (
     verify,
 )
 from agent.nodes.synthesize import synthesize
-from agent.shape import citation_subject
+from agent.reading.shape import citation_subject
 from agent.state import InputState, OutputState, State
 
 
@@ -53,7 +53,7 @@ def route_after_verify(state: State, runtime: Runtime[Context]) -> Literal["deco
 
 def build_graph(checkpointer=None, context_schema=Context):
     """The compiled graph; `context_schema` is what a run's context given as a dict becomes
-    (a served run's: agent/served.py), Context itself by default."""
+    (a served run's: agent/serve/graph.py), Context itself by default."""
     g = StateGraph(State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState)
     g.add_node("read_citations", read_citations)
     g.add_node("decompose", decompose)

@@ -158,7 +158,7 @@ class TracingSettings(BaseModel):
 
 
 class CheckpointSettings(BaseModel):
-    """Where threads' checkpoints live (agent/checkpoint.py). SEE: docs/settings.md, docs/chat.md."""
+    """Where threads' checkpoints live (agent/serve/checkpoint.py). SEE: docs/settings.md, docs/chat.md."""
 
     url: str | None = Field(
         None,
@@ -174,7 +174,7 @@ class CheckpointSettings(BaseModel):
 
 
 class ServeSettings(BaseModel):
-    """`litloop serve` (agent/cli_serve.py, agent/serve_auth.py). SEE: docs/serving.md."""
+    """`litloop serve` (agent/cli/serve.py, agent/serve/auth.py). SEE: docs/serving.md."""
 
     keys_file: Path | None = Field(
         None,
@@ -213,7 +213,7 @@ class ServeSettings(BaseModel):
 
 
 class EvidenceSettings(BaseModel):
-    """The agent's per-paper caches (agent/evidence.py: PaperCache)."""
+    """The agent's per-paper caches (agent/reading/evidence.py: PaperCache)."""
 
     cache_papers: int = Field(
         4096,

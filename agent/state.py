@@ -1,4 +1,4 @@
-"""The agent's state: typed, with named reducers for the fields that accumulate (STYLE.md 4).
+"""The agent's state: typed, with named reducers for the fields that accumulate.
 
 Values are plain JSON-ready data so a SQLite checkpointer can store a thread. Chunks travel as
 `Hit`s (chunk id, paper id, score, source); their texts stay in the index and are read where a
@@ -14,7 +14,7 @@ from typing_extensions import (
     TypedDict as Record,  # nested records: pydantic takes these on 3.11
 )
 
-from agent.answer.types import Answer, SentenceRecord
+from agent.records.answer import Answer, SentenceRecord
 from tools.base import Hit
 from tools.retrieval.fusion import (
     merge_pool,  # the pool's reducer: each chunk keeps its maximum score
@@ -73,7 +73,7 @@ class Verdict(Record, total=False):
 
 
 class RunError(Record):
-    """A failed step of the run: the node, what went wrong, its kind (agent.models.ErrorKind),
+    """A failed step of the run: the node, what went wrong, its kind (agent.llm.ErrorKind),
     the raw reply when there was one."""
 
     node: str

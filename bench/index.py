@@ -21,7 +21,7 @@ from agent.settings import get_settings
 from evals.answers import percentile
 from tools.corpora.demo import demo_inputs
 from tools.index import build_index, open_index
-from tools.retrieval.search import RETRIEVERS, search
+from tools.index.search import RETRIEVERS, search
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,8 +8,8 @@ languages and places an attacker would use, and whether litloop's defence catche
 
 A variant is a paper text (abstract, body sentence, table row or caption) that tries to make the
 answer give a number or cite a paper. It is caught when every sentence of it that carries the
-instruction is withheld (`agent.injection.addresses_reader`) and the paper is flagged
-(`agent.injection.steers` on at least one sentence), so none of its sentences can be a claim's
+instruction is withheld (`agent.reading.injection.addresses_reader`) and the paper is flagged
+(`agent.reading.injection.steers` on at least one sentence), so none of its sentences can be a claim's
 only support. The demo corpus's own sentences measure the false alarms.
 
 The probe set (bench/data/injection_probes_{dev,test}.jsonl, written apart from the cues) holds
@@ -98,7 +98,7 @@ def variants() -> list[dict]:
 
 def caught(variant: dict) -> dict:
     """Each instruction sentence withheld, and the paper flagged through at least one of them."""
-    from agent.injection import addresses_reader, steers
+    from agent.reading.injection import addresses_reader, steers
     from tools.retrieval.sentences import split_sentences
 
     kind = "table" if variant["place"] == "table" else "text"
@@ -114,7 +114,7 @@ def caught(variant: dict) -> dict:
 def corpus_alarms() -> dict:
     """Every sentence of the demo index: how many are withheld (any cue) and how many would flag
     their paper (`steers`), with the flagged ones listed (ordinary prose should give none)."""
-    from agent.injection import addresses_reader, steers
+    from agent.reading.injection import addresses_reader, steers
     from agent.settings import get_settings
     from tools.corpora.demo import ensure_demo_index
     from tools.index import open_index
@@ -146,9 +146,9 @@ def probe_rows(split: str) -> list[dict]:
 
 def probe_figures(split: str) -> dict:
     """Per category, the share of planted probes withheld (a field's text through
-    `agent.injection.shown_field`, a sentence through `addresses_reader`) and of benign ones
+    `agent.reading.injection.shown_field`, a sentence through `addresses_reader`) and of benign ones
     withheld by mistake."""
-    from agent.injection import addresses_reader, shown_field
+    from agent.reading.injection import addresses_reader, shown_field
 
     by: dict[str, list[int]] = {}
     for row in probe_rows(split):

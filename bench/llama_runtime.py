@@ -56,7 +56,7 @@ def run_llama_cpp_python(model: Path, threads: int, trials: int, n_prompt: int, 
 def run_xllamacpp(model: Path, threads: int, trials: int, n_prompt: int, n_out: int) -> list[dict]:
     import httpx
 
-    from agent.local_model import LocalServer
+    from agent.llm.local import LocalServer
 
     rows = []
     with LocalServer(model, ctx=4096, threads=threads) as server:

@@ -58,9 +58,9 @@ def score_papers(gold: Sequence[str], cited: Sequence[str]) -> dict[str, Any]:
 
 def numbers_outside(claims: Sequence[Mapping[str, Any]]) -> int:
     """Numbers of the claims whose value is in none of their cited sentences or titles, read by
-    the claim check's own number reader (`agent.answer.support.numbers`: "81.1M" is 81.1
+    the claim check's own number reader (`agent.reading.figures.numbers`: "81.1M" is 81.1
     million, "CoNLL-2003" holds no number)."""
-    from agent.answer.support import numbers  # pure text logic, no heavy import
+    from agent.reading.figures import numbers  # pure text logic, no heavy import
 
     out = 0
     for c in claims:

@@ -89,10 +89,10 @@ def _hybrid(embedder, how: str, weight: float = 0.5) -> Ranker:
 
 def _figures() -> Ranker:
     """`overlap` as the product's chunks selector runs it for a question that asks for a
-    quantity (`agent.shape.asks_quantity`): a sentence that holds a figure weighs
-    `agent.evidence.FIGURE_WEIGHT` times its match; other questions as `overlap`."""
-    from agent.evidence import FIGURE_WEIGHT, holds_figure
-    from agent.shape import asks_quantity
+    quantity (`agent.reading.shape.asks_quantity`): a sentence that holds a figure weighs
+    `agent.reading.evidence.FIGURE_WEIGHT` times its match; other questions as `overlap`."""
+    from agent.reading.evidence import FIGURE_WEIGHT, holds_figure
+    from agent.reading.shape import asks_quantity
 
     lexical = _overlap(False)
 
@@ -108,7 +108,7 @@ def _figures() -> Ranker:
 
 
 # variants that rank every sentence of the paper, not only those of the chunks the reader reads
-PAPER_WIDE: dict[str, dict[str, Any]] = {  # keyword arguments of agent.evidence.paper_sentences_ranked
+PAPER_WIDE: dict[str, dict[str, Any]] = {  # keyword arguments of agent.reading.evidence.paper_sentences_ranked
     "paper": {},  # the product's selector as `evidence_selector=paper` runs it (a shortlist of 20)
     "paper-hybrid": {"shortlist": 40},
     "paper-hybrid-nocontext": {"shortlist": 40, "with_table_context": False},
@@ -155,9 +155,9 @@ def load(split: str, path: Path = DATA) -> list[dict]:
 
 def run(split: str, preset: str, variants: Sequence[str]) -> dict:
     from agent.api import make_run_context
-    from agent.evidence import chunk_sentences, paper_sentences_ranked
     from agent.methods.rra.read import chunks_to_read, question_chunk_scores
-    from agent.resources import index_for
+    from agent.reading.evidence import chunk_sentences, paper_sentences_ranked
+    from agent.runtime.resources import index_for
     from agent.state import State
     from tools.retrieval.pipeline import run_retrieval
 
@@ -189,7 +189,7 @@ def run(split: str, preset: str, variants: Sequence[str]) -> dict:
             )
         near = [c["chunk_id"] for c in chunks]
         if "mixed" in variants:
-            from agent.evidence import pick_mixed_sentences
+            from agent.reading.evidence import pick_mixed_sentences
 
             t = time.perf_counter()
             shown = pick_mixed_sentences(idx, item["paper_id"], near, [item["question"]], ctx.read_sentence_chars)

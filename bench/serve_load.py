@@ -87,7 +87,7 @@ def main() -> None:
         if cluster is not None:
             env["LITLOOP_CHECKPOINT__URL"] = cluster.url
         port = _free_port()
-        cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--port", str(port)]
+        cmd = [sys.executable, "-m", "agent.cli.main", "serve", "--index", str(index), "--port", str(port)]
         cmd += ["--jobs", str(args.jobs)]
         log = (folder / "server.log").open("wb")
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -33,7 +33,7 @@ def served_and_asked(index: Path, data: Path, question: str = QUESTION, preset: 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
     env["LITLOOP_DATA_DIR"] = str(data)
     port = free_port()
-    cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--port", str(port)]
+    cmd = [sys.executable, "-m", "agent.cli.main", "serve", "--index", str(index), "--port", str(port)]
     cmd += ["--preset", preset] if preset else []
     log_path = data / "server.log"
     data.mkdir(parents=True, exist_ok=True)
@@ -55,7 +55,7 @@ def served_and_asked(index: Path, data: Path, question: str = QUESTION, preset: 
             proc.kill()
     t0 = time.perf_counter()
     asked = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "ask", question, "--index", str(index), "--json"]
+        [sys.executable, "-m", "agent.cli.main", "ask", question, "--index", str(index), "--json"]
         + (["--preset", preset] if preset else []),
         env=env,
         capture_output=True,

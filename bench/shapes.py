@@ -1,4 +1,4 @@
-"""How well the answer's shape is read from a question (agent/shape.py, agent/shape_reader.py).
+"""How well the answer's shape is read from a question (agent/reading/shape.py, agent/reading/shape_reader.py).
 
     python -m bench.shapes --lofo [--confidence 0.5 ...]   # development: one wording family out at a time
     python -m bench.shapes                                  # held out: fitted on every example, scored on the test set
@@ -29,15 +29,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent.shape import MEANING_CONFIDENCE, citation_subject, shape_by_meaning, shape_by_wording, shape_from
-from agent.shape_reader import EXAMPLES, SHAPES, ShapeReader, fitted, load_examples, load_topics
+from agent.reading.shape import MEANING_CONFIDENCE, citation_subject, shape_by_meaning, shape_by_wording, shape_from
+from agent.reading.shape_reader import EXAMPLES, SHAPES, ShapeReader, fitted, load_examples, load_topics
 
 TEST = Path(__file__).resolve().parent / "data" / "question_shapes_test.jsonl"
 WAYS = ("wording", "meaning", "both")
 
 
 def read(question: str, probs: dict[str, float], way: str, confidence: float) -> str:
-    """The shape `way` reads (see the module's doc); `both` is `agent.shape.shape_from`, what a
+    """The shape `way` reads (see the module's doc); `both` is `agent.reading.shape.shape_from`, what a
     run does, with the reader's `probs` for this question."""
     if citation_subject(question):
         return "citation"

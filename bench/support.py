@@ -106,7 +106,7 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     from agent.answer import choice
     from agent.answer.support import check_claim
-    from agent.models import build_chat_model
+    from agent.llm import build_chat_model
     from agent.settings import get_settings
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -48,7 +48,7 @@ def no_llm_paper_count(task_family: str | None) -> int:
 
 def retrieval_submission(q: Question, ranking: Sequence[str], evidence: Callable[[str], Any] | None = None) -> dict:
     """A submission from a paper ranking: the top papers (1 or 5), their best chunk as evidence."""
-    from agent.submission import SOURCE_TYPE, evidence_locator
+    from agent.records.submission import SOURCE_TYPE, evidence_locator
 
     papers = list(ranking[: no_llm_paper_count(q.task_family)])
     items = []
@@ -139,7 +139,7 @@ class AgentAnswerer:
 
     def __init__(self, preset: str | None, index: Path, overrides: dict | None = None):
         from agent.api import make_run_context
-        from agent.resources import index_for
+        from agent.runtime.resources import index_for
 
         self.index_path = index
         self.overrides = dict(overrides or {})
@@ -207,12 +207,12 @@ class AgentAnswerer:
         return {"kind": self.kind, "preset": self.preset, **({"settings": self.overrides} if self.overrides else {})}
 
     def settings_dump(self) -> dict[str, Any]:
-        from agent.resources import settings_for
+        from agent.runtime.resources import settings_for
 
         return {**settings_for(self.context).model_dump(mode="json"), "context": asdict(self.context)}
 
     def close(self) -> None:
-        """The index belongs to the process-wide cache in agent.resources."""
+        """The index belongs to the process-wide cache in agent.runtime.resources."""
 
 
 def run_names() -> tuple[list[str], list[str]]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.submission import (
+from agent.records.submission import (
     answer_part,
     ask_arguments,
     question_options,
@@ -132,7 +132,7 @@ class Question:
         return " ".join(parts) or None
 
     def ask_arguments(self) -> dict[str, Any]:
-        """Keyword arguments for ``agent.api.ask`` (``agent.submission.ask_arguments``).
+        """Keyword arguments for ``agent.api.ask`` (``agent.records.submission.ask_arguments``).
 
         ``freeform`` is added to the answer types where the gold has a free-form text the
         question does not ask for (PubMedQA asks for an option only): the agent writes its prose

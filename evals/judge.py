@@ -4,8 +4,8 @@ Correctness against the benchmark's reference answer: 2 correct and relevant, 1 
 irrelevant information, 0 no answer (abstention), -1 incorrect. Faithfulness to the evidence the
 answer cites: 1 full support, 0 partial, -1 none. SEE: the LiveRAG Challenge evaluation
 guidelines (SIGIR 2025). The prompt is ``agent/prompts/judge.md`` (system: ``judge_system.md``);
-the model is the ``judge`` role of ``agent.models`` (the local model unless an endpoint is
-configured), built through ``agent.resources.chat_model`` so tests can script it.
+the model is the ``judge`` role of ``agent.llm`` (the local model unless an endpoint is
+configured), built through ``agent.runtime.resources.chat_model`` so tests can script it.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def judge_answer(
             "seconds": 0.0,
         }
     from agent import prompts
-    from agent.models import structured_call
-    from agent.resources import chat_model
+    from agent.llm import structured_call
+    from agent.runtime.resources import chat_model
     from agent.settings import default_settings
 
     model = chat_model("judge", settings or default_settings(), model_name)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent.ledger import Ledger
+from agent.records.ledger import Ledger
 from evals.metrics import CANDIDATE_KS, CANDIDATE_METRIC_NAMES, METRIC_NAMES
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 ``run_eval`` answers the questions not yet done (``evals.answerers``: the agent with a preset,
 or an LLM-free retrieval variant), into a resumable run folder (``evals.run_folder``, whose
-docstring lists its files; its ledger is the shared ``agent.ledger``), optionally judges the
+docstring lists its files; its ledger is the shared ``agent.records.ledger``), optionally judges the
 answers, then scores the folder and writes ``metrics.json`` and the report. ``run_compare``
 runs several names on the same questions into one ablation table; ``score_paths`` is
 ``litloop score``.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.ledger import Ledger
+from agent.records.ledger import Ledger
 from evals.answerers import CANDIDATES_KEPT, make_answerer, run_names
 from evals.answers import (
     exact_match,

@@ -3,7 +3,7 @@
 A run folder holds (docs/design.md section 11 for ``metrics.json``):
 
 - ``submission.jsonl``: one LitTraceQA submission record per answered question, written and
-  flushed line by line; it is the run's ledger (``agent.ledger``, the one ``litloop run``
+  flushed line by line; it is the run's ledger (``agent.records.ledger``, the one ``litloop run``
   keeps too): a rerun skips the query ids already in it, and a line cut short by a crash is
   dropped and its question runs again;
 - ``candidates.jsonl``: the top 50 ranked papers per question (``query_id`` +
@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent.ledger import Ledger
+from agent.records.ledger import Ledger
 from evals.answers import prediction_text
 from evals.datasets import Question
 from tools.jsonl import append_line
@@ -65,7 +65,7 @@ def now() -> str:
 
 def _fatal_errors() -> tuple[type[BaseException], ...]:
     """Configuration problems stop the run (every question would fail the same way)."""
-    from agent.local_model import LocalModelError
+    from agent.llm.local import LocalModelError
     from tools.index import IndexProblem
     from tools.models.embed import ModelNotAvailable
 

@@ -165,7 +165,25 @@ def tier_timeout(item: pytest.Item) -> int | None:
     return max(limits) if limits else None
 
 
+TIER_FOLDERS = ("unit", "graph", "integration")  # tests/<folder>/ -> the marker of its tier
+
+
+def folder_tier(item: pytest.Item) -> str | None:
+    """The tier of a test by its folder under tests/ (unit, graph, integration), None elsewhere."""
+    try:
+        folder = item.path.relative_to(TESTS).parts[0]
+    except ValueError:  # a test outside tests/ (pytest given another path)
+        return None
+    return folder if folder in TIER_FOLDERS else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Every test carries its folder's tier marker, so `-m unit` (or graph, integration) selects
+    # every test of the folder, whether or not its file remembered to mark it.
+    for item in items:
+        tier = folder_tier(item)
+        if tier is not None and item.get_closest_marker(tier) is None:
+            item.add_marker(getattr(pytest.mark, tier))
     if not config.pluginmanager.hasplugin("timeout"):
         return  # pytest-timeout is not installed: no test has a timeout
     if config.getoption("timeout", None) is not None or os.environ.get("PYTEST_TIMEOUT"):

@@ -1,7 +1,7 @@
 """Project fakes: a scripted chat model that supports structured output.
 
 LangChain's GenericFakeChatModel cannot do `with_structured_output`; graph tests need every node's
-LLM call scripted while the real `agent.models.structured_call` runs unchanged on top.
+LLM call scripted while the real `agent.llm.structured_call` runs unchanged on top.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ SPECTER = "2020.acl-main.207"  # the demo corpus's SPECTER paper (tools/corpora/
 
 
 def demo_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, Any]:
-    """Answers about the demo corpus's SPECTER paper, for the demo question (agent.cli.DEMO_QUESTION):
+    """Answers about the demo corpus's SPECTER paper, for the demo question (agent.cli.main.DEMO_QUESTION):
     SPECTER is the evidence when it was retrieved, and each claim cites its sentences on citations."""
     if role == "decompose":
         return {"subqueries": ["SPECTER document-level representation citations", "citation-informed transformer"]}

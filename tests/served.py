@@ -37,7 +37,7 @@ def server_env(data: Path, stub: OpenAIStub, **extra: str) -> dict[str, str]:
 def start_server(index: Path, env: dict[str, str], log: Path, *args: str) -> tuple[subprocess.Popen, str]:
     """`litloop serve` on a free port, once it answers /ok; fails the test with its log otherwise."""
     port = free_port()
-    cmd = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--port", str(port), *args]
+    cmd = [sys.executable, "-m", "agent.cli.main", "serve", "--index", str(index), "--port", str(port), *args]
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

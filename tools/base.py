@@ -1,6 +1,6 @@
 """The data model every part of litloop shares: papers, chunks, locators and passages.
 
-SEE: docs/design.md section 1 (data model) and STYLE.md habit 6 (one result type for every retriever).
+SEE: docs/design.md section 1 (data model); one result type for every retriever (CONTRIBUTING.md, "Adding things").
 Plain frozen dataclasses: hundreds of thousands of chunks pass through here, and validation of
 untrusted input happens once, in the ingesters.
 """

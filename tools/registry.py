@@ -1,6 +1,6 @@
 """The corpus registry: a corpus (a collection the agent can search) is one file that registers itself.
 
-SEE: docs/design.md section 9 and STYLE.md habit 7. A corpus is a module that defines
+SEE: docs/design.md section 9 and CONTRIBUTING.md ("Adding things"). A corpus is a module that defines
 
     CORPUS = Corpus(name="pubmed", description="...", inputs=lambda settings: [DATA / "papers.jsonl"])
 
@@ -345,9 +345,9 @@ def open_corpora(
 
 
 def hits_to_passages(idx: Any, query: str, k: int, retriever: str, label: str) -> list[Passage]:
-    """tools.retrieval.search's paper hits as Passages: each paper's evidence chunk, scored by the paper's
+    """tools.index.search's paper hits as Passages: each paper's evidence chunk, scored by the paper's
     score, `source` naming the corpus (or corpora) and the retriever."""
-    from tools.retrieval.search import search
+    from tools.index.search import search
 
     return [replace(h.chunk, score=h.score, source=f"{label}/{retriever}") for h in search(idx, query, retriever, k)]  # type: ignore[arg-type]
 

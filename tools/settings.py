@@ -31,6 +31,14 @@ NeighbourSource = Literal["embedding", "coupling", "bm25", "cocitation", "direct
 NEIGHBOUR_SOURCES: tuple[NeighbourSource, ...] = ("embedding", "coupling", "bm25", "cocitation", "direct")
 
 
+# The tokenizers of the BM25 indexes (tools/retrieval/text.py), by the name a manifest records.
+TOKENIZER_VERSION = "lower-word-stop-v1"
+STEMMED_TOKENIZER = "lower-word-stop-snowball-v1"
+TOKENIZERS = (TOKENIZER_VERSION, STEMMED_TOKENIZER)
+# the names LITLOOP_RETRIEVAL__TOKENIZER takes -> the tokenizer a manifest records
+TOKENIZER_ALIASES = {"plain": TOKENIZER_VERSION, "snowball": STEMMED_TOKENIZER}
+
+
 class EmbedderSettings(BaseModel):
     model: str = Field(
         BUNDLED_EMBEDDER,
@@ -149,8 +157,6 @@ class RetrievalSettings(BaseModel):
     @field_validator("tokenizer", mode="before")
     @classmethod
     def _tokenizer_alias(cls, value: Any) -> Any:
-        from tools.retrieval.text import TOKENIZER_ALIASES
-
         names = {full: alias for alias, full in TOKENIZER_ALIASES.items()}
         return names.get(value.strip(), value.strip()) if isinstance(value, str) else value
 

@@ -5,7 +5,7 @@ field, what was found and what to do, e.g.
 
 Every layer where input enters formats its errors here: the ingest records
 (`tools.ingest.records`), the LitTraceQA files (`evals.scoring`), the per-run context
-(`agent.context`) and the model's structured replies (`agent.models`). Each puts its own prefix
+(`agent.context`) and the model's structured replies (`agent.llm`). Each puts its own prefix
 in front (the file and line, `--set`, a preset's file) and its own advice after.
 
 Only pydantic and the standard library are imported.

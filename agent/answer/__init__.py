@@ -10,4 +10,4 @@ assemble.py   the answer record: prose with citation markers, or the extractive 
 status.py     ok / partial / failed, and the record of a run that gave no answer
 types.py      the records above as types (Answer, Claim, Citation, ...)
 
-Nothing here imports a heavy module at the top (STYLE.md 8)."""
+Nothing here imports a heavy module at the top (CONTRIBUTING.md, "Layout and layers")."""

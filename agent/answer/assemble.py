@@ -12,9 +12,9 @@ from agent.answer.citations import Citations, with_markers
 from agent.answer.claims import check_claims
 from agent.answer.disagree import disagreement_note, disagreements
 from agent.answer.selection import extractive, reading_sentences
-from agent.answer.types import Answer, ChoiceScores
-from agent.evidence import sentence_record
-from agent.schemas import Synthesis
+from agent.llm.schemas import Synthesis
+from agent.reading.evidence import sentence_record
+from agent.records.answer import Answer, ChoiceScores
 from agent.state import State
 from tools.retrieval.sentences import Sentence
 
@@ -52,7 +52,7 @@ def flagged_papers(idx, shown: list[Sentence], read: Sequence[str] = ()) -> list
     text addressed to whoever reads them, each with the first such sentence: the answer names
     them so a reader knows a paper tried to steer it (their own sentences were withheld; their
     others support no claim alone)."""
-    from agent.evidence import steering_sentences
+    from agent.reading.evidence import steering_sentences
     from tools.retrieval.retrieve import chunk_of
 
     papers = dict.fromkeys([*(chunk_of(idx, s["chunk_id"]).paper_id for s in shown), *read])
@@ -252,7 +252,7 @@ def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> 
     stated in the sentences read" where none matched). Each cell is one claim whose text is its
     sentence, so nothing in the table is the model's words. `table_rows` holds the same cells,
     keyed by "paper" and the columns."""
-    from agent.shape import COMPARE_COLUMN
+    from agent.reading.shape import COMPARE_COLUMN
 
     cites = Citations(idx)
     claims: list[Any] = []

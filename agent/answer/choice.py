@@ -20,7 +20,7 @@ from agent import prompts
 from agent.answer.logprobs import first_token_top
 
 if TYPE_CHECKING:
-    from agent.answer.types import ChoiceScores
+    from agent.records.answer import ChoiceScores
     from agent.state import RunError
     from tools.retrieval.sentences import Sentence
 
@@ -130,7 +130,7 @@ def qualifies_probability(
 
 
 class CallFailed(RuntimeError):
-    """A next-token call that `agent.models.token_call` recorded as failed (the endpoint did not
+    """A next-token call that `agent.llm.token_call` recorded as failed (the endpoint did not
     answer, or had already failed the run's last calls)."""
 
     def __init__(self, error: str | None, kind: str | None) -> None:
@@ -147,9 +147,9 @@ def option_logprobs(
     usage: dict | None = None,
 ) -> dict[str, float] | None:
     """The labels' log-probabilities as the model's next token for this prompt
-    (`agent.models.token_call`), or None when the endpoint gives none. `usage`: llm_calls and
+    (`agent.llm.token_call`), or None when the endpoint gives none. `usage`: llm_calls and
     tokens are added to it. A failed call raises CallFailed."""
-    from agent.models import token_call
+    from agent.llm import token_call
 
     result = token_call(model, system, user, top_logprobs=TOP_LOGPROBS)
     if usage is not None:
@@ -181,7 +181,7 @@ def choice_from_text(answer: str, options: dict[str, str]) -> str:
 
 def synthesis_model(ctx):
     """The synthesis's chat model, which the option scoring and the support judge also ask."""
-    from agent.resources import chat_model, settings_for
+    from agent.runtime.resources import chat_model, settings_for
 
     return chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
 
@@ -211,7 +211,7 @@ def score_options(state, runtime, shown: list[Sentence]) -> tuple[ChoiceScores |
     except CallFailed as failed:  # recorded by the call: the synthesis's choice stands
         return None, usage, [{"node": "synthesize", "error": f"option scoring: {failed.error}", "kind": failed.kind}]
     except Exception as exc:  # a refused scoring call (a 400) leaves the synthesis's choice
-        from agent.models import describe_error, is_endpoint_error
+        from agent.llm import describe_error, is_endpoint_error
 
         if not is_endpoint_error(exc):
             raise

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.answer.types import Citation, QuotedSentence
+from agent.records.answer import Citation, QuotedSentence
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence
 from tools.tables import cell_locator, split_cells

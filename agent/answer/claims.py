@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
-from agent.answer.support import check_claim, normalise
-from agent.evidence import support_context
+from agent.answer.support import check_claim
+from agent.reading.evidence import support_context
+from agent.reading.figures import normalise
 from tools.retrieval.sentences import Sentence, sentence_index, sentence_scores
 
 _MARKER = re.compile(r"\s*[\[(](?:\s*(?:S\d+|\d+|[^\[\]()\s]+#c\d+)\s*[,;]?)+[\])]")
@@ -118,9 +119,9 @@ def without_paper_ids(text: str, idx, shown: list[Sentence]) -> str:
 
 def _only_steering(idx, cited: list[Sentence]) -> str | None:
     """Why a claim is rejected when every sentence it cites is in a paper that tries to steer
-    answers (`agent.evidence.steering_sentences`): such a paper's figures are not taken on its
+    answers (`agent.reading.evidence.steering_sentences`): such a paper's figures are not taken on its
     word alone."""
-    from agent.evidence import steering_sentences
+    from agent.reading.evidence import steering_sentences
     from tools.retrieval.retrieve import chunk_of
 
     papers = list(dict.fromkeys(chunk_of(idx, s["chunk_id"]).paper_id for s in cited))
@@ -169,7 +170,7 @@ def support_judge(runtime):
     (`agent.answer.choice.support_probability`), and a counter of its calls. A failed call
     judges nothing (None): the deterministic check stands."""
     from agent.answer import choice
-    from agent.models import is_endpoint_error
+    from agent.llm import is_endpoint_error
 
     model = choice.synthesis_model(runtime.context)
     judged: dict[str, float] = {}
@@ -177,7 +178,7 @@ def support_judge(runtime):
     def judge(claim: str, sentences: list[str]) -> float | None:
         try:
             return choice.support_probability(model, claim, sentences, usage=judged)
-        except choice.CallFailed:  # recorded by the call (agent.models.token_call)
+        except choice.CallFailed:  # recorded by the call (agent.llm.token_call)
             return None
         except Exception as exc:  # a refused call judges nothing either
             if not is_endpoint_error(exc):

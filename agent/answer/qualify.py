@@ -4,7 +4,7 @@ aspects the paper mentions; and the reading records a qualified or unread paper 
 
 from __future__ import annotations
 
-from agent.evidence import sentence_record
+from agent.reading.evidence import sentence_record
 from tools.retrieval.sentences import Sentence
 
 
@@ -24,7 +24,7 @@ def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> 
 def list_scores(sims: dict[str, float], covs: dict[str, float], weight: float) -> dict[str, float]:
     """Each candidate's score in a "which papers" reading by similarity: the embedder's cosine
     plus `weight` times the share of the question's aspects its text mentions
-    (`agent.evidence.term_coverage`), so a paper that matches one part of the question only
+    (`agent.reading.evidence.term_coverage`), so a paper that matches one part of the question only
     (association-rule mining with no privacy in it) scores below one that matches all of it."""
     return {pid: round(sims[pid] + weight * covs.get(pid, 0.0), 4) for pid in sims}
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.evidence import FIGURE_WEIGHT, holds_figure, pick_evidence
-from agent.shape import asks_quantity
+from agent.reading.evidence import FIGURE_WEIGHT, holds_figure, pick_evidence
+from agent.reading.shape import asks_quantity
 from agent.state import State
 from tools.retrieval.fusion import round_robin
 from tools.retrieval.sentences import Sentence, sentence_scores

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent.answer.types import Answer, Status
+from agent.records.answer import Answer, Status
 
 if TYPE_CHECKING:
     from agent.state import Reading, RunError

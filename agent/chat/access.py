@@ -1,5 +1,5 @@
 """Who may use the web chat, and which key goes to which endpoint. Plain functions, no UI
-library imported here; `agent/chat/app.py` and `litloop ui` (agent/cli_chat.py) apply them.
+library imported here; `agent/chat/app.py` and `litloop ui` (agent/cli/chat.py) apply them.
 
 - **Token.** `litloop ui` makes a random token per start, hands it to the app in its
   environment (`LITLOOP_UI_TOKEN`, never on a command line) and prints the URL carrying it
@@ -29,7 +29,7 @@ TOKEN_ENV = "LITLOOP_UI_TOKEN"  # the app's token, passed in its environment by 
 MIN_TOKEN_CHARS = 16
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 WILDCARDS = ("", "0.0.0.0", "::")  # bind every interface: the names used to reach it are unknown
-NO_KEY = "not-needed"  # what a keyless OpenAI-compatible server gets (agent/models.py sends the same)
+NO_KEY = "not-needed"  # what a keyless OpenAI-compatible server gets (agent/llm.py sends the same)
 
 BASE_URL, MODEL, API_KEY, AZURE = (
     "LITLOOP_LLM__BASE_URL",
@@ -172,7 +172,7 @@ def endpoint_environment(base_url: str, model: str, api_key: str, configured: Co
 
     The configured endpoint, or none (the embedded model), runs on the configured environment's
     key. A typed endpoint gets `api_key` as typed, else the keyless placeholder, set explicitly
-    so that neither LITLOOP_LLM__API_KEY nor OPENAI_API_KEY (agent/models.py's fallback) reaches
+    so that neither LITLOOP_LLM__API_KEY nor OPENAI_API_KEY (agent/llm.py's fallback) reaches
     it; a configured Azure endpoint is switched off for it, since Azure wins over a base URL."""
     base, name = base_url.strip(), model.strip()
     env: dict[str, str | None] = {BASE_URL: base or None, MODEL: name or None}

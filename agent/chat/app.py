@@ -39,6 +39,7 @@ from agent.chat.session import (
     start_demo,
 )
 from agent.chat.steps_web import MODEL_STARTING, STARTING, LiveTimeline, show_timeline
+from agent.records.progress import plural
 
 ENDPOINT_HINT = (
     "Check the model endpoint in the sidebar (base URL and model name), or clear the base URL "
@@ -143,7 +144,7 @@ def conversations(store: ChatStore | RemoteChat) -> None:
             key=f"thread-{t['thread_id']}",
             width="stretch",
             type="primary" if current else "secondary",
-            help=render.plural(t["turns"], "question"),
+            help=plural(t["turns"], "question"),
         ):
             st.session_state.thread = t["thread_id"]
             st.rerun()
@@ -406,8 +407,8 @@ def start_model(live: LiveTimeline) -> None:
     """With the embedded model, start it before the run, as a step of its own on the page (the
     run would start it at its first model call, with nothing on the page saying so). A model
     that cannot start is left to the run, whose error the turn keeps."""
-    from agent.local_model import LocalModelError, shared_server
-    from agent.models import backend_of
+    from agent.llm import backend_of
+    from agent.llm.local import LocalModelError, shared_server
 
     if backend_of(settings().llm) != "local":
         return

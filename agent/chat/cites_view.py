@@ -2,7 +2,7 @@
 refs` print them and as both chats follow them (the terminal chat's /cites, /refs, /back; the web
 chat's *Cited by* and *References*, agent/chat/cites_web.py).
 
-The records are agent/queries.py's (`cites_record`, `refs_record`), the ones the CLI and the MCP
+The records are agent/records/queries.py's (`cites_record`, `refs_record`), the ones the CLI and the MCP
 server give. A listing numbers its rows: the citing papers of a `cites` record (across all the
 works it found), the references of a `refs` record. A row is what a chat follows next: the
 citing paper to its own citers or references, the reference to the papers citing it (back to the
@@ -45,9 +45,9 @@ class Listing:
 
 
 def listing(idx, view: View, what: str) -> Listing:
-    """The `cites` or `refs` record of `what` (through agent/queries.py) with its rows. An unknown
+    """The `cites` or `refs` record of `what` (through agent/records/queries.py) with its rows. An unknown
     paper or work is a `CannotFollow` with the queries' message."""
-    from agent.queries import UnknownPaper, cites_record, refs_record
+    from agent.records.queries import UnknownPaper, cites_record, refs_record
 
     try:
         record = cites_record(idx, what) if view == "cites" else refs_record(idx, what)
@@ -113,11 +113,11 @@ def citation_paper(answer: dict[str, Any], n: int) -> str:
 
 
 def open_index(index: str | None, corpora: list[str] | None, preset: str | None = None):
-    """The index a chat searches (the agent's own cache, agent/resources.py): its corpora, else
+    """The index a chat searches (the agent's own cache, agent/runtime/resources.py): its corpora, else
     its index folder, else LITLOOP_INDEX or the demo index. A missing or unreadable one is a
     `CannotFollow` naming it."""
     from agent.api import make_run_context
-    from agent.resources import index_for
+    from agent.runtime.resources import index_for
     from tools.index.layout import IndexProblem
 
     try:

@@ -5,7 +5,7 @@ sentence), and on every row buttons that go on to that paper's own citers or ref
 returns to the listing before, *Close* shuts the panel.
 
 The records are `litloop cites` / `litloop refs`'s (agent/chat/cites_view.py over
-agent/queries.py), read from the index the sidebar names. Where that index is not on this machine
+agent/records/queries.py), read from the index the sidebar names. Where that index is not on this machine
 (a chat that asks a litloop server) the links say so instead.
 """
 
@@ -18,7 +18,7 @@ import streamlit as st
 
 from agent.chat import cites_view
 from agent.chat.cites_view import CannotFollow, Listing, View
-from agent.chat.render import plural
+from agent.records.progress import plural
 
 NO_LOCAL_INDEX = (
     "Citing sentences are read from the index, and this chat asks a server whose index is not on "

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agent.chat.render import FOLLOW_UP_HEADER
+from agent.records.progress import FOLLOW_UP_HEADER
 
 if TYPE_CHECKING:
     from agent.settings import Settings
@@ -111,9 +111,9 @@ class ChatStore:
     def checkpointer(self):
         with self._lock:
             if self._saver is None:
-                from agent.checkpoint import open_checkpointer
+                from agent.serve.checkpoint import open_checkpointer
 
-                # SQLite: this file; Postgres when LITLOOP_CHECKPOINT__URL is set (agent/checkpoint.py)
+                # SQLite: this file; Postgres when LITLOOP_CHECKPOINT__URL is set (agent/serve/checkpoint.py)
                 self._saver = open_checkpointer(self.settings, sqlite_path=self.path)
             return self._saver.saver
 
@@ -352,7 +352,7 @@ def ask_turn(
 def model_problem(settings: Settings | None = None) -> str | None:
     """Why no chat model can answer, or None: the local model's parts and runtime are checked
     without starting it; an endpoint needs a model name (reachability shows on the first call)."""
-    from agent.models import backend_of
+    from agent.llm import backend_of
 
     if settings is None:
         from agent.settings import default_settings
@@ -366,7 +366,7 @@ def model_problem(settings: Settings | None = None) -> str | None:
         return "LITLOOP_LLM__AZURE_ENDPOINT is set but no deployment is named: set LITLOOP_LLM__AZURE_DEPLOYMENT."
     if backend != "local":
         return None
-    from agent.local_model import (
+    from agent.llm.local import (
         MODEL_FILENAME,
         LocalModelError,
         find_part_files,
@@ -414,7 +414,7 @@ def demo_index_ready(settings: Settings | None = None) -> bool:
 def start_demo(settings: Settings | None = None, *, with_model: bool = True) -> list[str]:
     """Build the demo index if needed and, with the embedded model, start its server; returns
     what was done, one line each (the chats' 'start the demo' action)."""
-    from agent.models import backend_of
+    from agent.llm import backend_of
     from tools.corpora.demo import ensure_demo_index
 
     if settings is None:
@@ -428,7 +428,7 @@ def start_demo(settings: Settings | None = None, *, with_model: bool = True) -> 
 
     done.append(f"demo index {'ready' if was_ready else 'built'} at {home_path(path)}")
     if with_model and backend_of(settings.llm) == "local":
-        from agent.local_model import shared_server
+        from agent.llm.local import shared_server
 
         shared_server(settings)
         done.append("embedded model: ready")

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from agent.chat import render
+from agent.records.progress import Timeline, timeline_of
 
 STARTING = "Starting: opening the index…"
 MODEL_STARTING = "Starting the embedded model (some seconds, the first time)…"
@@ -21,7 +21,7 @@ def md(text: str) -> str:
     return str(text).replace("$", "\\$")
 
 
-def next_step(timeline: render.Timeline) -> str:
+def next_step(timeline: Timeline) -> str:
     """What the agent does after the stages so far, as the running status says it."""
     if not timeline.stages:
         return STARTING
@@ -38,7 +38,7 @@ class LiveTimeline:
     running status of what happens now below them."""
 
     def __init__(self, first: str = STARTING) -> None:
-        self.timeline = render.Timeline()
+        self.timeline = Timeline()
         self.boxes: dict[str, list] = {}
         self.steps = st.container()
         self.pending = st.empty()
@@ -72,7 +72,7 @@ class LiveTimeline:
 
 
 def show_timeline(events: list[dict[str, Any]], failed: bool = False) -> None:
-    stages = render.timeline_of(events).stages
+    stages = timeline_of(events).stages
     for i, stage in enumerate(stages):
         state: Literal["error", "complete"] = "error" if failed and i == len(stages) - 1 else "complete"
         with st.status(md(stage.title), expanded=False, state=state):

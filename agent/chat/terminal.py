@@ -19,6 +19,7 @@ from rich.markup import escape
 from agent.chat import render
 from agent.chat.cites_view import CannotFollow, Listing
 from agent.chat.session import ChatStore, Turn, TurnFailed, ask_turn
+from agent.records.progress import Timeline
 
 HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conversations · [bold]/open ID[/] switch to one
 [bold]/history[/] this conversation so far · [bold]/trace [N][/] run tree of the last (or N-th) answer
@@ -114,7 +115,7 @@ class TerminalChat:
     def ask(self, question: str) -> Turn | None:
         if self.thread is None:
             self.thread = self.store.new_thread()
-        timeline = render.Timeline()
+        timeline = Timeline()
         try:
             turn = ask_turn(
                 self.store,
@@ -136,7 +137,7 @@ class TerminalChat:
         self.show_answer(turn)
         return turn
 
-    def step(self, timeline: render.Timeline, ev: dict[str, Any]) -> None:
+    def step(self, timeline: Timeline, ev: dict[str, Any]) -> None:
         """One progress event, printed as it arrives (round headers, then indented details)."""
         before = {s.key: len(s.lines) for s in timeline.stages}
         stage = timeline.add(ev)

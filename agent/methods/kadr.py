@@ -20,10 +20,10 @@ from __future__ import annotations
 import time
 
 from agent import prompts
+from agent.llm.schemas import KnowledgeDeclaration, KnowledgeStatements
 from agent.methods.base import register
-from agent.methods.common import chunk_block, chunk_dict, llm
-from agent.resources import index_for, reranker_for
-from agent.schemas import KnowledgeDeclaration, KnowledgeStatements
+from agent.runtime.calls import chunk_block, chunk_dict, llm
+from agent.runtime.resources import index_for, reranker_for
 from agent.state import State
 from tools.base import Hit
 from tools.retrieval.fusion import reranked

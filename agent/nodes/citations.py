@@ -15,10 +15,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.context import Context
-from agent.evidence import sentence_record
-from agent.injection import addresses_reader
-from agent.resources import index_for
-from agent.shape import citation_subject, papers_to_read, subject_names
+from agent.reading.evidence import sentence_record
+from agent.reading.injection import addresses_reader
+from agent.reading.shape import citation_subject, papers_to_read, subject_names
+from agent.runtime.resources import index_for
 from agent.state import State
 from tools.retrieval.sentences import Sentence
 
@@ -33,8 +33,8 @@ def read_citations(state: State, runtime: Runtime[Context]) -> dict:
     for work in works:
         for citing in work["citing"]:
             # a citing sentence that addresses its reader is withheld like any other sentence
-            # (`agent.injection.addresses_reader`): never evidence, never quoted; its paper is
-            # flagged by the answer (`agent.evidence.steering_sentences`)
+            # (`agent.reading.injection.addresses_reader`): never evidence, never quoted; its paper is
+            # flagged by the answer (`agent.reading.evidence.steering_sentences`)
             shown = [c for c in citing["contexts"] if not addresses_reader(c["sentence"])]
             if not shown:
                 continue

@@ -8,11 +8,11 @@ import re
 from langgraph.runtime import Runtime
 
 from agent import prompts
-from agent.answer.support import OTHER_SCRIPT as _OTHER_SCRIPT
 from agent.context import Context
-from agent.evidence import aspect_words, coverage_aspects
-from agent.methods.common import llm, venue_year
-from agent.schemas import SUBQUERY_CHARS, decomposition_model
+from agent.llm.schemas import SUBQUERY_CHARS, decomposition_model
+from agent.reading.evidence import aspect_words, coverage_aspects
+from agent.reading.figures import OTHER_SCRIPT as _OTHER_SCRIPT
+from agent.runtime.calls import llm, venue_year
 from agent.state import State
 
 NO_NOTE = "no specific note; search from a different angle"

@@ -27,12 +27,12 @@ from agent.answer.status import (
     failure_reason,
 )
 from agent.context import Context
-from agent.evidence import listing
-from agent.methods.common import llm
-from agent.models import ENDPOINT_KINDS
-from agent.resources import index_for
-from agent.schemas import synthesis_model
-from agent.shape import asks_quantity, claims_cap, comparison_columns, reads_jointly, shape_of
+from agent.llm import ENDPOINT_KINDS
+from agent.llm.schemas import synthesis_model
+from agent.reading.evidence import listing
+from agent.reading.shape import asks_quantity, claims_cap, comparison_columns, reads_jointly, shape_of
+from agent.runtime.calls import llm
+from agent.runtime.resources import index_for
 from agent.state import State
 from tools.retrieval.fusion import by_paper
 from tools.retrieval.sentences import Sentence, sentence_ids

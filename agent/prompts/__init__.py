@@ -1,4 +1,4 @@
-"""Prompt templates, one file per node (STYLE.md habit 5). Placeholders are `$name` /
+"""Prompt templates, one file per node (CONTRIBUTING.md: prompts are data). Placeholders are `$name` /
 `${name}` (string.Template), so JSON braces in examples need no escaping; rendering with a
 missing or an unexpected variable is an error, and a test checks every node passes exactly the
 variables its template uses."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import resources
+from agent.runtime import resources
 from tests.conftest import DEMO_PDFS
 from tests.fakes import ScriptedChatModel
 

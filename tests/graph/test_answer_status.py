@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from agent.answer.assemble import NO_EVIDENCE
 from agent.api import ask
-from agent.models import ENDPOINT_FAILURES_TO_STOP
+from agent.llm import ENDPOINT_FAILURES_TO_STOP
 
 from .conftest import ANSWER, SATISFIED, SMALL, cite_first_chunk
 
@@ -88,7 +88,7 @@ def test_a_reply_in_between_keeps_the_endpoint_in_use(scripted):
 
 
 def test_terminal_chat_shows_a_failed_and_a_partial_answer(scripted, monkeypatch, tmp_path):
-    from agent.cli import app
+    from agent.cli.main import app
     from agent.settings import default_settings
 
     monkeypatch.setenv("LITLOOP_DATA_DIR", str(tmp_path / "data"))

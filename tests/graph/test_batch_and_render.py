@@ -5,8 +5,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from agent.batch import run_batch
-from agent.cli import app
+from agent.cli.batch import run_batch
+from agent.cli.main import app
 
 from .conftest import cite_first_chunk, claims_answer
 

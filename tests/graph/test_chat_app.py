@@ -177,7 +177,7 @@ class KeyRecorder:
 
 
 def test_a_base_url_typed_in_the_sidebar_never_gets_the_configured_key(graph_index, monkeypatch, tmp_path):
-    from agent import resources
+    from agent.runtime import resources
     from agent.settings import default_settings
 
     configured = "http://127.0.0.1:9/v1"

@@ -58,7 +58,7 @@ def test_chat_turns_are_checkpointed_in_postgres_and_survive_reopening(pg_env, p
 def test_an_unreachable_postgres_is_an_error_naming_the_setting(monkeypatch, tmp_path):
     import socket
 
-    from agent.checkpoint import CheckpointProblem, open_checkpointer
+    from agent.serve.checkpoint import CheckpointProblem, open_checkpointer
     from agent.settings import Settings
 
     with socket.socket() as s:  # a port nothing listens on

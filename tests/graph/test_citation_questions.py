@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent import resources
 from agent.api import ask
+from agent.runtime import resources
 from tests.fakes import ScriptedChatModel
 from tests.graph.conftest import claims_answer
 

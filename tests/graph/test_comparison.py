@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent.api import ask
-from agent.shape import COMPARE_COLUMN
+from agent.reading.shape import COMPARE_COLUMN
 from tools.retrieval.text import tokenize
 
 pytestmark = pytest.mark.graph

@@ -105,7 +105,7 @@ def script_two(scripted):
 def test_batch_run_prompt_render_and_terminal_chat_take_corpora(scripted, two_corpora, tmp_path):
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from agent.cli.main import app
 
     runner = CliRunner()
     script_two(scripted)
@@ -176,7 +176,7 @@ def test_web_chat_sidebar_chooses_corpora(scripted, two_corpora, monkeypatch):
 
     from streamlit.testing.v1 import AppTest
 
-    from agent.cli_chat import streamlit_command
+    from agent.cli.chat import streamlit_command
 
     monkeypatch.setenv("LITLOOP_LLM__BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("LITLOOP_LLM__MODEL", "scripted")
@@ -244,9 +244,9 @@ def test_multi_index_fuses_per_corpus_bm25_rankings(multi):
 
 
 def test_pipeline_runs_unchanged_on_a_multi_index(multi):
+    from tools.index.search import search
     from tools.retrieval.relate import ranking_b
     from tools.retrieval.retrieve import fused_with_prf, retrieval_hits
-    from tools.retrieval.search import search
 
     ranking, _ = fused_with_prf(multi, "sequence labeling", multi.settings.retrieval)
     assert ranking.papers and all(":" in p for p in ranking.papers)

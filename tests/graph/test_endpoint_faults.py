@@ -3,7 +3,7 @@ against the tests' own OpenAI-compatible server on 127.0.0.1 (tests/openai_stub.
 with each fault, through the real ChatOpenAI client, on the real small index.
 
 Every run is bounded: a 0.5 s request timeout, one client retry, and after three failed calls in
-a row the run sends no more (agent.models.ENDPOINT_FAILURES_TO_STOP): at most 6 requests a fault.
+a row the run sends no more (agent.llm.ENDPOINT_FAILURES_TO_STOP): at most 6 requests a fault.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def endpoint(graph_index, monkeypatch, tmp_path):
 
 
 def ask_cli(*args: str):
-    from agent.cli import app
+    from agent.cli.main import app
 
     return CliRunner().invoke(app, ["ask", QUESTION, *args])
 
@@ -162,7 +162,7 @@ def test_one_failed_step_is_a_partial_answer(endpoint):
 
 
 def test_run_counts_failed_answers_and_retries_them(endpoint, tmp_path):
-    from agent.cli import app
+    from agent.cli.main import app
 
     inp, out = tmp_path / "in.jsonl", tmp_path / "sub.jsonl"
     inp.write_text("".join(json.dumps({"query_id": f"q{i}", "question": f"{QUESTION} ({i})"}) + "\n" for i in range(2)))
@@ -186,7 +186,7 @@ def test_run_counts_failed_answers_and_retries_them(endpoint, tmp_path):
 
 
 def test_eval_records_a_failed_answer_as_a_failure(endpoint, graph_index, tmp_path):
-    from agent.cli import app
+    from agent.cli.main import app
 
     bench = tmp_path / "bench.jsonl"
     bench.write_text(

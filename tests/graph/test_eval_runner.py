@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 from evals.run import EvalRequest, run_eval
 
 from .conftest import SATISFIED, cite_first_chunk, claims_answer

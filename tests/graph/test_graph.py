@@ -8,7 +8,7 @@ import pytest
 from agent.api import ask
 from agent.context import make_context
 from agent.graph import graph
-from agent.resources import index_for
+from agent.runtime.resources import index_for
 
 from .conftest import (
     ANSWER,

@@ -8,7 +8,7 @@ import pytest
 
 from agent.api import ask
 from agent.context import make_context
-from agent.resources import index_for
+from agent.runtime.resources import index_for
 from tools.retrieval.pipeline import run_retrieval
 
 from .conftest import ANSWER, SATISFIED, cite_first_chunk

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import resources
 from agent.api import ask
+from agent.runtime import resources
 from tests.fakes import ScriptedChatModel
 from tests.planted import CRF_TITLE, PLANTED, build_planted_index
 

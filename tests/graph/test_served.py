@@ -1,4 +1,4 @@
-"""The served graph (agent/served.py): a run whose context names no preset runs the preset
+"""The served graph (agent/serve/graph.py): a run whose context names no preset runs the preset
 `litloop ask` uses, one that names a preset or sets fields gets them; the real graph index, the
 scripted model."""
 
@@ -9,7 +9,7 @@ import pytest
 from agent.api import ask
 from agent.context import ContextError, make_context
 from agent.graph import build_graph
-from agent.served import served_context, served_preset
+from agent.serve.graph import served_context, served_preset
 
 pytestmark = pytest.mark.graph
 
@@ -68,7 +68,7 @@ def test_a_served_run_with_no_context_answers_as_ask_does(scripted):
 def test_litloop_serve_refuses_an_unknown_preset_before_starting():
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from agent.cli.main import app
 
     r = CliRunner().invoke(app, ["serve", "--preset", "fastest"])
     assert r.exit_code == 2 and "unknown preset 'fastest'" in r.output

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 from agent.settings import get_settings
 from tools.base import MAX_CHUNK_CHARS
 from tools.index import BuildFailed, build_index, open_index

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 from agent.settings import default_settings, get_settings
 from tests.conftest import build_papers_index
 from tests.served import free_port
@@ -32,8 +32,8 @@ from tools.index import (
     index_info,
     open_index,
 )
+from tools.index.search import search
 from tools.retrieval.dense import STORE_FILE, collection_name, server_store
-from tools.retrieval.search import search
 
 pytestmark = pytest.mark.integration
 

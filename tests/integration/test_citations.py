@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 from agent.settings import get_settings
 from bench.citations import GOLD, score
 from tests.conftest import DEMO_PDFS

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 
 from .conftest import CRF_ID
 
@@ -128,13 +128,13 @@ def test_index_show_unknown_id_names_it_and_the_index_and_suggests_ids(built_ind
 
 
 def test_index_show_over_several_corpora_takes_namespaced_ids(graph_index, monkeypatch):
-    import agent.cli_index
+    import agent.cli.index
     from agent.settings import get_settings
     from tools.index import open_index
     from tools.index.multi import MultiIndex
 
     monkeypatch.setattr(
-        agent.cli_index,
+        agent.cli.index,
         "open_index_or_demo",
         lambda index, corpus=None: MultiIndex(
             {"one": open_index(graph_index, get_settings()), "two": open_index(graph_index, get_settings())}

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.cli import DEMO_QUESTION
+from agent.cli.main import DEMO_QUESTION
 from tests.conftest import build_demo_slice_index
 from tests.openai_stub import SPECTER, OpenAIStub, demo_reply
 from tests.served import server_env, start_server, stop
@@ -66,7 +66,7 @@ def test_an_mcp_client_gets_a_cited_answer_from_the_demo_corpus(demo_slice, stub
 
     env = server_env(tmp_path / "data", stub)
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "agent.cli", "mcp", "--index", str(demo_slice)], env=env, cwd=str(REPO)
+        command=sys.executable, args=["-m", "agent.cli.main", "mcp", "--index", str(demo_slice)], env=env, cwd=str(REPO)
     )
 
     async def main() -> dict:

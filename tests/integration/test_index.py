@@ -16,7 +16,7 @@ import pytest
 from agent.settings import get_settings
 from tests.conftest import CITESEER
 from tools.index import BuildFailed, IndexProblem, build_index, index_info, open_index
-from tools.retrieval.search import search
+from tools.index.search import search
 
 from .conftest import CRF_ID
 

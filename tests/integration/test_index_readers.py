@@ -16,8 +16,8 @@ import pytest
 from agent.settings import get_settings
 from tests.conftest import build_papers_index
 from tools.index import IndexProblem, gc_index, open_index
+from tools.index.search import search
 from tools.retrieval.dense import DenseIndex, DenseStoreMissing
-from tools.retrieval.search import search
 
 pytestmark = pytest.mark.integration
 

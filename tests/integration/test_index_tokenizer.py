@@ -14,8 +14,8 @@ import pytest
 from agent.settings import get_settings
 from tools.index import IndexProblem, build_index, index_info, open_index
 from tools.index.multi import MultiIndex, PartTokens
+from tools.index.search import search
 from tools.retrieval.retrieve import query_ranking
-from tools.retrieval.search import search
 from tools.retrieval.text import STEMMED_TOKENIZER, TOKENIZER_VERSION
 
 pytestmark = pytest.mark.integration

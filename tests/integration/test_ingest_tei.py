@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 from agent.settings import get_settings
 from tools.base import Document, IngestError
 from tools.index import open_index

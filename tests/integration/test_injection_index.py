@@ -10,8 +10,8 @@ import pytest
 
 from agent.answer.assemble import flagged_papers
 from agent.answer.claims import check_claims
-from agent.evidence import pick_sentences
-from agent.schemas import Claim
+from agent.llm.schemas import Claim
+from agent.reading.evidence import pick_sentences
 from agent.settings import get_settings
 
 pytestmark = pytest.mark.integration

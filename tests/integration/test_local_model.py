@@ -15,7 +15,8 @@ from urllib.parse import urlparse
 import pytest
 from pydantic import BaseModel, Field
 
-from agent.local_model import (
+from agent.llm import build_chat_model, structured_call
+from agent.llm.local import (
     MODEL_FILENAME,
     LocalModelError,
     LocalServer,
@@ -24,7 +25,6 @@ from agent.local_model import (
     shared_server,
     stop_shared_servers,
 )
-from agent.models import build_chat_model, structured_call
 from agent.settings import get_settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm]

@@ -40,7 +40,7 @@ TITLES = {p: t for p, t, _, _ in (*PAPERS, STEER)}
 
 def litloop() -> list[str]:
     """The litloop command of this checkout (run from REPO, so its code, not another install's)."""
-    return [sys.executable, "-m", "agent.cli"]
+    return [sys.executable, "-m", "agent.cli.main"]
 
 
 @pytest.fixture(scope="module")
@@ -320,7 +320,7 @@ def test_over_http_the_keys_of_litloop_serve_are_required(mcp_index, stub, tmp_p
 def test_a_remote_host_needs_allow_remote_and_a_transport_must_exist():
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from agent.cli.main import app
 
     remote = CliRunner().invoke(app, ["mcp", "--transport", "http", "--host", "0.0.0.0"])
     assert remote.exit_code == 2

@@ -1,4 +1,4 @@
-"""The paper-wide evidence selector (`agent.evidence.pick_paper_sentences`) on a real index of a
+"""The paper-wide evidence selector (`agent.reading.evidence.pick_paper_sentences`) on a real index of a
 demo PDF: it finds the answering sentence anywhere in the paper, keeps to its budget and returns
 the paper's order."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.evidence import paper_sentences_ranked, pick_paper_sentences
+from agent.reading.evidence import paper_sentences_ranked, pick_paper_sentences
 from agent.settings import get_settings
 
 pytestmark = pytest.mark.integration
@@ -55,7 +55,7 @@ def test_the_reader_uses_it_when_the_run_asks(idx, monkeypatch):
 
 def test_a_cited_papers_id_in_a_claim_is_not_read_as_a_figure(idx):
     from agent.answer.claims import check_claims
-    from agent.schemas import Claim
+    from agent.llm.schemas import Claim
 
     shown = [s for s in pick_paper_sentences(idx, PDF, [QUESTION], 1000) if GOLD in s["text"]]
     ok, _ = check_claims([Claim(text="N18-3011 initializes word embeddings with GloVe.", sentences=["S1"])], shown, idx)
@@ -67,7 +67,7 @@ def test_a_cited_papers_id_in_a_claim_is_not_read_as_a_figure(idx):
 
 
 def test_the_mixed_selector_keeps_the_reader_chunks_neighbours_and_the_papers_best(idx):
-    from agent.evidence import pick_mixed_sentences
+    from agent.reading.evidence import pick_mixed_sentences
 
     far = [c.chunk_id for c in idx.paper_chunks(PDF) if GOLD not in c.text][:2]  # chunks without the answer
     shown = pick_mixed_sentences(idx, PDF, far, [QUESTION], 1000)

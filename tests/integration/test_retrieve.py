@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 from agent.settings import get_settings
 from tools.index import build_index, open_index
 from tools.retrieval.pipeline import run_retrieval

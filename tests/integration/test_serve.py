@@ -111,7 +111,7 @@ def test_the_server_answers_as_litloop_ask(server, serve_index):
     values = client.runs.wait(thread["thread_id"], "litloop", input={"question": QUESTION})
     assert isinstance(values, dict)
     asked = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "ask", QUESTION, "--index", str(serve_index), "--json"],
+        [sys.executable, "-m", "agent.cli.main", "ask", QUESTION, "--index", str(serve_index), "--json"],
         env=env,
         capture_output=True,
         text=True,
@@ -315,7 +315,7 @@ def test_a_full_queue_refuses_with_429_and_a_cancelled_run_gives_its_place_back(
 def test_a_postgres_that_does_not_answer_stops_litloop_serve_with_the_reason(serve_index, monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from agent.cli.main import app
     from agent.settings import default_settings
     from tests.openai_stub import refused_url
 

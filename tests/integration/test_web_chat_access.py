@@ -35,7 +35,7 @@ def ui(tmp_path_factory):
     env.update(LITLOOP_DATA_DIR=str(tmp / "data"), HOME=str(tmp / "home"), LITLOOP_UI_TOKEN=TOKEN)
     log = (tmp / "ui.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent.cli", "ui", "--port", str(port)],
+        [sys.executable, "-m", "agent.cli.main", "ui", "--port", str(port)],
         cwd=REPO,
         env=env,
         stdout=log,
@@ -108,7 +108,7 @@ def test_the_printed_url_carries_the_token(ui):
 
 @pytest.mark.timeout(180)
 def test_the_server_refuses_a_rebound_host_at_the_handshake(ui):
-    from agent.cli_chat import streamlit_options
+    from agent.cli.chat import streamlit_options
 
     if "server.allowedHosts" not in streamlit_options():
         pytest.skip("this Streamlit has no server.allowedHosts (1.61+); the app's own Host check remains")

@@ -134,7 +134,7 @@ def running_ui(browser_prereqs, small_index, home, tmp_path):
         )
         log = (tmp_path / "ui.log").open("w")
         script = Path(sys.executable).with_name("litloop")
-        litloop = [str(script)] if script.exists() else [sys.executable, "-m", "agent.cli"]
+        litloop = [str(script)] if script.exists() else [sys.executable, "-m", "agent.cli.main"]
         proc = subprocess.Popen(
             [*litloop, "ui", "--index", str(small_index), "--port", str(port)],
             cwd=REPO,

@@ -111,7 +111,7 @@ def test_a_refused_key_is_said_in_the_chat(team_server, monkeypatch):
 def test_litloop_ui_refuses_a_server_that_does_not_answer(monkeypatch):
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from agent.cli.main import app
     from tests.openai_stub import refused_url
 
     nowhere = refused_url().removesuffix("/v1")

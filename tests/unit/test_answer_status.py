@@ -9,13 +9,14 @@ import pytest
 from pydantic import BaseModel
 
 from agent.answer.status import answer_status, failed_answer, failure_reason
-from agent.chat.render import Timeline, error_lines, status_line
-from agent.models import (
+from agent.chat.render import error_lines, status_line
+from agent.llm import (
     ENDPOINT_FAILURES_TO_STOP,
     describe_error,
     endpoint_watch,
     structured_call,
 )
+from agent.records.progress import Timeline
 from tests.fakes import ScriptedChatModel
 
 pytestmark = pytest.mark.unit

@@ -1,4 +1,4 @@
-"""The answer's record types (agent/answer/types.py, agent/state.py) describe what the code
+"""The answer's record types (agent/records/answer.py, agent/state.py) describe what the code
 writes: the records validate against them as they are, with no key added or renamed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agent.answer.assemble import NO_EVIDENCE, build_answer
 from agent.answer.status import failed_answer
-from agent.answer.types import Answer
+from agent.records.answer import Answer
 from agent.state import Reading, RunError
 
 pytestmark = pytest.mark.unit

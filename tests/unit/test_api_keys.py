@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from agent.api_keys import KeyRing, load_keys, user_of
+from agent.serve.keys import KeyRing, load_keys, user_of
 
 
 def _write(path, data, bump: int) -> None:
@@ -34,7 +34,7 @@ def test_an_edit_is_read_and_a_bad_edit_keeps_the_last_good_keys(tmp_path, caplo
     assert ring.user("k-alice") == "alice"
     _write(path, {"k-alice": "alice", "k-carol": "carol"}, 1_000_000)
     assert ring.user("k-carol") == "carol"  # added without a restart
-    with caplog.at_level(logging.ERROR, logger="agent.api_keys"):
+    with caplog.at_level(logging.ERROR, logger="agent.serve.keys"):
         _write(path, '{"k-alice": "alice", "k-car', 2_000_000)  # half written
         assert ring.user("k-alice") == "alice" and ring.user("k-carol") == "carol"
         assert ring.user("k-alice") == "alice"

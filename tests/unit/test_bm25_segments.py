@@ -1,5 +1,5 @@
 """BM25 over segments (tools/retrieval/bm25_segments.py) against the reference implementation,
-rank_bm25.BM25Okapi (STYLE habit 11): however the documents are cut into segments, saved and
+rank_bm25.BM25Okapi (a reference implementation): however the documents are cut into segments, saved and
 memory-mapped, merged back by a compaction, the scores are rank_bm25's and the rankings are its
 scores sorted by the documented rule (score descending, then row; only documents that hold a
 query term)."""

@@ -118,8 +118,8 @@ def test_a_typed_endpoint_switches_a_configured_azure_off():
 
 
 def _ui(monkeypatch, *args):
-    from agent import cli_chat
-    from agent.cli import app
+    from agent.cli import chat as cli_chat
+    from agent.cli.main import app
 
     started = {}
 
@@ -160,7 +160,7 @@ def test_ui_prints_the_url_with_a_new_token_passed_in_the_environment(monkeypatc
 
 
 def test_streamlit_command_pins_the_protections():
-    from agent.cli_chat import streamlit_command, streamlit_options
+    from agent.cli.chat import streamlit_command, streamlit_options
 
     cmd = streamlit_command(8600, "127.0.0.1")
     pairs = list(zip(cmd[5::2], cmd[6::2]))

@@ -10,7 +10,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agent.cli_common import USER_PROBLEMS, reports_problems, user_problems
+from agent.cli.common import reports_problems
+from agent.records.problems import USER_PROBLEMS, user_problems
 
 pytestmark = pytest.mark.unit
 
@@ -62,8 +63,8 @@ def test_every_listed_problem_exists():
 
 def test_finding_the_problems_imports_nothing():
     code = (
-        "import sys\nfrom agent.cli_common import user_problems\nuser_problems()\n"
-        "print(sorted(m for m in ('tools.index', 'tools.retrieval.dense', 'agent.local_model') if m in sys.modules))"
+        "import sys\nfrom agent.records.problems import user_problems\nuser_problems()\n"
+        "print(sorted(m for m in ('tools.index', 'tools.retrieval.dense', 'agent.llm.local') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli_eval import context_settings
+from agent.cli.evaluate import context_settings
 from agent.context import (
     Context,
     ContextError,

@@ -1,5 +1,5 @@
 """The LLM-free coverage verdict and the subquery it leads to (`verify_without_llm` "coverage":
-agent/evidence.py, agent/nodes/decompose.py, the loop's cap in agent/graph.py)."""
+agent/reading/evidence.py, agent/nodes/decompose.py, the loop's cap in agent/graph.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from agent.context import ContextError, make_context
-from agent.evidence import aspect_words, coverage_aspects, question_aspects, uncovered_aspects
 from agent.graph import route_after_verify
 from agent.nodes.decompose import coverage_subquery, decompose
+from agent.reading.evidence import aspect_words, coverage_aspects, question_aspects, uncovered_aspects
 
 pytestmark = pytest.mark.unit
 

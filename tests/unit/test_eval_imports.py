@@ -20,7 +20,8 @@ def loaded_after(code: str) -> list[str]:
 
 def test_eval_modules_import_light():
     assert (
-        loaded_after("import evals.run, evals.report, evals.datasets, evals.answers, evals.judge, agent.cli_eval") == []
+        loaded_after("import evals.run, evals.report, evals.datasets, evals.answers, evals.judge, agent.cli.evaluate")
+        == []
     )
 
 
@@ -32,7 +33,7 @@ def test_score_command_stays_light(tmp_path):
     sub = tmp_path / "s.jsonl"
     sub.write_text('{"query_id": "a", "gold_papers": [{"paper_id": "p"}], "answer": {}}\n')
     code = (
-        "from typer.testing import CliRunner\nfrom agent.cli import app\n"
+        "from typer.testing import CliRunner\nfrom agent.cli.main import app\n"
         f"r = CliRunner().invoke(app, ['score', '--gold', {str(gold)!r}, '--submission', {str(sub)!r}, '--json'])\n"
         "assert r.exit_code == 0, r.output"
     )

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from agent import prompts
-from agent.resources import use_model_factory
+from agent.runtime.resources import use_model_factory
 from evals.judge import Judgement, evidence_block, judge_answer, summarize
 from evals.metrics import score_all
 from evals.report import metrics_table, question_table, write_compare, write_report

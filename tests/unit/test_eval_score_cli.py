@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
+from agent.cli.main import app
 
 pytestmark = pytest.mark.unit
 

@@ -1,11 +1,11 @@
-"""Which sentences are withheld from prompts as instructions to a model (agent/evidence.py)."""
+"""Which sentences are withheld from prompts as instructions to a model (agent/reading/evidence.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent.answer.qualify import list_scores, qualifies
-from agent.evidence import is_instruction, question_aspects, question_phrases
+from agent.reading.evidence import is_instruction, question_aspects, question_phrases
 
 pytestmark = pytest.mark.unit
 
@@ -42,7 +42,7 @@ def test_ordinary_scientific_sentences_are_kept(text):
 def test_a_table_chunk_is_listed_with_its_caption_and_column_names():
     from types import SimpleNamespace
 
-    from agent.evidence import listing, table_context
+    from agent.reading.evidence import listing, table_context
     from tools.base import Chunk, Locator, Paper
     from tools.retrieval.sentences import split_sentences
 
@@ -66,7 +66,7 @@ def test_a_table_chunk_is_listed_with_its_caption_and_column_names():
 
 
 def test_a_citing_sentence_is_citation_context_evidence_with_its_reference_number():
-    from agent.submission import evidence_items
+    from agent.records.submission import evidence_items
 
     citation = {
         "paper_id": "2020.acl-main.207",
@@ -115,7 +115,7 @@ def test_a_row_is_labelled_only_where_its_columns_name_its_cells():
     ],
 )
 def test_a_figure_is_a_number_that_is_not_a_year_or_a_name(text, holds):
-    from agent.evidence import holds_figure
+    from agent.reading.evidence import holds_figure
 
     assert holds_figure(text) is holds
 

@@ -1,4 +1,4 @@
-"""Heavy libraries stay off the pure import paths (STYLE.md habit 8)."""
+"""Heavy libraries stay off the pure import paths (CONTRIBUTING.md, "Layout and layers")."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ print(",".join(heavy))
 @pytest.mark.parametrize(
     "stmt",
     [
-        "import agent.cli",
+        "import agent.cli.main",
         "import agent.graph",  # what langgraph.json loads: the wiring alone, no model or index
-        "import tools.index, tools.retrieval.search, tools.retrieval.fusion, tools.ingest.chunker, tools.ingest.loader",
+        "import tools.index, tools.index.search, tools.retrieval.fusion, tools.ingest.chunker, tools.ingest.loader",
         "import graph_store.citation_graph",
     ],
 )
@@ -33,7 +33,7 @@ def test_no_heavy_imports(stmt):
 
 def test_cli_help_does_not_import_torch_or_chromadb():
     code = (
-        "import sys\nfrom agent.cli import app\nfrom typer.testing import CliRunner\n"
+        "import sys\nfrom agent.cli.main import app\nfrom typer.testing import CliRunner\n"
         "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0, r.output\n"
         "r = CliRunner().invoke(app, ['search', '--help'])\nassert r.exit_code == 0, r.output\n"
         "print(','.join(m for m in ('torch', 'chromadb', 'sentence_transformers') if m in sys.modules))"

@@ -161,7 +161,7 @@ def test_gc_waits_for_no_build_and_makes_no_index_where_there_is_none(tmp_path):
 def test_index_gc_command_reports_what_it_removed(tmp_path):
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from agent.cli.main import app
 
     root = tmp_path / "idx"
     _versions(root, "v-1", "v-2", current="v-2")

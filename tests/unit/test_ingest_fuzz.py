@@ -335,7 +335,7 @@ def test_fuzz_chunker_ends_keeps_every_character_and_respects_the_caps(title, ab
         Block(kind, text, section="S", table_id="Table 1" if kind == "table" else None) for kind, text in bodies
     )
     if not paper.title.strip() and not paper.abstract.strip():
-        return  # refused by every reader (records.document): never chunked
+        return  # refused by every reader (documents.document): never chunked
     doc = Document(paper, blocks)
     whole = chunk_document(doc)
     chunks = chunk_document(doc, max_chunks=cap)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.ledger import Ledger, is_failure
+from agent.records.ledger import Ledger, is_failure
 from tools.jsonl import JsonlError, append_line, iter_jsonl, load_jsonl, read_lines
 
 pytestmark = pytest.mark.unit

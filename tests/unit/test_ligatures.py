@@ -3,8 +3,8 @@
 import pytest
 
 from tools.base import Block, CiteMark, Document, Paper
+from tools.ingest.documents import repaired
 from tools.ingest.ligatures import own_words, repair_ligatures
-from tools.ingest.records import repaired
 
 
 @pytest.mark.parametrize(

@@ -14,15 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from agent.local_model import (
-    INSTALL_COMMAND,
-    LocalModelError,
-    assemble_model,
-    find_part_files,
-    require_runtime,
-    resolve_model_path,
-)
-from agent.models import (
+from agent.llm import (
     DEFAULT_REPAIR_PROMPT,
     backend_of,
     build_chat_model,
@@ -30,6 +22,14 @@ from agent.models import (
     method_of,
     model_name_for,
     structured_call,
+)
+from agent.llm.local import (
+    INSTALL_COMMAND,
+    LocalModelError,
+    assemble_model,
+    find_part_files,
+    require_runtime,
+    resolve_model_path,
 )
 from agent.settings import get_settings
 from tests.fakes import ScriptedChatModel, ScriptExhausted
@@ -265,7 +265,7 @@ def test_azure_wins_and_roles_name_deployments():
 
 def test_models_module_keeps_imports_light():
     code = (
-        "import sys, agent.models\n"
+        "import sys, agent.llm\n"
         "print(','.join(m for m in ('langchain_openai', 'openai', 'xllamacpp', 'torch') "
         "if m in sys.modules))"
     )
@@ -315,7 +315,7 @@ def _fake_parts(root: Path, count: int = 3) -> list[Path]:
 
 
 def test_find_part_files_in_a_search_path(tmp_path, monkeypatch):
-    import agent.local_model as lm
+    import agent.llm.local as lm
 
     monkeypatch.setattr(lm, "PART_COUNT", 3)
     parts = _fake_parts(tmp_path)
@@ -363,8 +363,8 @@ def test_wrong_total_size_fails_before_writing(tmp_path):
 
 
 def test_lean_schema_for_the_embedded_model():
-    from agent.models import lean_schema
-    from agent.schemas import reading_model, synthesis_model
+    from agent.llm import lean_schema
+    from agent.llm.schemas import reading_model, synthesis_model
 
     full = synthesis_model(["S1", "S2"], 3, ["A", "B"]).model_json_schema()
     lean = lean_schema(full, 200)
@@ -389,7 +389,7 @@ def test_each_process_has_its_own_server_log_and_old_ones_are_pruned(tmp_path):
     import subprocess
     import sys
 
-    from agent.local_model import LOGS_KEPT, log_path_for
+    from agent.llm.local import LOGS_KEPT, log_path_for
 
     settings = get_settings(data_dir=tmp_path)
     mine = log_path_for(settings)

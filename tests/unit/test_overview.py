@@ -1,4 +1,4 @@
-"""Overview answers: the shape read from meaning (agent/shape.py, agent/shape_reader.py) and the
+"""Overview answers: the shape read from meaning (agent/reading/shape.py, agent/reading/shape_reader.py) and the
 themes (agent/answer/overview.py)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from agent.answer.overview import asks_for_table, cluster, theme_count, theme_names
-from agent.shape import citation_subject, question_shape, shape_by_meaning, shape_by_wording
-from agent.shape_reader import SHAPES, load_examples, load_topics, opening, with_swapped_topics
+from agent.reading.shape import citation_subject, question_shape, shape_by_meaning, shape_by_wording
+from agent.reading.shape_reader import SHAPES, load_examples, load_topics, opening, with_swapped_topics
 
 
 @pytest.mark.parametrize(

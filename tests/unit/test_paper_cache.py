@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from agent.evidence import PaperCache
+from agent.reading.evidence import PaperCache
 
 
 class _Index:  # an open index as the cache sees it: an object it may hold weakly
@@ -65,3 +65,28 @@ def test_threads_asking_at_once_get_one_value_and_the_bound_holds(bound):
     for t in threads:
         t.join()
     assert cache.size(idx) <= bound and len(seen) == 800
+
+
+def test_two_threads_that_both_compute_a_paper_get_the_one_copy_kept(bound):
+    # both threads miss and compute at the same time (they meet at the barrier inside `make`),
+    # then both store: the cache keeps the first value stored and hands it to both, so callers
+    # never hold two different values for one paper
+    cache: PaperCache[object] = PaperCache()
+    idx = _Index()
+    barrier = threading.Barrier(2, timeout=10)
+    got: list[object] = []
+
+    def make() -> object:
+        barrier.wait()  # neither stores before both have computed
+        return object()
+
+    def work() -> None:
+        got.append(cache.get(idx, "p", make))
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 2 and got[0] is got[1]
+    assert cache.get(idx, "p", object) is got[0]  # and that copy is the one cached

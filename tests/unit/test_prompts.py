@@ -62,7 +62,7 @@ def test_new_subqueries_dedupes_tags_and_caps():
 
 
 def test_venue_year_detection():
-    from agent.methods.common import venue_year
+    from agent.runtime.calls import venue_year
 
     assert venue_year("For these two ICCV 2025 detection papers") == ("ICCV", "2025")
     assert venue_year("in neurips 2023, which") == ("NeurIPS", "2023")

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.unit
 
 
 def test_ray_is_not_imported_with_the_module():
-    code = "import sys, tools.index.ray_build, agent.cli; assert 'ray' not in sys.modules, 'ray imported'"
+    code = "import sys, tools.index.ray_build, agent.cli.main; assert 'ray' not in sys.modules, 'ray imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

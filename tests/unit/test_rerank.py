@@ -28,10 +28,10 @@ from tools.models.rerank import (
     choose_llm_runtime,
     completion_top_logprobs,
     precision_for,
-    rerank_order,
     user_turn,
     yes_probability,
 )
+from tools.retrieval.fusion import rerank_order
 from tools.settings import RerankSettings
 
 pytestmark = pytest.mark.unit

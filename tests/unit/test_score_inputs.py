@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
-from agent.ledger import Ledger
+from agent.cli.main import app
+from agent.records.ledger import Ledger
 from tools.jsonl import JsonlError, iter_jsonl, read_lines
 
 from .test_eval_score_cli import GOLD, SUBMISSION, write

@@ -1,11 +1,11 @@
-"""The answer's shape read from the question's wording (agent/shape.py), and what it sizes."""
+"""The answer's shape read from the question's wording (agent/reading/shape.py), and what it sizes."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent.context import make_context
-from agent.shape import (
+from agent.reading.shape import (
     asks_quantity,
     claims_cap,
     comparison_columns,
@@ -67,7 +67,7 @@ def test_the_shape_sizes_the_reading_and_the_claims():
 
 
 def test_questions_about_a_cited_work_name_it():
-    from agent.shape import citation_subject, subject_names
+    from agent.reading.shape import citation_subject, subject_names
 
     assert citation_subject("Who cites N18-3011?") == "N18-3011"
     assert citation_subject("What do the papers in the collection say about GROBID?") == "GROBID"
@@ -145,3 +145,14 @@ def test_a_comparison_covers_the_list_and_may_make_a_claim_per_cell():
     assert papers_to_read(ctx, question) == ctx.list_papers
     assert claims_cap(ctx, question) == ctx.compare_papers * 2
     assert reads_jointly(ctx, question) and not reads_jointly(make_context("paper"), question)
+
+
+def test_the_meaning_pass_reads_no_comparison_where_nothing_is_compared():
+    # a reader sure of "comparison" is overruled only when the question relates nothing to
+    # anything; the same reader's word stands when the question names two things
+    from agent.reading.shape import shape_from
+
+    sure = {"fact": 0.05, "papers": 0.05, "overview": 0.05, "comparison": 0.8, "citation": 0.05}
+    assert shape_from("Which model is best on SciDocs?", lambda q: sure) == "fact"
+    assert shape_from("Which works better on SciDocs, SPECTER or SciBERT?", lambda q: sure) == "comparison"
+    assert shape_from("What separates SPECTER from SciBERT?", lambda q: sure) == "comparison"

@@ -1,4 +1,4 @@
-"""The agent state's reducers (STYLE.md habit 4): what each accumulating field does with an update."""
+"""The agent state's reducers: what each accumulating field does with an update."""
 
 from __future__ import annotations
 

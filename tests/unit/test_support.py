@@ -6,7 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from agent.answer.support import check_claim, names, numbers
+from agent.answer.support import check_claim
+from agent.reading.figures import names, numbers
 
 pytestmark = pytest.mark.unit
 

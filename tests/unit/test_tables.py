@@ -138,7 +138,7 @@ def test_header_lines_set_closer_than_the_rows_are_one_header_row():
 
 def test_a_cited_table_row_becomes_evidence_with_its_row_and_column():
     from agent.answer.citations import table_cell
-    from agent.submission import evidence_items
+    from agent.records.submission import evidence_items
 
     row = "| Hybrid | 91.5 | 92.1 |"
     assert table_cell(TABLE, row, "The hybrid approach reaches 92.1 precision on Bio.") == {

@@ -1,4 +1,4 @@
-"""The next-token call (`agent.models.token_call`: option scoring, the support judge) is
+"""The next-token call (`agent.llm.token_call`: option scoring, the support judge) is
 recorded like a structured call: one attempt with its tokens and log-probabilities, the run's
 endpoint health counted and obeyed, a transport failure a failure value."""
 
@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from agent.answer.choice import CallFailed, option_logprobs
-from agent.models import ENDPOINT_FAILURES_TO_STOP, endpoint_watch, token_call
+from agent.llm import ENDPOINT_FAILURES_TO_STOP, endpoint_watch, token_call
 from tests.fakes import ScriptedChatModel
 
 pytestmark = pytest.mark.unit

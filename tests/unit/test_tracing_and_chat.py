@@ -10,9 +10,10 @@ from datetime import UTC
 
 import pytest
 
-from agent.chat.render import Timeline, citation_label, totals_line
+from agent.chat.render import citation_label, totals_line
 from agent.chat.session import FOLLOW_UP_HEADER, ChatStore, Turn, contextualise
 from agent.chat.trace_view import tree_rows
+from agent.records.progress import Timeline
 from agent.settings import DEFAULT_REDACT_PATTERNS, TracingSettings
 from agent.tracing.redact import REDACTED, Summariser
 from agent.tracing.steps import trace_step
@@ -367,7 +368,7 @@ def test_chat_store_threads_and_turns(tmp_path):
 
 
 def test_ui_command_is_loopback_without_usage_stats():
-    from agent.cli_chat import streamlit_command
+    from agent.cli.chat import streamlit_command
 
     cmd = streamlit_command(8600, "127.0.0.1")
     assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("agent/chat/app.py")
@@ -378,7 +379,7 @@ def test_ui_command_is_loopback_without_usage_stats():
 
 def test_help_does_not_import_streamlit_torch_or_chromadb():
     code = (
-        "import sys\nfrom agent.cli import app\nfrom typer.testing import CliRunner\n"
+        "import sys\nfrom agent.cli.main import app\nfrom typer.testing import CliRunner\n"
         "for args in (['--help'], ['ui', '--help'], ['chat', '--help'], ['trace', 'list', '--help']):\n"
         "    r = CliRunner().invoke(app, args)\n    assert r.exit_code == 0, r.output\n"
         "print(','.join(m for m in ('torch', 'chromadb', 'streamlit', 'langgraph.checkpoint.sqlite') if m in sys.modules))"
@@ -402,7 +403,7 @@ def test_langsmith_only_by_the_users_choice(monkeypatch):
 def test_trace_show_prints_a_run_stopped_before_its_root_ended(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from agent.cli import app
+    from agent.cli.main import app
     from agent.settings import default_settings
 
     monkeypatch.setenv("LITLOOP_TRACING__DIR", str(tmp_path))
@@ -434,7 +435,7 @@ def test_terminating_litloop_ui_stops_its_server(tmp_path, stop_with):
     pid_file = tmp_path / "child.pid"
     server = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
     wrapper = (
-        "import sys; from agent.cli_chat import serve_until_stopped; "
+        "import sys; from agent.cli.chat import serve_until_stopped; "
         f"sys.exit(serve_until_stopped([sys.executable, '-c', {server!r}], dict(__import__('os').environ)))"
     )
     parent = subprocess.Popen(

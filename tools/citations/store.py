@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from tools.citations.model import Context, Reference, Target
-from tools.index.store import RecordFile, _create, _insert
+from tools.record_files import RecordFile, create, insert
 from tools.retrieval.text import normalize_title
 
 CONTEXTS_FILE = "contexts.sqlite"
@@ -36,18 +36,18 @@ _REFS = """CREATE TABLE refs (ref_id TEXT PRIMARY KEY, words TEXT NOT NULL, reco
 
 def write_contexts(path: Path, contexts: Iterable[Context]) -> int:
     """A segment's contexts, in the order given; the number written."""
-    db = _create(Path(path), _CONTEXTS)
+    db = create(Path(path), _CONTEXTS)
     rows = ((i, c.paper_id, c.key, json.dumps(c.to_dict(), ensure_ascii=False)) for i, c in enumerate(contexts))
-    n = _insert(db, "INSERT INTO contexts VALUES (?, ?, ?, ?)", rows)
+    n = insert(db, "INSERT INTO contexts VALUES (?, ?, ?, ?)", rows)
     _index(path, "CREATE INDEX by_entry ON contexts (paper_id, key)")
     return n
 
 
 def write_citations(path: Path, targets: Iterable[Target], references: Iterable[Reference]) -> None:
     """A version's targets and reference records."""
-    db = _create(Path(path), _TARGETS)
+    db = create(Path(path), _TARGETS)
     db.execute(_REFS)
-    _insert(db, "INSERT INTO targets VALUES (?, ?, ?, ?)", ((t.paper_id, t.key, t.target, t.kind) for t in targets))
+    insert(db, "INSERT INTO targets VALUES (?, ?, ?, ?)", ((t.paper_id, t.key, t.target, t.kind) for t in targets))
     db = sqlite3.connect(path)
     try:
         with db:

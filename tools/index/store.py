@@ -19,7 +19,6 @@ are the `Sequence`s and `Mapping`s the retrieval code indexes (`index.chunks[row
 from __future__ import annotations
 
 import bisect
-import itertools
 import json
 import shutil
 import sqlite3
@@ -28,12 +27,11 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 from tools.base import Chunk, Paper
+from tools.record_files import RecordFile, StoreProblem, create, insert
 
 CACHE = 8192  # records kept parsed per table (a query touches a few hundred)
-PAGE = 2000  # rows per read when streaming a whole table
 
 _CHUNKS = """CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE,
     paper_id TEXT NOT NULL, record TEXT NOT NULL)"""
@@ -52,33 +50,19 @@ def _row_in(row: Any, n: int, what: str, check: bool = True) -> int:
     return row
 
 
-class StoreProblem(RuntimeError):
-    """A record file that is missing or unreadable."""
-
-
 # ----------------------------------------------------------------------------- writing
-
-
-def _create(path: Path, schema: str) -> sqlite3.Connection:
-    if path.exists():
-        raise FileExistsError(f"{path}: a record file is written once; this one exists")
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA journal_mode=OFF")  # a half-written file is in a folder no reader uses
-    db.execute("PRAGMA synchronous=OFF")  # the build fsyncs the whole folder before switching
-    db.execute(schema)
-    return db
 
 
 def write_chunks(path: Path, chunks: Iterable[Chunk]) -> int:
     """Write `chunks` in row order; the number written."""
     rows = ((i, c.chunk_id, c.paper_id, json.dumps(c.to_dict(), ensure_ascii=False)) for i, c in enumerate(chunks))
-    return _insert(_create(Path(path), _CHUNKS), "INSERT INTO chunks VALUES (?, ?, ?, ?)", rows)
+    return insert(create(Path(path), _CHUNKS), "INSERT INTO chunks VALUES (?, ?, ?, ?)", rows)
 
 
 def write_papers(path: Path, papers: Iterable[tuple[Paper, int, int]]) -> int:
     """Write (paper, first chunk row, chunk count) in row order; the number written."""
     rows = (_paper_row(i, p, first, count) for i, (p, first, count) in enumerate(papers))
-    return _insert(_create(Path(path), _PAPERS), "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
+    return insert(create(Path(path), _PAPERS), "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def _paper_row(row: int, p: Paper, first: int, count: int) -> tuple:
@@ -109,68 +93,10 @@ def extend_papers(
         db.close()
         raise
     rows = (_paper_row(start + i, p, first, count) for i, (p, first, count) in enumerate(papers))
-    return _insert(db, "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
-
-
-def _insert(db: sqlite3.Connection, sql: str, rows: Iterator[tuple]) -> int:
-    """Insert `rows` a page at a time in one transaction, close the file; the rows inserted."""
-    n = 0
-    try:
-        with db:
-            while page := list(itertools.islice(rows, PAGE)):
-                db.executemany(sql, page)
-                n += len(page)
-    finally:
-        db.close()
-    return n
+    return insert(db, "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
 
 
 # ----------------------------------------------------------------------------- reading
-
-
-class RecordFile:
-    """A read-only connection to one record file, shared by the threads of a process."""
-
-    def __init__(self, path: Path):
-        path = Path(path)
-        if not path.is_file():
-            raise StoreProblem(
-                f"{path}: record file missing; this index version is incomplete or was "
-                "removed while open. Open the index again, or rebuild it"
-            )
-        self.path = path
-        self._db = sqlite3.connect(
-            f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1", uri=True, check_same_thread=False
-        )
-        self._lock = threading.Lock()
-
-    def one(self, sql: str, args: tuple = ()) -> tuple | None:
-        with self._lock:
-            return self._db.execute(sql, args).fetchone()
-
-    def all(self, sql: str, args: tuple = ()) -> list[tuple]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
-
-    def pages(self, sql: str) -> Iterator[list[tuple]]:
-        """`sql` (which must take `row > ? ORDER BY row LIMIT ?`) a page at a time, by row."""
-        last = -1
-        while True:
-            got = self.all(sql, (last, PAGE))
-            if not got:
-                return
-            yield got
-            last = got[-1][0]
-
-    def column(self, table: str, column: str) -> Iterator[Any]:
-        """One column of `table` (papers or chunks), in row order, a page at a time."""
-        for page in self.pages(f"SELECT row, {column} FROM {table} WHERE row > ? ORDER BY row LIMIT ?"):
-            for _, value in page:
-                yield value
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 class _Cache(OrderedDict):

@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from tools.base import Document, IngestError, Paper
+from tools.ingest.documents import document, each_record, paper_id
 from tools.ingest.records import (
     PaperRecord,
-    document,
-    each_record,
-    paper_id,
     read_json_lines,
     validate,
 )

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.base import Chunk, Document, IngestError
+from tools.ingest.documents import document, each_record
 from tools.ingest.records import (
     PdfMetadata,
     Unreadable,
-    document,
-    each_record,
     parse_json,
     read_json_lines,
     validate,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.base import BibEntry, Block, CiteMark, Document, IngestError, Paper
+from tools.ingest.documents import document, each_record, paper_id
 from tools.ingest.records import (
     PARSE_KEYS,
     BibRecord,
@@ -37,9 +38,6 @@ from tools.ingest.records import (
     S2orcMetadata,
     S2orcRecord,
     Unreadable,
-    document,
-    each_record,
-    paper_id,
     parse_json,
     read_json_lines,
     undecodable,

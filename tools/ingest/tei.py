@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Literal
 
 from tools.base import BibEntry, Block, CiteMark, Document, IngestError, Paper
-from tools.ingest.records import YEAR_RANGE, document
+from tools.ingest.documents import document
+from tools.ingest.records import YEAR_RANGE
 from tools.ingest.s2orc import (
     author_names,
     caption_label,

@@ -17,12 +17,40 @@ less. Negative term weights (the idf floor in a tiny corpus) turn pruning off.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from tools.retrieval.bm25_segments import SegmentedBM25
+
+class _Segment(Protocol):
+    """What the bound reads of one segment's postings (`bm25_segments.Postings`)."""
+
+    max_tf: np.ndarray | None
+    min_len: np.ndarray | None
+
+
+class SegmentedBM25(Protocol):
+    """What the pruning reads of the index it prunes (`bm25_segments.SegmentedBM25`). Described
+    here rather than imported, so that the index imports the pruning and never the reverse."""
+
+    _k1: float
+    _b: float
+    _rows: list[np.ndarray]
+    _tf: list[np.ndarray]
+    offsets: np.ndarray
+
+    @property
+    def avgdl(self) -> float: ...
+    @property
+    def segments(self) -> Sequence[_Segment]: ...
+    @property
+    def _norms(self) -> list[np.ndarray]: ...
+    def __len__(self) -> int: ...
+    def _ranges_of(self, hashes: Sequence[int]) -> list[list[tuple[int, int, int, int]]]: ...
+    def _weights(self, weight: float, tf: np.ndarray, norm: np.ndarray) -> np.ndarray: ...
+    def _term_weights(self, weight: float, s: int, lo: int, hi: int, j: int) -> np.ndarray: ...
+
 
 # Relative slack on every comparison against a threshold: the bounds and partial sums are
 # formed in another order than the exact score, so they may differ from it by a few ulps; the

@@ -15,11 +15,7 @@ import threading
 import unicodedata
 from collections.abc import Callable
 
-TOKENIZER_VERSION = "lower-word-stop-v1"
-STEMMED_TOKENIZER = "lower-word-stop-snowball-v1"
-TOKENIZERS = (TOKENIZER_VERSION, STEMMED_TOKENIZER)
-# the names LITLOOP_RETRIEVAL__TOKENIZER takes -> the tokenizer a manifest records
-TOKENIZER_ALIASES = {"plain": TOKENIZER_VERSION, "snowball": STEMMED_TOKENIZER}
+from tools.settings import STEMMED_TOKENIZER, TOKENIZER_ALIASES, TOKENIZER_VERSION, TOKENIZERS
 
 # A short English stopword list (function words only): content words such as "model" or
 # "learning" are kept, since in a scientific corpus they still discriminate between papers.

@@ -19,8 +19,8 @@ from agent.methods.rra.read import question_chunk_scores, read_one
 from agent.methods.rra.relate import expand_neighbors
 from agent.methods.rra.retrieve import rerank, search
 from agent.methods.rra.verify import verify
-from agent.resources import index_for
-from agent.shape import papers_to_read, reads_jointly
+from agent.reading.shape import papers_to_read, reads_jointly
+from agent.runtime.resources import index_for
 from agent.state import RunError, State
 
 __all__ = ["expand_neighbors", "read_paper", "rerank", "search", "verify"]
@@ -28,7 +28,7 @@ __all__ = ["expand_neighbors", "read_paper", "rerank", "search", "verify"]
 
 def read_paper(state: State, runtime) -> dict:
     """Each candidate paper read concurrently with a bound (docs/design.md section 5), or, with
-    a joint reading (`agent.shape.reads_jointly`), all of them at once (`read_jointly`)."""
+    a joint reading (`agent.reading.shape.reads_jointly`), all of them at once (`read_jointly`)."""
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
     ctx = runtime.context

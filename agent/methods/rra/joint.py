@@ -7,16 +7,7 @@ import time
 
 from agent import prompts
 from agent.answer.qualify import by_similarity, paper_similarities, selected_reading, unread_reading
-from agent.evidence import (
-    listing,
-    phrase_coverage,
-    question_aspects,
-    question_phrases,
-    sentence_record,
-    term_coverage,
-)
-from agent.injection import shown_field
-from agent.methods.common import llm
+from agent.llm.schemas import selection_model
 from agent.methods.rra.read import (
     chunks_to_read,
     matches_question,
@@ -24,9 +15,18 @@ from agent.methods.rra.read import (
     reading_queries,
     sentences_to_read,
 )
-from agent.resources import index_for
-from agent.schemas import selection_model
-from agent.shape import COMPARE_COLUMN, comparison_columns, papers_to_read, shape_of
+from agent.reading.evidence import (
+    listing,
+    phrase_coverage,
+    question_aspects,
+    question_phrases,
+    sentence_record,
+    term_coverage,
+)
+from agent.reading.injection import shown_field
+from agent.reading.shape import COMPARE_COLUMN, comparison_columns, papers_to_read, shape_of
+from agent.runtime.calls import llm
+from agent.runtime.resources import index_for
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.retrieval.sentences import Sentence, sentence_ids, sentence_index
@@ -107,7 +107,7 @@ def comparison_cells(state: State, runtime, paper_id: str, columns: list[str], a
     it; a column no sentence matches is left out (the table says the paper's sentences read do
     not state it). The one column of a question that names no aspect gets the paper's best
     sentence for the question. No model call."""
-    from agent.evidence import chunk_sentences
+    from agent.reading.evidence import chunk_sentences
     from tools.retrieval.sentences import sentence_scores
 
     ctx = runtime.context
@@ -132,7 +132,7 @@ def judge_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
     keeps it); a paper at or above `list_threshold` qualifies, quoted with those sentences.
     (readings, usage, errors), or None when the endpoint gives no log-probabilities."""
     from agent.answer.choice import CallFailed, qualifies_probability
-    from agent.resources import chat_model, settings_for
+    from agent.runtime.resources import chat_model, settings_for
 
     ctx = runtime.context
     idx = index_for(ctx)

@@ -9,17 +9,17 @@ from typing import Any
 from agent import prompts
 from agent.answer.logprobs import relevance_probability
 from agent.answer.support import check_claim
-from agent.evidence import (
+from agent.llm.schemas import reading_model
+from agent.reading.evidence import (
     listing,
     pick_evidence,
     sentence_record,
     support_context,
 )
-from agent.injection import shown_field
-from agent.methods.common import chunk_dict, llm, paper_label
-from agent.resources import index_for
-from agent.schemas import reading_model
-from agent.shape import asks_quantity
+from agent.reading.injection import shown_field
+from agent.reading.shape import asks_quantity
+from agent.runtime.calls import chunk_dict, llm, paper_label
+from agent.runtime.resources import index_for
 from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.retrieval.fusion import paper_hits
@@ -60,7 +60,7 @@ def sentences_to_read(
     `budget_chars` (default `read_sentence_chars`), in the paper's order. Which sentences compete
     is `evidence_selector`: "chunks", those of its chunks to read (pooled first, then by BM25,
     then title and abstract); "paper", every sentence of the paper; "mixed", both
-    (`agent.evidence.pick_evidence`)."""
+    (`agent.reading.evidence.pick_evidence`)."""
     ctx = runtime.context
     idx = index_for(ctx)
     budget = budget_chars or ctx.read_sentence_chars

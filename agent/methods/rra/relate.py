@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from agent.resources import index_for
-from agent.shape import papers_to_read
+from agent.reading.shape import papers_to_read
+from agent.runtime.resources import index_for
 from agent.state import State
 from tools.retrieval.relate import fuse_a_b, ranking_b, select_seeds
 from tools.retrieval.retrieve import ranking_a
@@ -16,7 +16,7 @@ def expand_neighbors(state: State, runtime) -> dict:
     """Seeds = the top paper of ranking A plus the verifier's evidence papers; ranking B from
     their neighbours; A/B fusion. `ranking` is the fused list at the length the benchmarks
     score (`relate.reader_top`, or more when more papers are read); the reader gets its top
-    `read_papers` as `candidates` (`list_papers` for a "which papers" question: agent/shape.py)."""
+    `read_papers` as `candidates` (`list_papers` for a "which papers" question: agent/reading/shape.py)."""
     ctx = runtime.context
     idx = index_for(ctx)
     cfg = idx.settings.relate

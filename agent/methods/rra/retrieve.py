@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from agent.resources import index_for, reranker_for
+from agent.runtime.resources import index_for, reranker_for
 from agent.state import State
 from agent.tracing import trace_step
 from tools.base import Hit

@@ -4,16 +4,16 @@ the question's content terms."""
 from __future__ import annotations
 
 from agent import prompts
-from agent.evidence import (
+from agent.llm.schemas import Verification
+from agent.methods.rra.read import question_chunk_scores, sentences_to_read
+from agent.reading.evidence import (
     aspect_words,
     coverage_aspects,
     uncovered_aspects,
 )
-from agent.injection import shown_field
-from agent.methods.common import chunk_block, chunk_dict, llm, paper_label
-from agent.methods.rra.read import question_chunk_scores, sentences_to_read
-from agent.resources import index_for
-from agent.schemas import Verification
+from agent.reading.injection import shown_field
+from agent.runtime.calls import chunk_block, chunk_dict, llm, paper_label
+from agent.runtime.resources import index_for
 from agent.state import State
 from tools.base import Hit
 from tools.retrieval.fusion import by_paper

@@ -9,7 +9,7 @@ Which model does that is a setting (`RerankSettings` in `tools.settings`), not c
 - `llm` (`llm.py`): yes/no next-token scoring by a causal LM, in process with transformers or
   through an OpenAI-compatible llama.cpp server.
 
-`base.py` holds the `Reranker` protocol, `rerank_order` and the plumbing the model backends
+`base.py` holds the `Reranker` protocol and the plumbing the model backends
 share. Everything heavy (torch, transformers, sentence_transformers, httpx) is imported inside
 the functions that need it. This package re-exports the public names of its modules.
 """
@@ -24,7 +24,6 @@ from tools.models.rerank.base import (
     apply_precision,
     cut,
     precision_for,
-    rerank_order,
 )
 from tools.models.rerank.cross_encoder import CrossEncoderReranker
 from tools.models.rerank.llm import (
@@ -66,7 +65,6 @@ __all__ = [
     "completion_top_logprobs",
     "cut",
     "precision_for",
-    "rerank_order",
     "template_from_tokenizer",
     "user_turn",
     "yes_no_token_ids",

@@ -1,6 +1,6 @@
 """Reranking: the interface every backend implements, the order it gives, and shared plumbing.
 
-A reranker scores passages for one query (`Reranker.score`); `rerank_order` turns the scores
+A reranker scores passages for one query (`Reranker.score`); `tools.retrieval.fusion.rerank_order` turns the scores
 into an order. The backends are one module each: `NoReranker` here (keeps the retrieval order),
 `tools.models.rerank.cross_encoder`, `tools.models.rerank.llm`; `tools.models.rerank.build_reranker` picks one from
 `RerankSettings` (`tools.settings`). The helpers below are what the model backends share:
@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
-
-from tools.retrieval.fusion import rerank_order  # noqa: F401  (the order of scores lives with the method's arithmetic)
 
 Precision = Literal["float16", "float32"]
 
