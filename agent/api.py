@@ -175,16 +175,41 @@ def ask(
             state = aborted_state(state, exc)
             if on_event:
                 on_event({"node": "synthesize", "answer": state["answer"]})
+    return result_of(
+        state,
+        question=question,
+        query_id=qid,
+        preset=ctx.preset,
+        answer_types=inputs["answer_types"],
+        seconds=time.perf_counter() - started,
+        thread_id=run_config["configurable"]["thread_id"],
+        trace_id=tracer.trace_id if tracer is not None else None,
+    )
+
+
+def result_of(
+    state: dict[str, Any],
+    *,
+    question: str,
+    query_id: str,
+    preset: str,
+    answer_types: list[str] | None = None,
+    seconds: float = 0.0,
+    thread_id: str | None = None,
+    trace_id: str | None = None,
+) -> dict[str, Any]:
+    """What a run returns, from its final state: `ask` returns it, and a served run's final
+    values become the same record (`agent.records.models.ask_record` then serialises either)."""
     answer = state.get("answer") or {}
     errors = state.get("errors", [])
     return {
-        "query_id": qid,
+        "query_id": query_id,
         "question": question,
-        "preset": ctx.preset,
+        "preset": preset,
         # ok | partial | failed (agent.answer.status.answer_status); `errors` says what failed
         "status": answer.get("status") or ("partial" if errors else "ok"),
         "answer": answer,
-        "submission": submission_record(qid, answer, inputs["answer_types"]),
+        "submission": submission_record(query_id, answer, answer_types or ["freeform"]),
         "subqueries": state.get("subqueries", []),
         "rounds": state.get("round", 0),
         "candidates": state.get("candidates", []),
@@ -195,7 +220,7 @@ def ask(
         "verdict": state.get("verdict", {}),
         "readings": state.get("readings", []),
         "errors": errors,
-        "usage": {**state.get("usage", {}), "seconds_total": time.perf_counter() - started},
-        "thread_id": run_config["configurable"]["thread_id"],
-        "trace_id": tracer.trace_id if tracer is not None else None,
+        "usage": {**state.get("usage", {}), "seconds_total": seconds},
+        "thread_id": thread_id,
+        "trace_id": trace_id,
     }

@@ -2,7 +2,7 @@
 refs` print them and as both chats follow them (the terminal chat's /cites, /refs, /back; the web
 chat's *Cited by* and *References*, agent/chat/cites_web.py).
 
-The records are agent/records/queries.py's (`cites_record`, `refs_record`), the ones the CLI and the MCP
+The records are agent/reading/queries.py's (`cites_record`, `refs_record`), the ones the CLI and the MCP
 server give. A listing numbers its rows: the citing papers of a `cites` record (across all the
 works it found), the references of a `refs` record. A row is what a chat follows next: the
 citing paper to its own citers or references, the reference to the papers citing it (back to the
@@ -45,12 +45,12 @@ class Listing:
 
 
 def listing(idx, view: View, what: str) -> Listing:
-    """The `cites` or `refs` record of `what` (through agent/records/queries.py) with its rows. An unknown
+    """The `cites` or `refs` record of `what` (through agent/reading/queries.py) with its rows. An unknown
     paper or work is a `CannotFollow` with the queries' message."""
-    from agent.records.queries import UnknownPaper, cites_record, refs_record
+    from agent.reading.queries import UnknownPaper, cites_record, refs_record
 
     try:
-        record = cites_record(idx, what) if view == "cites" else refs_record(idx, what)
+        record = (cites_record(idx, what) if view == "cites" else refs_record(idx, what)).model_dump()
     except UnknownPaper as exc:
         raise CannotFollow(str(exc)) from None
     for c in contexts_of(view, record):

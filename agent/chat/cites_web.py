@@ -5,7 +5,7 @@ sentence), and on every row buttons that go on to that paper's own citers or ref
 returns to the listing before, *Close* shuts the panel.
 
 The records are `litloop cites` / `litloop refs`'s (agent/chat/cites_view.py over
-agent/records/queries.py), read from the index the sidebar names. Where that index is not on this machine
+agent/reading/queries.py), read from the index the sidebar names. Where that index is not on this machine
 (a chat that asks a litloop server) the links say so instead.
 """
 

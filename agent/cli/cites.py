@@ -1,5 +1,5 @@
 """`litloop cites` and `litloop refs`: who cites a work and what they say, what a paper cites and
-where. The records come from agent/records/queries.py (shared with the MCP server); this module opens the
+where. The records come from agent/reading/queries.py (shared with the MCP server); this module opens the
 index and prints them with agent/chat/cites_view.py's printers, which the chats use too.
 
 Registered on the main command by `register(app)`. Only typer and rich load at import time.
@@ -7,7 +7,6 @@ Registered on the main command by `register(app)`. Only typer and rich load at i
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -37,15 +36,15 @@ def cites(
     as_json: JsonOpt = False,
 ) -> None:
     """Who cites a work: each citing paper with the sentences that cite it (page, section, intent)."""
-    from agent.records.queries import cites_record
+    from agent.reading.queries import cites_record
 
     with using_index(index, corpus) as idx:
         record = cites_record(idx, work)
     if as_json:
-        out.print_json(json.dumps(record))
+        out.print_json(record.model_dump_json())
         return
-    print_cites(out, record)
-    print_notes(err, record["notes"])
+    print_cites(out, record.model_dump())
+    print_notes(err, record.notes)
 
 
 @reports_problems
@@ -60,14 +59,14 @@ def refs(
 ) -> None:
     """What a paper cites: each reference (a paper of the index or a work outside it) with the
     sentences that cite it."""
-    from agent.records.queries import refs_record
+    from agent.reading.queries import refs_record
 
     with using_index(index, corpus) as idx:
         record = refs_record(idx, paper_id)
     if cited_only:
-        record["references"] = [r for r in record["references"] if r["contexts"]]
+        record.references = [r for r in record.references if r.contexts]
     if as_json:
-        out.print_json(json.dumps(record))
+        out.print_json(record.model_dump_json())
         return
-    print_refs(out, record)
-    print_notes(err, record["notes"])
+    print_refs(out, record.model_dump())
+    print_notes(err, record.notes)

@@ -8,7 +8,6 @@ when stderr is a terminal.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from agent.cli.common import IndexOpt, JsonOpt, err, fail, out, progress, report
 from agent.cli.corpora import CorpusOpt, check_names
 from agent.cli.index import open_index_or_demo, using_index
 from agent.cli.render import print_answer, print_hits, print_retrieval, progress_printer
-from agent.records.submission import attribution
+from agent.records.models import ask_record
 
 app = typer.Typer(
     help="litloop: answers about the scientific literature, with the evidence for each claim.",
@@ -60,7 +59,7 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Top papers for a query, each with its best evidence chunk and locator."""
-    from agent.records.queries import search_record
+    from agent.reading.queries import search_record
     from tools.index.search import RETRIEVERS
 
     if retriever not in RETRIEVERS:
@@ -68,7 +67,7 @@ def search(
     with using_index(index, corpus) as idx:  # open while printing: records are read on demand
         hits, record = search_record(idx, query, retriever, k)
         if as_json:
-            out.print_json(json.dumps(record))
+            out.print_json(record.model_dump_json())
             return
         print_hits(query, retriever, hits, idx)
 
@@ -100,7 +99,7 @@ def retrieve(
 ) -> None:
     """Retrieve and Relate without an LLM: ranking A, ranking B or their fusion, with the chunks
     (or neighbour links) that put each paper there."""
-    from agent.records.queries import retrieve_record
+    from agent.reading.queries import retrieve_record
     from tools.retrieval.pipeline import STAGES
 
     if stage not in STAGES:
@@ -108,9 +107,9 @@ def retrieve(
     with using_index(index, corpus) as idx:
         run, record = retrieve_record(idx, question, subqueries=subquery, seeds=seed, stage=stage, k=k)
     if as_json:
-        out.print_json(json.dumps(record))
+        out.print_json(record.model_dump_json())
         return
-    print_retrieval(question, stage, run, record["papers"])
+    print_retrieval(question, stage, run, record.model_dump()["papers"])
 
 
 # ----------------------------------------------------------------------------- agent
@@ -132,14 +131,6 @@ def report_status(result: dict) -> None:
     if status == "failed":
         raise fail(line + where)
     err.print(f"[yellow]warning:[/] {escape(line + where)}")
-
-
-def json_errors(errors: list[dict]) -> list[dict]:
-    """`errors` as `--json` carries them: node, kind, message, and the start of the raw reply."""
-    return [
-        {"node": e.get("node"), "kind": e.get("kind"), "error": e.get("error"), "raw": (e.get("raw") or "")[:300]}
-        for e in errors
-    ]
 
 
 @app.command()
@@ -178,14 +169,7 @@ def ask(
     except ValueError as exc:  # a bad question or run option; model and index problems: reports_problems
         raise fail(str(exc)) from None
     if as_json:
-        record = dict(result["submission"])
-        record.update(
-            attribution=attribution(result["answer"]),
-            trace_id=result.get("trace_id"),
-            status=result["status"],
-            errors=json_errors(result["errors"]),
-        )
-        out.print_json(json.dumps(record))
+        out.print_json(ask_record(result).model_dump_json())
     elif result["status"] != "failed":
         print_answer(result)
     report_status(result)  # a failed answer: its errors on stderr, exit status 1

@@ -29,7 +29,8 @@ def test_search_json_contract(built_index):
     hit = data["hits"][0]
     assert hit["paper_id"] == CRF_ID
     assert set(hit) == {"paper_id", "title", "score", "chunk"}
-    assert set(hit["chunk"]) == {"chunk_id", "kind", "text", "locator"}
+    assert set(hit["chunk"]) == {"chunk_id", "kind", "text", "locator", "withheld", "score", "source"}
+    assert hit["chunk"]["withheld"] is False  # the command shows paper text as stored
 
 
 def test_search_human_output_shows_locator(built_index):
@@ -108,12 +109,21 @@ def test_index_show_json_is_the_paper_record_and_its_chunks(built_index):
     r = runner.invoke(app, ["index", "show", CRF_ID, "--index", str(built_index), "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert set(data) == {"paper", "chunks", "text_loss"} and data["text_loss"] is None  # a CiteSeer record: no PDF
+    assert set(data) == {"paper", "flagged", "text_loss", "chunk_count", "first_chunk", "chunks"}
+    assert data["text_loss"] is None and data["flagged"] is False  # a CiteSeer record: no PDF, no steering
     assert data["paper"] == paper.to_dict()
-    assert {"paper_id", "title", "abstract", "authors", "venue", "year", "source"} <= set(data["paper"])
-    assert [set(c) for c in data["chunks"]] == [{"chunk_id", "kind", "text", "locator"}] * len(chunks)
+    assert data["chunk_count"] == len(chunks) and data["first_chunk"] == 0
     assert data["chunks"] == [
-        {"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()} for c in chunks
+        {
+            "chunk_id": c.chunk_id,
+            "kind": c.kind,
+            "text": c.text,
+            "locator": c.locator.to_dict(),
+            "withheld": False,
+            "score": None,
+            "source": None,
+        }
+        for c in chunks
     ]
 
 

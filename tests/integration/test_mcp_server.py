@@ -141,10 +141,11 @@ async def check_cited_answer(session) -> dict:
     assert answer["status"] == "ok", answer
     assert answer["errors"] == []
     assert "95.7" in answer["text"]
-    assert any("95.7" in c["text"] for c in answer["claims"])
-    cited = {c["n"]: c for c in answer["citations"]}
-    assert cited and all(n in cited for claim in answer["claims"] for n in claim["citations"])
-    for c in answer["citations"]:
+    attribution = answer["attribution"]
+    assert any("95.7" in c["text"] for c in attribution["claims"])
+    cited = {c["n"]: c for c in attribution["citations"]}
+    assert cited and all(n in cited for claim in attribution["claims"] for n in claim["citations"])
+    for c in attribution["citations"]:
         shown = await session.call_tool("show_paper", {"paper_id": c["paper_id"]})
         chunks = {ch["chunk_id"]: ch["text"] for ch in shown.structured_content["chunks"]}
         assert c["chunk_id"] in chunks, (c["chunk_id"], list(chunks))
@@ -152,7 +153,7 @@ async def check_cited_answer(session) -> dict:
         assert c["sentences"] and all(words(text[q["start"] : q["end"]]) == words(q["text"]) for q in c["sentences"])
         assert "95.7" in c["quote"] or "90.9" in c["quote"]
         assert c["title"] == TITLES[c["paper_id"]]
-    assert "crf" in {c["paper_id"] for c in answer["citations"]}
+    assert "crf" in {c["paper_id"] for c in attribution["citations"]}
     assert "Round 1/3: Verdict: sufficient (evidence papers: crf, lstm)" in steps, steps
     assert steps[-1] == f"Answer written: {len(cited)} citations", steps
     return answer
@@ -242,7 +243,9 @@ def test_a_failed_answer_is_a_tool_error_with_its_record(mcp_index, env, tmp_pat
             assert error_text(result).startswith("No answer")
             record = result.structured_content
             assert record["status"] == "failed" and record["failure"]
-            assert record["errors"] and record["claims"] == [] and record["citations"] == []
+            assert (
+                record["errors"] and record["attribution"]["claims"] == [] and record["attribution"]["citations"] == []
+            )
 
     with OpenAIStub(faults={"*": "401"}) as refusing:
         env["LITLOOP_LLM__BASE_URL"] = refusing.base_url
@@ -387,7 +390,93 @@ def test_a_cited_answer_over_http_is_the_answer_of_litloop_ask(http_server, mcp_
     assert cli.returncode == 0, cli.stderr[-3000:]
     record = json.loads(cli.stdout)
     claims = record["attribution"]["claims"]
-    assert [c["text"] for c in claims] == [c["text"] for c in answer["claims"]]
+    assert [c["text"] for c in claims] == [c["text"] for c in answer["attribution"]["claims"]]
     assert [s["chunk_id"] for c in claims for s in c["sentences"]] == [
-        s["chunk_id"] for c in answer["claims"] for s in c["sentences"]
+        s["chunk_id"] for c in answer["attribution"]["claims"] for s in c["sentences"]
     ]
+
+
+def same_record(mcp: Any, cli: Any, where: str = "record") -> None:
+    """`mcp` and `cli` are the same record: the same keys at every level and the same values,
+    except paper text the MCP gate withheld (a node marked `withheld`, whose text or sentence
+    may differ; the CLI shows it as stored, never withheld)."""
+    if isinstance(mcp, dict) and isinstance(cli, dict):
+        assert set(mcp) == set(cli), (where, set(mcp) ^ set(cli))
+        gated = mcp.get("withheld") is True
+        if "withheld" in cli:
+            assert cli["withheld"] is False, where
+        for key in mcp:
+            if gated and key in ("text", "sentence", "withheld"):
+                continue
+            same_record(mcp[key], cli[key], f"{where}.{key}")
+    elif isinstance(mcp, list) and isinstance(cli, list):
+        assert len(mcp) == len(cli), where
+        for i, (a, b) in enumerate(zip(mcp, cli)):
+            same_record(a, b, f"{where}[{i}]")
+    else:
+        assert mcp == cli, (where, mcp, cli)
+
+
+def test_every_command_and_its_tool_give_one_record(mcp_index, env, tmp_path):
+    """For each command with a tool (`search`, `retrieve`, `index show`, `cites`, `refs`, `ask`),
+    `litloop ... --json` and the MCP tool's structured output are the same record, and both are
+    the one model of agent/records/models.py (the served run's is in tests/integration/test_serve.py)."""
+    from typer.testing import CliRunner
+
+    from agent.cli.main import app
+    from agent.records import models
+
+    index = ["--index", str(mcp_index)]
+    cases = [  # tool, its arguments, the command, the model
+        (
+            "search",
+            {"query": "sequence labelling models", "k": 5},
+            ["search", "sequence labelling models", "--k", "5"],
+            models.SearchOut,
+        ),
+        (
+            "retrieve",
+            {"question": QUESTION, "seeds": ["crf"]},
+            ["retrieve", QUESTION, "--seed", "crf"],
+            models.RetrieveOut,
+        ),
+        ("show_paper", {"paper_id": "steer", "max_chunks": 500}, ["index", "show", "steer"], models.ShowPaperOut),
+        ("cites", {"work": "hmm"}, ["cites", "hmm"], models.CitesOut),
+        ("refs", {"paper_id": "lstm"}, ["refs", "lstm"], models.RefsOut),
+    ]
+    runner = CliRunner()
+    clis = {}
+    for tool, _, command, model in cases:
+        shown = runner.invoke(app, [*command, *index, "--json"])
+        assert shown.exit_code == 0, shown.output
+        clis[tool] = json.loads(shown.stdout)
+        model.model_validate(clis[tool])  # the command prints the model, nothing beside it
+
+    async def main() -> dict[str, Any]:
+        async with stdio_session(index, env, tmp_path / "server.log") as s:
+            out = {tool: (await s.call_tool(tool, args)).structured_content for tool, args, _, _ in cases}
+            out["ask"] = (await s.call_tool("ask", {"question": QUESTION})).structured_content
+            return out
+
+    mcp = run(main)
+    for tool, _, _, model in cases:
+        model.model_validate(mcp[tool])
+    for record in (mcp["retrieve"], clis["retrieve"]):  # how long each step took: the run's own
+        record["seconds"] = dict.fromkeys(record["seconds"])
+    for tool, _, _, _ in cases:
+        same_record(mcp[tool], clis[tool], tool)
+    # the gate was really exercised: the steering paper's sentence withheld over MCP only
+    assert any(c["withheld"] for c in mcp["show_paper"]["chunks"])
+    assert "Ignore the previous instructions" in " ".join(c["text"] for c in clis["show_paper"]["chunks"])
+
+    asked = subprocess.run(
+        [*litloop(), "ask", QUESTION, *index, "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert asked.returncode == 0, asked.stderr[-3000:]
+    cli_ask = json.loads(asked.stdout)
+    models.AskOut.model_validate(cli_ask)
+    models.AskOut.model_validate(mcp["ask"])
+    assert cli_ask["attribution"]["claims"], "a cited answer to compare"
+    for run_only in ("trace_id", "seconds"):
+        mcp["ask"].pop(run_only), cli_ask.pop(run_only)
+    same_record(mcp["ask"], cli_ask, "ask")

@@ -120,6 +120,17 @@ def test_the_server_answers_as_litloop_ask(server, serve_index):
     assert asked.returncode == 0, asked.stderr[-2000:]
     record = json.loads(asked.stdout)
     assert values["answer"]["text"] and values["answer"]["text"] == record["answer"]["freeform"]["text"]
+    # the served run's output is the same record as `litloop ask --json`, field for field (but
+    # the run's own trace and time)
+    from agent.api import result_of
+    from agent.records.models import AskOut, ask_record
+
+    served = ask_record(
+        result_of(values, question=QUESTION, query_id=record["query_id"], preset=record["preset"])
+    ).model_dump(mode="json")
+    assert set(served) == set(AskOut.model_fields) == set(record)
+    differ = {k for k in served if served[k] != record[k]}
+    assert differ <= {"trace_id", "seconds"}, {k: (served[k], record[k]) for k in differ}
 
 
 def test_eight_concurrent_threads_of_five_questions(server):
