@@ -56,6 +56,8 @@ class Reading(Record):
     # candidate accepted by its cosine with the question or the model's P(yes)
     reader: NotRequired[str]
     similarity: NotRequired[float]  # a "which papers" candidate's cosine with the question
+    # a comparison's cells, column -> the sentence that fills it (chunk_id, text, ...)
+    cells: NotRequired[dict[str, dict[str, Any]]]
 
 
 class Verdict(Record, total=False):

@@ -5,7 +5,7 @@ answer that quotes what the papers say instead of guessing (docs/attribution.md)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agent.answer.choice import choice_from_text
 from agent.answer.citations import Citations, with_markers
@@ -17,6 +17,10 @@ from agent.reading.evidence import sentence_record
 from agent.records.answer import Answer, ChoiceScores
 from agent.state import State
 from tools.retrieval.sentences import Sentence
+
+if TYPE_CHECKING:
+    from agent.state import Reading
+    from tools.handle import IndexHandle
 
 NO_EVIDENCE = "The indexed papers do not contain evidence that answers this question."
 # no evidence, but some readings failed: what was not read is not known to lack evidence
@@ -47,7 +51,7 @@ def _blank() -> dict[str, Any]:
     }
 
 
-def flagged_papers(idx, shown: list[Sentence], read: Sequence[str] = ()) -> list[dict[str, str]]:
+def flagged_papers(idx: IndexHandle, shown: list[Sentence], read: Sequence[str] = ()) -> list[dict[str, str]]:
     """The papers among the shown sentences' (and `read`, the papers the run read) that contain
     text addressed to whoever reads them, each with the first such sentence: the answer names
     them so a reader knows a paper tried to steer it (their own sentences were withheld; their
@@ -61,12 +65,12 @@ def flagged_papers(idx, shown: list[Sentence], read: Sequence[str] = ()) -> list
 
 def build_answer(
     state: State,
-    idx,
+    idx: IndexHandle,
     value: Synthesis | None,
     shown: list[Sentence],
     unread: tuple[int, int] = (0, 0),
     choice_scores: ChoiceScores | None = None,
-    judge=None,
+    judge: Any = None,
     threshold: float = 0.5,
     reanchor: int = 0,
 ) -> Answer:
@@ -157,7 +161,7 @@ def build_answer(
     )
 
 
-def _quoted_claim(idx, cites: Citations, sents: list[Sentence]) -> tuple[dict[str, Any], str, str]:
+def _quoted_claim(idx: IndexHandle, cites: Citations, sents: list[Sentence]) -> tuple[dict[str, Any], str, str]:
     """One paper's sentences as a quoted claim: (the claim, its text, its citation marks "[1][2]")."""
     quote = " ".join(s["text"] for s in sents)
     numbers = cites.cite(sents, quote)
@@ -174,7 +178,7 @@ def _markdown_table(names: list[str], heads: list[str], rows: list[dict[str, str
     ]
 
 
-def papers_answer(state: State, idx, readings: list) -> Answer:
+def papers_answer(state: State, idx: IndexHandle, readings: list[Reading]) -> Answer:
     """The answer to a "which papers" question read jointly (`list_reading` other than
     "per_paper"): each paper the
     reading picked, in the order of the fused ranking (the strength of its retrieval evidence),
@@ -204,7 +208,7 @@ def papers_answer(state: State, idx, readings: list) -> Answer:
     return _quoted_answer(idx, "\n".join([lead, *lines]), claims, cites, shown, "papers")
 
 
-def overview_answer(state: State, idx, readings: list, most_themes: int) -> Answer:
+def overview_answer(state: State, idx: IndexHandle, readings: list[Reading], most_themes: int) -> Answer:
     """The answer to an overview question read jointly: the papers that qualified (as for
     `papers_answer`), grouped into themes named by their key terms (agent/answer/overview.py),
     each paper quoted with its sentences and cited; a markdown table (theme, paper, what it
@@ -245,7 +249,7 @@ def overview_answer(state: State, idx, readings: list, most_themes: int) -> Answ
     return _quoted_answer(idx, text, claims, cites, shown, "overview", themes=grouped, table_rows=rows)
 
 
-def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> Answer:
+def comparison_answer(state: State, idx: IndexHandle, readings: list[Reading], columns: list[str]) -> Answer:
     """The answer to a comparison read jointly: a table, one row per paper that qualified (at most
     `compare_papers`, in the order of the fused ranking), one column per aspect the question
     names, each cell a quote of the paper's sentence for that aspect with its citation ("not
@@ -285,7 +289,9 @@ def comparison_answer(state: State, idx, readings: list, columns: list[str]) -> 
     return _quoted_answer(idx, "\n".join([lead, *table]), claims, cites, shown, "comparison", table_rows=rows)
 
 
-def _quoted_answer(idx, text: str, claims: list, cites: Citations, shown: list, shape: str, **extra: Any) -> Answer:
+def _quoted_answer(
+    idx: IndexHandle, text: str, claims: list[Any], cites: Citations, shown: list[Any], shape: str, **extra: Any
+) -> Answer:
     """An answer made of quoted claims (a papers list or a comparison table): its citations, the
     papers they cite, and the papers among `shown` flagged for steering sentences."""
     citations = cites.all()

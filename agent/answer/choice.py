@@ -20,6 +20,12 @@ from agent import prompts
 from agent.answer.logprobs import first_token_top
 
 if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from agent.context import Context
+    from agent.state import State
+
+if TYPE_CHECKING:
     from agent.records.answer import ChoiceScores
     from agent.state import RunError
     from tools.retrieval.sentences import Sentence
@@ -110,7 +116,9 @@ def choice_prompt(question: str, options: Mapping[str, str], evidence: str | Non
     )
 
 
-def support_probability(model, claim: str, sentences: Sequence[str], usage: dict | None = None) -> float | None:
+def support_probability(
+    model: Any, claim: str, sentences: Sequence[str], usage: dict[str, Any] | None = None
+) -> float | None:
     """P(yes) that `sentences` state `claim`, as the model's next token (yes and no only,
     renormalised), or None when the endpoint gives no log-probabilities."""
     user = prompts.render("support_judge", claim=claim, sentences="\n".join(f"- {s}" for s in sentences))
@@ -119,7 +127,7 @@ def support_probability(model, claim: str, sentences: Sequence[str], usage: dict
 
 
 def qualifies_probability(
-    model, question: str, title: str, sentences: Sequence[str], usage: dict | None = None
+    model: Any, question: str, title: str, sentences: Sequence[str], usage: dict[str, Any] | None = None
 ) -> float | None:
     """P(yes) that a paper, by its title and these sentences, is one a "which papers" question
     asks for (yes and no only, renormalised), or None when the endpoint gives no log-probabilities.
@@ -139,12 +147,12 @@ class CallFailed(RuntimeError):
 
 
 def option_logprobs(
-    model,
+    model: Any,
     system: str,
     user: str,
     labels: Sequence[str],
     options: Mapping[str, str] | None = None,
-    usage: dict | None = None,
+    usage: dict[str, Any] | None = None,
 ) -> dict[str, float] | None:
     """The labels' log-probabilities as the model's next token for this prompt
     (`agent.llm.token_call`), or None when the endpoint gives none. `usage`: llm_calls and
@@ -179,14 +187,16 @@ def choice_from_text(answer: str, options: dict[str, str]) -> str:
     return hits[0] if len(hits) == 1 else ""
 
 
-def synthesis_model(ctx):
+def synthesis_model(ctx: Context) -> Any:
     """The synthesis's chat model, which the option scoring and the support judge also ask."""
     from agent.runtime.resources import chat_model, settings_for
 
     return chat_model("synthesize", settings_for(ctx), ctx.model_for("synthesize"))
 
 
-def score_options(state, runtime, shown: list[Sentence]) -> tuple[ChoiceScores | None, dict, list[RunError]]:
+def score_options(
+    state: State, runtime: Runtime[Context], shown: list[Sentence]
+) -> tuple[ChoiceScores | None, dict[str, Any], list[RunError]]:
     """The options scored as the model's next token with and without the selected sentences,
     and the label `choice_scoring` picks. (scores or None, usage, errors)."""
     import time

@@ -4,18 +4,21 @@ page, and for a table row the cell that holds the claim's figure (docs/attributi
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.records.answer import Citation, QuotedSentence
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence
 from tools.tables import cell_locator, split_cells
 
+if TYPE_CHECKING:
+    from tools.handle import IndexHandle
+
 
 class Citations:
     """Numbered citations, one per cited chunk, each quoting the sentences cited in it."""
 
-    def __init__(self, idx) -> None:
+    def __init__(self, idx: IndexHandle) -> None:
         self.idx = idx
         self.by_chunk: dict[str, Citation] = {}
 
@@ -51,7 +54,7 @@ class Citations:
         return sorted(self.by_chunk.values(), key=lambda c: c["n"])
 
 
-def citation(idx, chunk_id: str, n: int) -> Citation:
+def citation(idx: IndexHandle, chunk_id: str, n: int) -> Citation:
     """Citation n of a chunk; its `sentences` (offsets in `chunk_text`, the chunk's text) and
     `quote` are filled in by the claims that cite it."""
     chunk = chunk_of(idx, chunk_id)

@@ -5,11 +5,18 @@ re-anchored to the shown sentence that states them when the model cited the one 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from agent.answer.support import check_claim
 from agent.reading.evidence import support_context
 from agent.reading.figures import normalise
 from tools.retrieval.sentences import Sentence, sentence_index, sentence_scores
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from agent.context import Context
+    from tools.handle import IndexHandle
 
 _MARKER = re.compile(r"\s*[\[(](?:\s*(?:S\d+|\d+|[^\[\]()\s]+#c\d+)\s*[,;]?)+[\])]")
 
@@ -39,14 +46,14 @@ def whole_sentences(answer: str) -> str:
 
 
 def check_claims(
-    claims,
+    claims: Any,
     shown: list[Sentence],
-    idx,
-    judge=None,
+    idx: IndexHandle,
+    judge: Any = None,
     threshold: float = 0.5,
     reanchor: int = 0,
     question: str = "",
-) -> tuple[list[dict], list[dict]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(kept, rejected): each claim with the shown sentences it cites; a claim is rejected when
     it cites no shown sentence or says what its sentences do not (`agent.answer.support.check_claim`).
     Ids that were not shown are dropped from a claim (and named in the rejection when none is left).
@@ -105,7 +112,7 @@ def check_claims(
     return kept, rejected
 
 
-def without_paper_ids(text: str, idx, shown: list[Sentence]) -> str:
+def without_paper_ids(text: str, idx: IndexHandle, shown: list[Sentence]) -> str:
     """The claim as the check reads it: the ids of the papers whose sentences were shown, which a
     prompt prints in each sentence's header and a model may repeat ("N18-3011 reports ..."), taken
     out (longest first), so the digits of an id are not read as a figure the sentences must hold."""
@@ -117,7 +124,7 @@ def without_paper_ids(text: str, idx, shown: list[Sentence]) -> str:
     return text
 
 
-def _only_steering(idx, cited: list[Sentence]) -> str | None:
+def _only_steering(idx: IndexHandle, cited: list[Sentence]) -> str | None:
     """Why a claim is rejected when every sentence it cites is in a paper that tries to steer
     answers (`agent.reading.evidence.steering_sentences`): such a paper's figures are not taken on its
     word alone."""
@@ -138,8 +145,8 @@ def _reanchor(
     text: str,
     cited: list[Sentence],
     shown: list[Sentence],
-    idx,
-    judge,
+    idx: IndexHandle,
+    judge: Any,
     threshold: float,
     tries: int,
     question: str = "",
@@ -165,7 +172,7 @@ def _reanchor(
     return None
 
 
-def support_judge(runtime):
+def support_judge(runtime: Runtime[Context]) -> Any:
     """A judge for check_claims: the synthesis's model asked P(yes) per claim
     (`agent.answer.choice.support_probability`), and a counter of its calls. A failed call
     judges nothing (None): the deterministic check stands."""

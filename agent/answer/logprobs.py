@@ -23,7 +23,7 @@ def first_token_top(content: Sequence[Mapping[str, Any]] | None) -> list[dict[st
     return [{"token": t.get("token", ""), "logprob": float(t.get("logprob", -math.inf))} for t in top] or None
 
 
-def relevance_probability(tokens) -> float | None:
+def relevance_probability(tokens: Any) -> float | None:
     """P(true) of the reader's `relevant` value from its reply's token log-probabilities: the
     first token after `"relevant":`, its alternatives that begin "true" against those that
     begin "false", renormalised. None when the reply has no such token."""

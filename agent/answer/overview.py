@@ -19,9 +19,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.retrieval.text import STOPWORDS, normalize
+
+if TYPE_CHECKING:
+    from tools.handle import IndexHandle
 
 PAPERS_PER_THEME = 3
 JOIN_SIMILARITY = 0.3
@@ -122,7 +125,9 @@ def theme_heading(n: int, theme: dict[str, Any]) -> str:
     return f"Theme {n}: {theme['name']} ({k} paper{'s' if k != 1 else ''})"
 
 
-def themes(idx, question: str, papers: Sequence[str], texts: Sequence[str], most: int) -> list[dict[str, Any]]:
+def themes(
+    idx: IndexHandle, question: str, papers: Sequence[str], texts: Sequence[str], most: int
+) -> list[dict[str, Any]]:
     """The themes of `papers` (in their order) from `texts` (each paper's title and quoted
     sentences): [{"name", "terms", "papers"}], the themes in the order of their best paper."""
     if not papers:

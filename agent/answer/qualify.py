@@ -4,11 +4,16 @@ aspects the paper mentions; and the reading records a qualified or unread paper 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from agent.reading.evidence import sentence_record
 from tools.retrieval.sentences import Sentence
 
+if TYPE_CHECKING:
+    from tools.handle import IndexHandle
 
-def paper_similarities(idx, question: str, shown: dict[str, list[Sentence]]) -> dict[str, float]:
+
+def paper_similarities(idx: IndexHandle, question: str, shown: dict[str, list[Sentence]]) -> dict[str, float]:
     """The bundled embedder's cosine between the question and each paper's title with its best
     sentences (one batch): how a "which papers" candidate is accepted without a model call."""
     import numpy as np
@@ -41,13 +46,13 @@ def qualifies(sim: float, score: float, best: float, floor: float, margin: float
 
 
 def by_similarity(
-    idx, shown: dict[str, list[Sentence]], sims: dict[str, float], covs: dict[str, float], ctx
-) -> dict[str, dict]:
+    idx: IndexHandle, shown: dict[str, list[Sentence]], sims: dict[str, float], covs: dict[str, float], ctx: Any
+) -> dict[str, dict[str, Any]]:
     """The candidates that qualify (`qualifies`, on `list_scores`), quoted with their best
     sentences; each reading records its coverage and score."""
     scores = list_scores(sims, covs, ctx.list_coverage_weight)
     best = max(scores.values(), default=0.0)
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for pid, sents in shown.items():
         why = qualifies(sims[pid], scores[pid], best, ctx.list_min_similarity, ctx.list_similarity_margin)
         if not why:
@@ -58,7 +63,7 @@ def by_similarity(
     return out
 
 
-def selected_reading(idx, pid: str, sentences: list[Sentence], by: str, shown: int) -> dict:
+def selected_reading(idx: IndexHandle, pid: str, sentences: list[Sentence], by: str, shown: int) -> dict[str, Any]:
     evidence = [sentence_record(idx, s) for s in sentences]
     return {
         "paper_id": pid,
@@ -70,5 +75,5 @@ def selected_reading(idx, pid: str, sentences: list[Sentence], by: str, shown: i
     }
 
 
-def unread_reading(pid: str, note: str) -> dict:
+def unread_reading(pid: str, note: str) -> dict[str, Any]:
     return {"paper_id": pid, "relevant": False, "evidence": [], "evidence_chunk_ids": [], "note": note}

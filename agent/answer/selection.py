@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent.reading.evidence import FIGURE_WEIGHT, holds_figure, pick_evidence
 from agent.reading.shape import asks_quantity
 from agent.state import State
 from tools.retrieval.fusion import round_robin
 from tools.retrieval.sentences import Sentence, sentence_scores
 
+if TYPE_CHECKING:
+    from agent.context import Context
+    from agent.state import Reading
+    from tools.handle import IndexHandle
 
-def reading_sentences(reading, idx) -> list[Sentence]:
+
+def reading_sentences(reading: Reading, idx: IndexHandle) -> list[Sentence]:
     """The sentences a reading selected as evidence, those whose chunk the index still has."""
     return [
         Sentence(chunk_id=e["chunk_id"], start=e["start"], end=e["end"], text=e["text"])
@@ -18,7 +25,7 @@ def reading_sentences(reading, idx) -> list[Sentence]:
     ]
 
 
-def evidence_sentences(state: State, idx, ctx) -> list[Sentence]:
+def evidence_sentences(state: State, idx: IndexHandle, ctx: Context) -> list[Sentence]:
     """What the synthesis is shown: the sentences the readers selected in the relevant papers,
     taken in turn from each paper (reading order), at most `synthesize_sentences` from at most
     `synthesize_chunks` chunks. A reading that names chunks but no sentences (KADR's, which has

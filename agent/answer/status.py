@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 from agent.records.answer import Answer, Status
 
 if TYPE_CHECKING:
+    from agent.state import Reading
+
+if TYPE_CHECKING:
     from agent.state import Reading, RunError
 
 

@@ -7,7 +7,7 @@ question itself (what the first round would find if the decomposition returned t
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
@@ -16,6 +16,11 @@ from agent.api import make_run_context
 from agent.llm.schemas import Verification, decomposition_model, reading_model
 from agent.state import Reading, State
 from tools.retrieval.sentences import sentence_ids
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from agent.context import Context
 
 NODES = ("system", "decompose", "verify", "read_paper", "synthesize", "repair")
 
@@ -41,7 +46,7 @@ def render_prompt(
     if node not in NODES:
         raise ValueError(f"unknown node {node!r}; choose one of {', '.join(NODES)}")
     ctx = make_run_context(preset, index=index, corpora=corpora or None)
-    runtime = SimpleNamespace(context=ctx)
+    runtime = cast("Runtime[Context]", SimpleNamespace(context=ctx))  # what the steps read of a runtime: its context
     method = default_settings().llm.structured_output
     schema: type[BaseModel]
     if node == "system":

@@ -18,6 +18,7 @@ SEE: docs/design.md section 6 and tools/retrieval/kadr.py (the pure parts). Same
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from agent import prompts
 from agent.llm.schemas import KnowledgeDeclaration, KnowledgeStatements
@@ -36,12 +37,17 @@ from tools.retrieval.kadr import (
 )
 from tools.retrieval.retrieve import chunk_of, rerank_budget
 
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from agent.context import Context
+
 
 def _cid(h: Hit) -> str:
     return h["chunk_id"]
 
 
-def search(state: State, runtime) -> dict:
+def search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Per query (the question, then this round's subqueries) the sparse and dense chunk
     rankings interleaved."""
     idx = index_for(runtime.context)
@@ -54,13 +60,15 @@ def search(state: State, runtime) -> dict:
     return {"retrieved": retrieved, "usage": {"seconds_search": time.perf_counter() - t}}
 
 
-def declare(state: State, runtime, docs: list[dict]) -> tuple[list[dict], dict, list[dict]]:
+def declare(
+    state: State, runtime: Runtime[Context], docs: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """Step 3: one LLM call per document (bounded concurrency), in rank order."""
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
     ctx = runtime.context
 
-    def one(doc: dict):
+    def one(doc: dict[str, Any]) -> Any:
         user = prompts.render(
             "kadr_declare", question=state["question"], document=chunk_block(doc, ctx.read_chunk_chars)
         )
@@ -76,7 +84,9 @@ def declare(state: State, runtime, docs: list[dict]) -> tuple[list[dict], dict, 
     return declarations, usage, [{**e, "node": "kadr_declare"} for r in results for e in r.errors]
 
 
-def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str], dict, list[dict]]:
+def summarize(
+    state: State, runtime: Runtime[Context], declarations: list[dict[str, Any]]
+) -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
     """Step 4: two complementary knowledge statements (none when there is nothing to summarise)."""
     if not declarations:
         return [], {}, []
@@ -92,7 +102,7 @@ def summarize(state: State, runtime, declarations: list[dict]) -> tuple[list[str
     return statements, usage, [{**e, "node": "kadr_summarize"} for e in errors]
 
 
-def rerank(state: State, runtime) -> dict:
+def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """The queries' lists interleaved and reranked for the question; knowledge declared for the
     top N_know and summarised into two statements; the top N_rank reranked per statement and
     the two lists interleaved -> the pool. The verdict (KADR is one pass) carries the knowledge."""
@@ -127,19 +137,19 @@ def rerank(state: State, runtime) -> dict:
     return {"pool": pool, "verdict": verdict, "usage": usage, "errors": errors + e2}
 
 
-def verify(state: State, runtime) -> dict:
+def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Nothing to do: KADR is one pass and its rerank step gave the verdict."""
     return {}
 
 
-def expand_neighbors(state: State, runtime) -> dict:
+def expand_neighbors(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """No Relate: the candidates are the papers of the top N_ans chunks."""
     top = answer_chunks(state.get("pool", {}).values(), runtime.context.kadr_n_ans)
     papers = papers_in_order(top)
     return {"seeds": [], "ranking": papers, "candidates": papers}
 
 
-def read_paper(state: State, runtime) -> dict:
+def read_paper(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Every candidate paper with its chunks among the top N_ans: no per-paper judgement, the
     method answers from the top N_ans as they stand."""
     top = answer_chunks(state.get("pool", {}).values(), runtime.context.kadr_n_ans)

@@ -10,9 +10,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.settings import Settings, default_settings
+
+if TYPE_CHECKING:
+    from tools.handle import IndexHandle
 
 ModelFactory = Callable[[str, Settings, str | None], Any]
 
@@ -26,7 +29,7 @@ def _default_factory(role: str, settings: Settings, model: str | None):
     return build_chat_model(role, settings, model=model)  # type: ignore[arg-type]
 
 
-def chat_model(role: str, settings: Settings, model: str | None = None):
+def chat_model(role: str, settings: Settings, model: str | None = None) -> Any:
     return (_factory or _default_factory)(role, settings, model)
 
 
@@ -42,7 +45,7 @@ def use_model_factory(factory: ModelFactory) -> Iterator[None]:
             _factory = previous
 
 
-def settings_for(context) -> Settings:
+def settings_for(context: Any) -> Settings:
     s = default_settings()
     if context.index:
         from pathlib import Path
@@ -55,7 +58,7 @@ _indexes: dict[tuple, Any] = {}
 _rerankers: dict[tuple, Any] = {}
 
 
-def index_for(context):
+def index_for(context: Any) -> IndexHandle:
     """The index this run searches: the context's corpora (one: its Index; several: a
     tools.index.multi.MultiIndex with namespaced ids), else its index, else LITLOOP_INDEX, else the
     demo index."""
@@ -68,7 +71,13 @@ def index_for(context):
             raise ValueError("give either an index or corpora to search, not both")
         from tools.registry import open_corpora
 
-        key = ("corpora", corpora, str(settings.data_dir), settings.embedder.model_dump_json(), settings.device)
+        key: tuple[Any, ...] = (
+            "corpora",
+            corpora,
+            str(settings.data_dir),
+            settings.embedder.model_dump_json(),
+            settings.device,
+        )
         with _lock:
             if key not in _indexes:
                 _indexes[key] = open_corpora(corpora, settings)
@@ -86,7 +95,7 @@ def index_for(context):
         return _indexes[key]
 
 
-def reranker_for(context):
+def reranker_for(context: Any) -> Any:
     settings = settings_for(context)
     backend = context.reranker or settings.rerank.backend
     if backend == "none":

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.base import CHUNK_KINDS, Chunk, Document, Paper
 from tools.citations.model import Context
@@ -39,8 +39,12 @@ from tools.index.versions import (
 )
 from tools.index.view import IndexView, open_index
 from tools.ingest import INGEST_VERSION
-from tools.retrieval.text import TOKENIZER_ALIASES, tokenizer_for
-from tools.settings import ToolSettings
+from tools.retrieval.text import tokenizer_for
+from tools.settings import TOKENIZER_ALIASES, ToolSettings
+
+if TYPE_CHECKING:
+    from tools.index.manifest import SegmentRecord
+    from tools.retrieval.bm25_segments import Postings
 
 
 @dataclass
@@ -166,11 +170,11 @@ def build_index(
 def _write_version(
     stage: Path,
     old: IndexView | None,
-    loaded,
+    loaded: Any,
     settings: ToolSettings,
     report: BuildReport,
     progress: bool,
-    imported=None,
+    imported: Any = None,
 ) -> None:
     """A build's version: one new segment with the new papers' chunks, vectors and postings,
     after the live version's segments (none for a rebuild); all papers, re-resolved; the
@@ -183,7 +187,7 @@ def _write_version(
     from tools.retrieval.bm25_segments import Stats
 
     docs = loaded.documents
-    old_papers = list(old.papers.values()) if old else []
+    old_papers: list[Paper] = list(old.papers.values()) if old else []
     new_papers = [d.paper for d in docs]
     # Re-resolve every bibliography against the grown corpus: an old full-text paper may cite
     # a paper that only arrives now.
@@ -295,7 +299,7 @@ def _write_version(
     )
 
 
-def text_losses(docs) -> list[dict[str, Any]]:
+def text_losses(docs: Iterable[Document]) -> list[dict[str, Any]]:
     """The documents whose reader kept less of their text than it should (a PDF's text account
     below its thresholds), as the build reports them."""
     out = []
@@ -319,10 +323,10 @@ def _write_new_segment(
     settings: ToolSettings,
     report: BuildReport,
     progress: bool,
-    imported=None,
+    imported: Any = None,
     tokenizer: str = TOKENIZER_ALIASES["plain"],
     contexts: list[Context] | None = None,
-):
+) -> tuple[SegmentRecord, Postings, Postings, int, int]:
     """The build's segment: its chunks' and papers' postings (tokenised with `tokenizer`, the name
     the manifest records), its windows embedded (or imported) into its dense store, its papers' vectors. Returns the record, the two postings and the
     dimensions of the window and paper vectors."""
@@ -338,7 +342,7 @@ def _write_new_segment(
     emb = settings_embedder(settings)
     done: dict[str, Any] = {}
 
-    def fill(_stage: Path, dense) -> int:
+    def fill(_stage: Path, dense: Any) -> int:
         windows = windows_for(((c.chunk_id, c.paper_id, c.text) for c in chunks), settings.embedder.window_chars)
         vectors = _embed_windows(windows, emb, imported, settings, report, progress)
         dense.add([(w.window_id, w.chunk_id, w.paper_id) for w in windows], vectors)
@@ -384,7 +388,7 @@ def _context_counts(old: IndexView | None, added: int, references: int) -> dict[
     }
 
 
-def _load_imported(path: Path, settings: ToolSettings):
+def _load_imported(path: Path, settings: ToolSettings) -> Any:
     """The --embeddings file, read and checked against this build's embedder (before the build
     lock: a file that does not fit fails the build before it touches the index)."""
     from tools.index import vector_file
@@ -399,7 +403,7 @@ def _load_imported(path: Path, settings: ToolSettings):
     return vf
 
 
-def _check_imported(vf, settings: ToolSettings, old: IndexView) -> None:
+def _check_imported(vf: Any, settings: ToolSettings, old: IndexView) -> None:
     """An add's --embeddings file against the index it adds to (its vectors' dimension)."""
     from tools.index import vector_file
 

@@ -89,7 +89,7 @@ def _write_compacted(
 
     root = stage.parent
 
-    def fill(_seg: Path, dense) -> int:
+    def fill(_seg: Path, dense: Any) -> int:
         with _progress(progress, "merging vectors", total=old.dense.count(), unit="window") as bar:
             report.windows = dense.copy_from(old.dense, progress=bar.update)
         return report.windows

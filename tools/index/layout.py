@@ -58,7 +58,7 @@ def _fsync_tree(path: Path) -> None:
 
 
 @contextmanager
-def _progress(enabled: bool, desc: str, total: int | None = None, unit: str = "it"):
+def _progress(enabled: bool, desc: str, total: int | None = None, unit: str = "it") -> Iterator[Any]:
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=False)
@@ -68,7 +68,7 @@ def _progress(enabled: bool, desc: str, total: int | None = None, unit: str = "i
         bar.close()
 
 
-def _counting(items: Iterable[Any], bar) -> Iterator[Any]:
+def _counting(items: Iterable[Any], bar: Any) -> Iterator[Any]:
     for item in items:
         bar.update(1)
         yield item

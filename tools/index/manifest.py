@@ -21,8 +21,8 @@ from tools.index.layout import (
     IndexProblem,
     _fsync_tree,
 )
-from tools.retrieval.text import TOKENIZERS, tokenizer_for
-from tools.settings import ToolSettings
+from tools.retrieval.text import tokenizer_for
+from tools.settings import TOKENIZERS, ToolSettings
 
 
 class _Record(BaseModel):

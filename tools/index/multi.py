@@ -196,7 +196,7 @@ class _Papers(Mapping[str, Paper]):
     def __len__(self) -> int:
         return self._p.paper_offsets[-1]
 
-    def values(self):
+    def values(self) -> Iterator[Paper]:  # type: ignore[override]  # a stream, not a view
         for name, idx in zip(self._p.names, self._p.indexes, strict=True):
             for p in idx.papers.values():
                 yield _ns_paper(name, p)
@@ -209,7 +209,7 @@ class _Chunks(Sequence[Chunk]):
     def __len__(self) -> int:
         return self._p.chunk_offsets[-1]
 
-    def __getitem__(self, row):
+    def __getitem__(self, row: Any) -> Any:
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = int(row) + (len(self) if int(row) < 0 else 0)
@@ -229,7 +229,7 @@ class _PaperIds(Sequence[str]):
     def __len__(self) -> int:
         return self._p.paper_offsets[-1]
 
-    def __getitem__(self, row):
+    def __getitem__(self, row: Any) -> Any:
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = int(row) + (len(self) if int(row) < 0 else 0)
@@ -244,7 +244,7 @@ class _Rows(Mapping[str, Any]):
     def __init__(self, parts: _Parts, attr: str, offsets: list[int], ranges: bool = False):
         self._p, self._attr, self._offsets, self._ranges = parts, attr, offsets, ranges
 
-    def __getitem__(self, ns_id: str):
+    def __getitem__(self, ns_id: str) -> Any:
         at = self._p.split(ns_id)
         if at is None:
             raise KeyError(ns_id)
@@ -307,7 +307,7 @@ class MultiIndex(RecordView):
         return np.vstack([idx.paper_embeddings for idx in self.parts.values()])
 
     @property
-    def embedder(self):
+    def embedder(self) -> Any:
         return self.parts[self.names[0]].embedder
 
     def dense_chunks_by_vector(self, vec: np.ndarray, k: int) -> list[Passage]:

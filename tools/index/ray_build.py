@@ -69,7 +69,7 @@ class RayProblem(RuntimeError):
     message says what to do."""
 
 
-def import_ray():
+def import_ray() -> Any:
     """The `ray` module with Ray Data, or a RayProblem naming the extra to install."""
     try:
         import ray.data  # binds `ray`; Ray Data is a separate extra of ray ("ray[data]")
@@ -202,7 +202,7 @@ def load_on_ray(
     return result, vectors
 
 
-def _quiet_ray_data(ray, progress: bool) -> None:
+def _quiet_ray_data(ray: Any, progress: bool) -> None:
     """Ray Data's progress bars only where litloop shows its own; its INFO lines only with -v."""
     ray.data.DataContext.get_current().enable_progress_bars = progress
     if not log.isEnabledFor(logging.INFO):
@@ -254,7 +254,7 @@ def _parse_rows(row: dict[str, Any], max_chunks: int, window_chars: int) -> list
     return out
 
 
-def _kept_rows(batch: dict[str, np.ndarray], table) -> dict[str, np.ndarray]:
+def _kept_rows(batch: dict[str, np.ndarray], table: Any) -> dict[str, np.ndarray]:
     """The rows of the papers the build keeps, with where their windows start in the build's
     order (`table`: the kept keys, sorted, over those offsets)."""
     import ray
@@ -295,7 +295,7 @@ class _EmbedGroup:
 # ----------------------------------------------------------------------------- on the driver
 
 
-def _decide(parsed, known: set[str], result: LoadResult) -> tuple[list[int], list[int]]:
+def _decide(parsed: Any, known: set[str], result: LoadResult) -> tuple[list[int], list[int]]:
     """The keys of the papers a local build keeps, in input order, and where each one's windows
     start among the build's; what it reports and skips on the way goes into `result`, in order."""
     meta = parsed.select_columns(["key", "error", "paper_id", "duplicate", "too_many", "windows"]).take_all()
@@ -316,7 +316,7 @@ def decide_rows(meta: Sequence[dict[str, Any]], known: set[str], result: LoadRes
     return keep, offsets
 
 
-def _documents(kept) -> dict[int, tuple[Document, list[Chunk]]]:
+def _documents(kept: Any) -> dict[int, tuple[Document, list[Chunk]]]:
     return {
         int(b["key"][i]): pickle.loads(b["doc"][i])
         for b in kept.iter_batches(batch_format="numpy")
@@ -324,7 +324,7 @@ def _documents(kept) -> dict[int, tuple[Document, list[Chunk]]]:
     }
 
 
-def _embedding_workers(ray, settings: ToolSettings) -> tuple[str, dict[str, int], int]:
+def _embedding_workers(ray: Any, settings: ToolSettings) -> tuple[str, dict[str, int], int]:
     """(device, resources per actor, actors): one actor per GPU when the cluster has GPUs (and
     the settings allow them), else CPU actors of a few threads each."""
     gpus = int(ray.cluster_resources().get("GPU", 0))
@@ -334,7 +334,7 @@ def _embedding_workers(ray, settings: ToolSettings) -> tuple[str, dict[str, int]
     return "cpu", {"num_cpus": threads}, actors
 
 
-def _embed(ray, kept, settings: ToolSettings) -> VectorFile:
+def _embed(ray: Any, kept: Any, settings: ToolSettings) -> VectorFile:
     """The vectors of the kept papers' windows. Workers cut the windows; the driver puts them in
     the build's order and slices them into the embedding calls a local build makes (its first
     `group` windows, the next, ...); each slice is one call of one actor, so the vectors equal a

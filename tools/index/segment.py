@@ -52,7 +52,7 @@ def _finish_segment(stage: Path, record: dict[str, Any]) -> Path:
     final = stage.parent / record["name"]
     os.replace(stage, final)
     _fsync_dir(stage.parent)
-    return final
+    return Path(final)
 
 
 def write_segment(
@@ -126,7 +126,9 @@ def _dense_store(root: Path, segment: str, last: SegmentRecord | None, settings:
 # ----------------------------------------------------------------------------- a build's vectors
 
 
-def _embed_windows(windows, emb, imported, settings: ToolSettings, report, progress: bool) -> np.ndarray:
+def _embed_windows(
+    windows: Any, emb: Any, imported: Any, settings: ToolSettings, report: Any, progress: bool
+) -> np.ndarray:
     """The vectors of `windows`: the imported file's where it has them, the embedder's for the rest."""
     from tools.ingest.plan import embed_call_size
 
@@ -150,7 +152,7 @@ def _embed_windows(windows, emb, imported, settings: ToolSettings, report, progr
 
 
 def _paper_vectors(
-    papers: list[Paper], chunks: list[Chunk], windows, vectors, settings: ToolSettings, progress: bool
+    papers: list[Paper], chunks: list[Chunk], windows: Any, vectors: Any, settings: ToolSettings, progress: bool
 ) -> np.ndarray:
     """Paper embeddings: the title-and-abstract chunk's first window, unless a separate
     scientific-document embedder is configured (SEE: docs/design.md section 2, paper embeddings)."""
@@ -159,7 +161,7 @@ def _paper_vectors(
     if settings.embedder.paper_model:
         emb = settings_embedder(settings, settings.embedder.paper_model)
         texts = [f"{p.title}\n{p.abstract}" for p in papers]
-        return emb.encode(texts, progress=progress)
+        return np.asarray(emb.encode(texts, progress=progress))
     first_window = {w.chunk_id: i for i, w in reversed(list(enumerate(windows)))}
     head = {c.paper_id: c.chunk_id for c in chunks if c.kind == "title_abstract"}
     rows = [first_window[head[p.paper_id]] for p in papers]

@@ -47,7 +47,7 @@ def _row_in(row: Any, n: int, what: str, check: bool = True) -> int:
         row += n
     if check and not 0 <= row < n:
         raise IndexError(f"{what} row {row} outside 0..{n - 1}")
-    return row
+    return int(row)
 
 
 # ----------------------------------------------------------------------------- writing
@@ -65,7 +65,7 @@ def write_papers(path: Path, papers: Iterable[tuple[Paper, int, int]]) -> int:
     return insert(create(Path(path), _PAPERS), "INSERT INTO papers VALUES (?, ?, ?, ?, ?)", rows)
 
 
-def _paper_row(row: int, p: Paper, first: int, count: int) -> tuple:
+def _paper_row(row: int, p: Paper, first: int, count: int) -> tuple[Any, ...]:
     return (row, p.paper_id, first, count, json.dumps(p.to_dict(), ensure_ascii=False))
 
 
@@ -99,7 +99,7 @@ def extend_papers(
 # ----------------------------------------------------------------------------- reading
 
 
-class _Cache(OrderedDict):
+class _Cache(OrderedDict[Any, Any]):
     def __init__(self, size: int = CACHE):
         super().__init__()
         self.size = size
@@ -138,7 +138,7 @@ class ChunkTable(Sequence[Chunk]):
         s = bisect.bisect_right(self.offsets, row) - 1
         return self.files[s], row - self.offsets[s]
 
-    def __getitem__(self, row):
+    def __getitem__(self, row: Any) -> Any:
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = _row_in(row, len(self), "chunk")
@@ -160,7 +160,7 @@ class ChunkTable(Sequence[Chunk]):
         for f, off in zip(self.files, self.offsets, strict=False):
             got = f.one("SELECT row FROM chunks WHERE chunk_id = ?", (chunk_id,))
             if got is not None:
-                return off + got[0]
+                return int(off + got[0])
         return None
 
     def ids(self) -> Iterator[str]:
@@ -201,7 +201,7 @@ class PaperRecords(Mapping[str, Paper]):
     def __getitem__(self, paper_id: str) -> Paper:
         hit = self._cache.get(paper_id)
         if hit is not None:
-            return hit
+            return hit  # type: ignore[no-any-return]  # the cache holds what put stored: Papers
         got = (
             self.file.one("SELECT record FROM papers WHERE paper_id = ?", (paper_id,))
             if isinstance(paper_id, str)
@@ -209,7 +209,9 @@ class PaperRecords(Mapping[str, Paper]):
         )
         if got is None:
             raise KeyError(paper_id)
-        return self._cache.put(paper_id, _paper(got[0]))
+        paper = _paper(got[0])
+        self._cache.put(paper_id, paper)
+        return paper
 
     def __contains__(self, paper_id: object) -> bool:
         return isinstance(paper_id, str) and (
@@ -222,7 +224,7 @@ class PaperRecords(Mapping[str, Paper]):
     def __len__(self) -> int:
         return self._size
 
-    def values(self):
+    def values(self) -> Iterator[Paper]:  # type: ignore[override]  # a stream, not a view
         """Every paper in row order, streamed (not cached)."""
         for record in self.file.column("papers", "record"):
             yield _paper(record)
@@ -250,7 +252,7 @@ class PaperIds(Sequence[str]):
                 self._ids = list(self.file.column("papers", "paper_id"))
             return self._ids
 
-    def __getitem__(self, row):
+    def __getitem__(self, row: Any) -> Any:
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         row = _row_in(row, len(self), "paper", check=False)  # the table itself says a row is not there
@@ -276,7 +278,7 @@ class _ByPaperId(Mapping[str, V]):
         self.file = file
         self._size = size
 
-    def _value(self, got: tuple) -> V:
+    def _value(self, got: tuple[Any, ...]) -> V:
         raise NotImplementedError
 
     def __getitem__(self, paper_id: str) -> V:
@@ -307,8 +309,8 @@ class PaperRows(_ByPaperId[int]):
 
     COLUMNS = "row"
 
-    def _value(self, got: tuple) -> int:
-        return got[0]
+    def _value(self, got: tuple[Any, ...]) -> int:
+        return int(got[0])
 
 
 class ChunkRanges(_ByPaperId[range]):
@@ -316,5 +318,5 @@ class ChunkRanges(_ByPaperId[range]):
 
     COLUMNS = "first_chunk, n_chunks"
 
-    def _value(self, got: tuple) -> range:
+    def _value(self, got: tuple[Any, ...]) -> range:
         return range(got[0], got[0] + got[1])

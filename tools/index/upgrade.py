@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,8 @@ from tools.index.versions import (
     lease_current_version,
 )
 from tools.jsonl import iter_jsonl
-from tools.retrieval.text import TOKENIZERS, tokenizer_for
-from tools.settings import ToolSettings
+from tools.retrieval.text import tokenizer_for
+from tools.settings import TOKENIZERS, ToolSettings
 
 
 def upgrade_index(root: Path, settings: ToolSettings, *, progress: bool = False) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
     tokenize = tokenizer_for(manifest["tokenizer"])
     papers = [Paper.from_dict(r) for _, r in iter_jsonl(v1 / "papers.jsonl")]
 
-    def chunks():
+    def chunks() -> Iterator[Chunk]:
         return (Chunk.from_dict(r) for _, r in iter_jsonl(v1 / "chunks.jsonl"))
 
     ranges: dict[str, list[int]] = {}
@@ -101,7 +102,7 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
         first_n[1] += 1
     n_chunks = sum(n for _, n in ranges.values())
 
-    def paper_docs():
+    def paper_docs() -> Iterator[list[str]]:
         texts: dict[str, list[str]] = {}
         for c in chunks():
             texts.setdefault(c.paper_id, []).append(c.text)
@@ -123,7 +124,7 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
             else {**live, "collection": _segment_collection(root, name)}
         )
 
-    def fill(seg: Path, dst) -> int:
+    def fill(seg: Path, dst: Any) -> int:
         if dst is None:
             shutil.copytree(v1 / "chroma", seg / "chroma")
         else:
@@ -133,7 +134,7 @@ def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: T
                     dst.copy_from(src, progress=bar.update)
             finally:
                 src.close()
-        return manifest["counts"]["dense_windows"]
+        return int(manifest["counts"]["dense_windows"])
 
     with _progress(progress, "upgrading chunks", total=n_chunks, unit="chunk") as bar:
         record = write_segment(

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -189,7 +189,7 @@ def _read_jsonl(path: Path) -> tuple[str, list[str], np.ndarray, int | None]:
     return str(head["model"]), ids, vectors, int(wc) if wc is not None else None
 
 
-def export_input_windows(paths, settings, out: Path) -> tuple[int, list[str]]:
+def export_input_windows(paths: Any, settings: Any, out: Path) -> tuple[int, list[str]]:
     """Write the windows a build of the papers under `paths` would embed, with no index: they are
     parsed and chunked as a build does (same chunk ids, same `window_chars`), so a build of the
     same input imports their vectors. The number written and the input's problems."""
@@ -205,7 +205,7 @@ def export_input_windows(paths, settings, out: Path) -> tuple[int, list[str]]:
     return len(windows), loaded.problems
 
 
-def export_windows(index, out: Path) -> int:
+def export_windows(index: Any, out: Path) -> int:
     """Write every window of `index`'s chunks (the windows a build of them embeds), as
     `{"id", "chunk_id", "text"}` lines; the number written."""
     from tools.jsonl import write_jsonl

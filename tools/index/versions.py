@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -172,7 +172,7 @@ def _remove_if_free(root: Path, version: Path, dense_url: str | None = None) -> 
 
 
 @contextmanager
-def _build_lock(root: Path):
+def _build_lock(root: Path) -> Iterator[None]:
     """Hold the index's build lock. A build that fails in a folder it made leaves no folder
     behind: an empty index folder holding a `.lock` would look like an index to the next command."""
     made = [p for p in (root, *root.parents) if not p.exists()]  # deepest first

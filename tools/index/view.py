@@ -8,7 +8,7 @@ connects to the record files. Removing superseded versions is the writers' job
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,7 +113,7 @@ class IndexView(RecordView):
         self.settings = settings
         self._lease = lease_current_version(root)
         self.version_dir = self._lease.version
-        self._files: list = []
+        self._files: list[Any] = []
         try:
             self.manifest: Manifest = read_manifest(self.version_dir)
             if check:
@@ -133,9 +133,8 @@ class IndexView(RecordView):
             PaperIds,
             PaperRecords,
             PaperRows,
-            RecordFile,
-            StoreProblem,
         )
+        from tools.record_files import RecordFile, StoreProblem
 
         try:
             papers = RecordFile(self.version_dir / PAPERS_FILE)
@@ -155,18 +154,19 @@ class IndexView(RecordView):
         self.chunk_row = ChunkRows(self.chunks)
 
     @cached_property
-    def _tokenize(self):
+    def _tokenize(self) -> Callable[[str], list[str]]:
         return manifest_tokenizer(self.manifest, self.root, self.version_dir)
 
     def tokenize(self, text: str) -> list[str]:
-        return self._tokenize(text)
+        tokens: list[str] = self._tokenize(text)
+        return tokens
 
     @property
     def segment_dirs(self) -> list[Path]:
         return [self.root / SEGMENTS / s.name for s in self.manifest.segments]
 
     # Heavy parts load on first use, so `index info` and BM25 search stay fast.
-    def _bm25(self, name: str):
+    def _bm25(self, name: str) -> Any:
         from tools.retrieval.bm25_segments import Postings, SegmentedBM25, Stats
 
         meta = self.manifest.bm25
@@ -181,11 +181,11 @@ class IndexView(RecordView):
         return SegmentedBM25(stats, parts, meta["k1"], meta["b"], meta.get("epsilon", BM25_EPSILON))
 
     @cached_property
-    def chunk_bm25(self):
+    def chunk_bm25(self) -> Any:
         return self._bm25("chunk_bm25")
 
     @cached_property
-    def paper_bm25(self):
+    def paper_bm25(self) -> Any:
         return self._bm25("paper_bm25")
 
     @cached_property
@@ -194,13 +194,13 @@ class IndexView(RecordView):
         return np.vstack(parts) if len(parts) > 1 else parts[0]
 
     @cached_property
-    def graph(self):
+    def graph(self) -> Any:
         from graph_store.citation_graph import CitationGraph
 
         return CitationGraph.load(self.version_dir / "graph.json")
 
     @cached_property
-    def citations(self):
+    def citations(self) -> Any:
         """The version's citation contexts and targets (tools/citations/store.py); `available` is
         False for an index written before litloop recorded them."""
         from tools.citations.store import CitationStore
@@ -208,7 +208,7 @@ class IndexView(RecordView):
         return CitationStore(self.version_dir, self.segment_dirs)
 
     @cached_property
-    def dense(self):
+    def dense(self) -> Any:
         """The segments' dense stores as one (each where its record says; the setting's server first)."""
         from tools.retrieval.dense import DenseStoreProblem, SegmentedDense, open_dense
 
@@ -223,7 +223,7 @@ class IndexView(RecordView):
         return SegmentedDense(stores)
 
     @cached_property
-    def embedder(self):
+    def embedder(self) -> Any:
         from tools.ingest.plan import settings_embedder
 
         e = self.settings.embedder

@@ -72,7 +72,8 @@ def term_hashes(terms: Iterable[str]) -> np.ndarray:
 
 
 def _load(path: Path, mmap: bool) -> np.ndarray:
-    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    array: np.ndarray = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    return array
 
 
 @dataclass
@@ -380,7 +381,8 @@ class SegmentedBM25:
             dense.flags.writeable = mask.flags.writeable = False
             return dense, mask
 
-        return self._kept((s, j, True), make)
+        kept: tuple[np.ndarray, np.ndarray] = self._kept((s, j, True), make)
+        return kept
 
     def _term_weights(self, weight: float, s: int, lo: int, hi: int, j: int) -> np.ndarray:
         """The term's weights in its postings `lo:hi` of segment `s`: the saturation times the

@@ -48,7 +48,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -94,7 +94,8 @@ def owned(root: Path, store: dict[str, Any]) -> bool:
 
 def read_store_file(folder: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((folder / STORE_FILE).read_text())
+        record: dict[str, Any] | None = json.loads((folder / STORE_FILE).read_text())
+        return record
     except (OSError, ValueError):
         return None
 
@@ -140,14 +141,15 @@ class ChromaDense:
     _client: Any
     _col: Any
 
-    def _guard(self):
+    def _guard(self) -> AbstractContextManager[None]:
         """Where store errors become `DenseStoreProblem`s (the server's; an embedded store's
         errors are bugs, raised as they are)."""
         return nullcontext()
 
     def _batch(self) -> int:
         with self._guard():
-            return max(1, min(BATCH, self._client.get_max_batch_size()))
+            size: int = self._client.get_max_batch_size()
+            return max(1, min(BATCH, size))
 
     # the window count, asked of Chroma once: its count() scans the collection (64 ms at 1M
     # windows, on every query before this was kept), and only this object's own add and
@@ -167,7 +169,9 @@ class ChromaDense:
             out.update(m["chunk_id"] for m in metas if m)
         return out
 
-    def rows(self, include_embeddings: bool = True, batch: int = BATCH) -> Iterator[tuple[list, Any, list]]:
+    def rows(
+        self, include_embeddings: bool = True, batch: int = BATCH
+    ) -> Iterator[tuple[list[str], Any, list[dict[str, Any]]]]:
         """(ids, embeddings or None, metadatas) of every stored window, a page at a time."""
         include = ["embeddings", "metadatas"] if include_embeddings else ["metadatas"]
         offset = 0
@@ -213,7 +217,7 @@ class ChromaDense:
             if progress:
                 progress(len(rows))
 
-    def query(self, vector: np.ndarray, k: int, where: dict | None = None) -> list[tuple[str, float]]:
+    def query(self, vector: np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[tuple[str, float]]:
         """Top chunks as (chunk_id, cosine similarity), best window per chunk, best first."""
         n = self.count()
         if n == 0:
@@ -239,7 +243,7 @@ class ChromaDense:
         raise NotImplementedError
 
 
-def _new_collection(client, name: str):
+def _new_collection(client: Any, name: str) -> Any:
     return client.get_or_create_collection(name, embedding_function=None, metadata={"hnsw:space": "cosine"})
 
 
@@ -278,7 +282,7 @@ class DenseIndex(ChromaDense):
             log.debug("chroma cache clear failed", exc_info=True)
 
 
-def _http_client(url: str):
+def _http_client(url: str) -> Any:
     """A Chroma HTTP client of `url` (http(s)://host:port, as DenseSettings spells it)."""
     from urllib.parse import urlsplit
 
@@ -315,7 +319,7 @@ class ServerDense(ChromaDense):
                 raise
 
     @contextmanager
-    def _guard(self):
+    def _guard(self) -> Iterator[None]:
         with server_errors(self.url, self.collection):
             yield
 
@@ -346,11 +350,13 @@ class SegmentedDense:
     def chunk_ids(self) -> set[str]:
         return set().union(*(s.chunk_ids() for s in self.stores))
 
-    def rows(self, include_embeddings: bool = True, batch: int = BATCH) -> Iterator[tuple[list, Any, list]]:
+    def rows(
+        self, include_embeddings: bool = True, batch: int = BATCH
+    ) -> Iterator[tuple[list[str], Any, list[dict[str, Any]]]]:
         for s in self.stores:
             yield from s.rows(include_embeddings, batch)
 
-    def query(self, vector: np.ndarray, k: int, where: dict | None = None) -> list[tuple[str, float]]:
+    def query(self, vector: np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[tuple[str, float]]:
         if len(self.stores) == 1:
             return self.stores[0].query(vector, k, where)
         hits = [h for s in self.stores for h in s.query(vector, k, where)]
@@ -362,7 +368,7 @@ class SegmentedDense:
             s.close()
 
 
-def _connect(url: str, collection: str):
+def _connect(url: str, collection: str) -> Any:
     try:
         return _http_client(url)
     except ValueError as exc:  # what chromadb's client makes of a refused connection
@@ -370,7 +376,7 @@ def _connect(url: str, collection: str):
 
 
 @contextmanager
-def server_errors(url: str, collection: str):
+def server_errors(url: str, collection: str) -> Iterator[None]:
     """Turn a server that does not answer, or a collection it does not hold, into a
     `DenseServerProblem` (never a half-done query that looks like zero hits)."""
     import httpx

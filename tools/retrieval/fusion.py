@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tools.base import Hit
 
@@ -129,12 +129,14 @@ def rerank_order(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=key)
 
 
-def reranks(reranker) -> bool:
+def reranks(reranker: Any) -> bool:
     """Whether `reranker` changes an order at all (None and the `none` backend do not)."""
     return reranker is not None and getattr(reranker, "name", "none") != "none"
 
 
-def reranked(reranker, query: str, items: Sequence[T], text: Callable[[T], str], budget: int | None = None) -> list[T]:
+def reranked(
+    reranker: Any, query: str, items: Sequence[T], text: Callable[[T], str], budget: int | None = None
+) -> list[T]:
     """`items` in the reranker's order for `query`: the first `budget` are scored (ties keep the
     given order, a NaN score sorts last), the rest follow in their order. No reranker (or
     `none`): the order given. SEE: docs/design.md section 3 step 4."""

@@ -74,7 +74,7 @@ def answer_chunks(pool: Iterable[H], n_ans: int) -> list[H]:
     return sorted(pool, key=lambda c: (-c["score"], c["chunk_id"]))[:n_ans]
 
 
-def papers_in_order(chunks: Iterable[Hit | dict | Passage]) -> list[str]:
+def papers_in_order(chunks: Iterable[Hit | dict[str, Any] | Passage]) -> list[str]:
     """Paper ids in the order their first chunk appears."""
     return list(dict.fromkeys(c.paper_id if isinstance(c, Passage) else c["paper_id"] for c in chunks))
 

@@ -49,7 +49,8 @@ def cocitation_neighbours(index: Any, seed: str, cfg: RelateSettings) -> list[st
 
 def direct_neighbours(index: Any, seed: str, cfg: RelateSettings) -> list[str]:
     """The seed's references, then the papers citing it (beyond the paper's method)."""
-    return index.graph.direct_neighbours(seed)[: cfg.neighbours_per_seed]
+    neighbours: list[str] = index.graph.direct_neighbours(seed)
+    return neighbours[: cfg.neighbours_per_seed]
 
 
 SOURCES: dict[str, NeighbourSource] = {

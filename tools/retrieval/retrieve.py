@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +70,8 @@ class SubqueryResult:
 
 def chunk_of(index: Any, chunk_id: str) -> Chunk:
     """The indexed chunk behind a hit (its text, kind and locator)."""
-    return index.chunks[index.chunk_row[chunk_id]]
+    chunk: Chunk = index.chunks[index.chunk_row[chunk_id]]
+    return chunk
 
 
 def passage_of(index: Any, hit: Hit) -> Passage:
@@ -111,7 +112,7 @@ def query_ranking(index: Any, query: str, settings: RetrievalSettings, use_dense
     return QueryRanking(fused, chunks, per_index)
 
 
-def _dedupe(items) -> list[str]:
+def _dedupe(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from tools.retrieval.text import tokenize
 from tools.tables import is_separator
@@ -34,7 +34,7 @@ class Sentence(TypedDict):
 
 
 @lru_cache(maxsize=1)
-def _segmenter():
+def _segmenter() -> Any:
     import pysbd  # pure Python, but kept out of import time of everything that imports tools
 
     return pysbd.Segmenter(language="en", clean=False, char_span=True)

@@ -194,7 +194,8 @@ def stem_words(words: list[str]) -> list[str]:
         import Stemmer
 
         stemmer = _local.stemmer = Stemmer.Stemmer("english")
-    return stemmer.stemWords(words)
+    stems: list[str] = stemmer.stemWords(words)
+    return stems
 
 
 def tokenizer_for(name: str) -> Callable[[str], list[str]]:

@@ -1,4 +1,5 @@
 """Retrieve-Relate-Read, the paper's method, as the steps of the graph's nodes.
+
 SEE: docs/design.md sections 3 (Retrieve), 4 (Relate) and 5 (Read).
 
 Each step is a thin adapter over the retrieval core in tools/ (the functions `litloop retrieve`
@@ -12,6 +13,7 @@ papers qualify for a list answer is `agent.answer.qualify`.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from agent.methods.base import register
 from agent.methods.rra.joint import read_jointly
@@ -23,10 +25,16 @@ from agent.reading.shape import papers_to_read, reads_jointly
 from agent.runtime.resources import index_for
 from agent.state import RunError, State
 
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from agent.context import Context
+
+
 __all__ = ["expand_neighbors", "read_paper", "rerank", "search", "verify"]
 
 
-def read_paper(state: State, runtime) -> dict:
+def read_paper(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Each candidate paper read concurrently with a bound (docs/design.md section 5), or, with
     a joint reading (`agent.reading.shape.reads_jointly`), all of them at once (`read_jointly`)."""
     from langchain_core.runnables.config import ContextThreadPoolExecutor

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from agent import prompts
 from agent.answer.qualify import by_similarity, paper_similarities, selected_reading, unread_reading
@@ -31,8 +32,13 @@ from agent.state import RunError, State
 from agent.tracing import trace_step
 from tools.retrieval.sentences import Sentence, sentence_ids, sentence_index
 
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
-def joint_budget(ctx, shape: str, rank: int) -> int:
+    from agent.context import Context
+
+
+def joint_budget(ctx: Context, shape: str, rank: int) -> int:
     """Characters of a candidate's best sentences in a joint reading: for a "which papers"
     question or a comparison `list_sentence_chars` each; for a fact `read_sentence_chars` for the best-ranked
     paper and half of it for each other (the fact is most often in the first)."""
@@ -41,7 +47,7 @@ def joint_budget(ctx, shape: str, rank: int) -> int:
     return ctx.read_sentence_chars if rank == 0 else max(1, ctx.read_sentence_chars // 2)
 
 
-def read_jointly(state: State, runtime) -> dict:
+def read_jointly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """The joint reading: no model call per paper. The evidence selector picks each candidate's
     best sentences (a paper whose sentences share no content word with the question is left
     out). For a fact they are the readings, and the synthesis reads them together; for a "which
@@ -56,7 +62,7 @@ def read_jointly(state: State, runtime) -> dict:
     all_scores = question_chunk_scores(state, idx) if papers else None
     queries = reading_queries(state)
     shown: dict[str, list[Sentence]] = {}
-    readings: dict[str, dict] = {}
+    readings: dict[str, dict[str, Any]] = {}
     for rank, pid in enumerate(papers):
         sents = sentences_to_read(state, runtime, pid, all_scores, joint_budget(ctx, shape, rank))
         if sents and matches_question(sents, queries):
@@ -70,7 +76,7 @@ def read_jointly(state: State, runtime) -> dict:
             readings[pid] = selected_reading(idx, pid, sents, "selector", len(sents))
     else:
         sims = paper_similarities(idx, question, shown)
-        judged: tuple[dict[str, dict], dict, list[RunError]] | None = None
+        judged: tuple[dict[str, dict[str, Any]], dict[str, Any], list[RunError]] | None = None
         if ctx.list_reading == "similarity":
             aspects = question_aspects(question)
             if ctx.list_phrase:
@@ -100,7 +106,9 @@ def read_jointly(state: State, runtime) -> dict:
     return {"readings": [readings[pid] for pid in papers], "usage": usage, "errors": errors}
 
 
-def comparison_cells(state: State, runtime, paper_id: str, columns: list[str], all_scores=None) -> dict[str, dict]:
+def comparison_cells(
+    state: State, runtime: Runtime[Context], paper_id: str, columns: list[str], all_scores: Any = None
+) -> dict[str, dict[str, Any]]:
     """A comparison's row for one paper: for each column (an aspect the question names), the
     sentence of the paper's chunks to read (`chunks_to_read`) that best matches the aspect (BM25
     over stems; between equals, the one that matches the question better), as an answer records
@@ -117,7 +125,7 @@ def comparison_cells(state: State, runtime, paper_id: str, columns: list[str], a
     if not sents:
         return {}
     by_question = sentence_scores(sents, reading_queries(state), stem=True)
-    cells: dict[str, dict] = {}
+    cells: dict[str, dict[str, Any]] = {}
     for col in columns:
         by_column = by_question if col == COMPARE_COLUMN else sentence_scores(sents, [col], stem=True)
         best = max(range(len(sents)), key=lambda i: (by_column[i], by_question[i], -i))
@@ -126,7 +134,9 @@ def comparison_cells(state: State, runtime, paper_id: str, columns: list[str], a
     return cells
 
 
-def judge_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
+def judge_papers(
+    state: State, runtime: Runtime[Context], shown: dict[str, list[Sentence]]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any], list[RunError]] | None:
     """Each candidate of a "which papers" question judged on its title and best sentences by the
     model's next token (P(yes), one token a paper, the question first so that the prompt cache
     keeps it); a paper at or above `list_threshold` qualifies, quoted with those sentences.
@@ -138,7 +148,7 @@ def judge_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
     idx = index_for(ctx)
     model = chat_model("read", settings_for(ctx), ctx.model_for("read"))
     usage: dict[str, float] = {}
-    readings: dict[str, dict] = {}
+    readings: dict[str, dict[str, Any]] = {}
     errors: list[RunError] = []
     for pid, sents in shown.items():
         with trace_step(f"judge {pid}", inputs={"paper_id": pid}, metadata={"paper_id": pid}) as step:
@@ -168,7 +178,9 @@ def judge_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
     return readings, usage, errors
 
 
-def pick_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
+def pick_papers(
+    state: State, runtime: Runtime[Context], shown: dict[str, list[Sentence]]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any], list[RunError]]:
     """One call shown every candidate's best sentences picks those that show their paper
     qualifies; the papers it picks from are relevant. (readings, usage, errors)."""
     idx = index_for(runtime.context)
@@ -180,7 +192,7 @@ def pick_papers(state: State, runtime, shown: dict[str, list[Sentence]]):
         step.outputs = {"sentences": call.value.sentences if call.value else None}
     value = call.value
     picked = {i for i in map(sentence_index, value.sentences if value else []) if i is not None and i < len(flat)}
-    readings: dict[str, dict] = {}
+    readings: dict[str, dict[str, Any]] = {}
     start = 0
     for pid, sents in shown.items():
         mine = [s for k, s in enumerate(sents, start) if k in picked]

@@ -4,7 +4,7 @@ read on its own by the model."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import prompts
 from agent.answer.logprobs import relevance_probability
@@ -26,14 +26,22 @@ from tools.retrieval.fusion import paper_hits
 from tools.retrieval.sentences import Sentence, sentence_ids, sentence_index
 from tools.retrieval.text import tokenize
 
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
-def question_chunk_scores(state: State, idx):
+    from agent.context import Context
+    from tools.handle import IndexHandle
+
+
+def question_chunk_scores(state: State, idx: IndexHandle) -> Any:
     """Chunk-BM25 scores of the question and its subqueries over the whole index (one pass,
     shared by every paper read in the node)."""
     return idx.chunk_bm25.scores(idx.tokenize(" ".join([state["question"], *state.get("subqueries", [])])))
 
 
-def chunks_to_read(state: State, idx, paper_id: str, n: int, all_scores=None) -> list[dict[str, Any]]:
+def chunks_to_read(
+    state: State, idx: IndexHandle, paper_id: str, n: int, all_scores: Any = None
+) -> list[dict[str, Any]]:
     """The paper's pooled chunks (best first), then its best chunks for the question by BM25,
     then its title and abstract; n in all. `all_scores`: question_chunk_scores, when the caller
     already has them."""
@@ -54,7 +62,7 @@ def reading_queries(state: State) -> list[str]:
 
 
 def sentences_to_read(
-    state: State, runtime, paper_id: str, all_scores=None, budget_chars: int | None = None
+    state: State, runtime: Runtime[Context], paper_id: str, all_scores: Any = None, budget_chars: int | None = None
 ) -> list[Sentence]:
     """The paper's sentences the reader is shown: those that best match the question, within
     `budget_chars` (default `read_sentence_chars`), in the paper's order. Which sentences compete
@@ -76,7 +84,7 @@ def matches_question(sentences: list[Sentence], queries: list[str]) -> bool:
     return any(terms.intersection(tokenize(s["text"], stem=True)) for s in sentences)
 
 
-def read_prompt(state: State, runtime, paper_id: str, sentences: list[Sentence] | None = None) -> str:
+def read_prompt(state: State, runtime: Runtime[Context], paper_id: str, sentences: list[Sentence] | None = None) -> str:
     ctx = runtime.context
     idx = index_for(ctx)
     paper = idx.papers[paper_id]
@@ -104,7 +112,11 @@ _DENIAL = re.compile(
 
 
 def accept_reading(
-    relevant: bool, evidence: list[dict], finding: str, relevant_p: float | None = None, threshold: float = 0.0
+    relevant: bool,
+    evidence: list[dict[str, Any]],
+    finding: str,
+    relevant_p: float | None = None,
+    threshold: float = 0.0,
 ) -> tuple[bool, str]:
     """The reader's verdict as accepted: relevant only when it selected at least one sentence,
     its own finding does not deny evidence, and the probability it gave "true" for `relevant`
@@ -120,7 +132,9 @@ def accept_reading(
     return True, ""
 
 
-def read_one(state: State, runtime, paper_id: str, all_scores=None) -> tuple[dict, dict, list[RunError]]:
+def read_one(
+    state: State, runtime: Runtime[Context], paper_id: str, all_scores: Any = None
+) -> tuple[dict[str, Any], dict[str, Any], list[RunError]]:
     """One candidate paper judged on its own from numbered sentences; the reader answers with
     sentence ids, which map back to the paper's own text, so evidence is never the model's
     words. A verdict its own reply contradicts is not accepted (`accept_reading`)."""

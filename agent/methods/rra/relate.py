@@ -4,6 +4,7 @@ pool's ranking."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from agent.reading.shape import papers_to_read
 from agent.runtime.resources import index_for
@@ -11,8 +12,13 @@ from agent.state import State
 from tools.retrieval.relate import fuse_a_b, ranking_b, select_seeds
 from tools.retrieval.retrieve import ranking_a
 
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
-def expand_neighbors(state: State, runtime) -> dict:
+    from agent.context import Context
+
+
+def expand_neighbors(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Seeds = the top paper of ranking A plus the verifier's evidence papers; ranking B from
     their neighbours; A/B fusion. `ranking` is the fused list at the length the benchmarks
     score (`relate.reader_top`, or more when more papers are read); the reader gets its top

@@ -4,6 +4,7 @@ hits reranked into the pool."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from agent.runtime.resources import index_for, reranker_for
 from agent.state import State
@@ -12,10 +13,15 @@ from tools.base import Hit
 from tools.retrieval.fusion import merge_pool
 from tools.retrieval.retrieve import rerank_budget, rerank_pin_pool, search_subquery
 
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from agent.context import Context
+
 SEARCH_PAPERS_KEPT = 50  # papers of each subquery's fused ranking kept in the state (progress, traces)
 
 
-def search(state: State, runtime) -> dict:
+def search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Each new subquery over the three indexes, fused by RRF, with one PRF pass (steps 2-3)."""
     idx = index_for(runtime.context)
     t = time.perf_counter()
@@ -35,7 +41,7 @@ def search(state: State, runtime) -> dict:
     return {"retrieved": retrieved, "usage": {"seconds_search": time.perf_counter() - t}}
 
 
-def rerank(state: State, runtime) -> dict:
+def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Each subquery's hits reranked with the top 20 pinned; its top 20 into the pool (step 4-5)."""
     ctx = runtime.context
     idx = index_for(ctx)

@@ -3,6 +3,8 @@ the question's content terms."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from agent import prompts
 from agent.llm.schemas import Verification
 from agent.methods.rra.read import question_chunk_scores, sentences_to_read
@@ -18,13 +20,18 @@ from agent.state import State
 from tools.base import Hit
 from tools.retrieval.fusion import by_paper
 
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
+    from agent.context import Context
+
 
 def verify_listing(pool: dict[str, Hit], n_papers: int, n_chunks: int) -> list[tuple[str, list[Hit]]]:
     """The pool's top papers by best chunk, each with its n best chunks: what the verifier sees."""
     return [(pid, hits[:n_chunks]) for pid, hits in list(by_paper(pool.values()).items())[:n_papers]]
 
 
-def verify_prompt(state: State, runtime) -> str:
+def verify_prompt(state: State, runtime: Runtime[Context]) -> str:
     ctx = runtime.context
     idx = index_for(ctx)
     listing = []
@@ -36,7 +43,7 @@ def verify_prompt(state: State, runtime) -> str:
     return prompts.render("verify", question=state["question"], n_papers=len(papers), papers="\n\n".join(listing))
 
 
-def verify(state: State, runtime) -> dict:
+def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """The LLM names the evidence papers, says whether they suffice and what is missing (step 6)."""
     if not state.get("new_subqueries"):
         return {}  # nothing new was searched: the previous verdict stands (the router ends the loop)
@@ -66,7 +73,7 @@ def verify(state: State, runtime) -> dict:
     return {"verdict": verdict, "evidence_papers": verdict["evidence_papers"], "usage": usage, "errors": errors}
 
 
-def coverage_verdict(state: State, runtime) -> dict:
+def coverage_verdict(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """The LLM-free verdict of `verify_without_llm` "coverage": sufficient when each content term
     of the question (an aspect, `coverage_aspects`) occurs, as a Snowball stem, in the sentences
     the reader would be shown of the pool's top `read_papers` papers (`sentences_to_read`);
