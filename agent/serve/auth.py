@@ -5,6 +5,12 @@ The keys file (`LITLOOP_SERVE__KEYS_FILE`, agent/serve/keys.py) is a JSON object
 without a known key (`Authorization: Bearer KEY`, or `x-api-key: KEY`) is refused with 401. Every
 thread, run and assistant a user creates is stamped with `owner` = that user, and every read,
 search, update and run is filtered on it, so a user can neither see nor continue another's thread.
+
+A thread's owner is also claimed beside its checkpoints (agent/serve/owners.py) when the thread
+is created, before the server acknowledges it, and every create, read, update, run and copy of a
+thread id is checked against that record: the runtime's own records (and the metadata stamp)
+can be lost to a `kill -9` and are not shared by a second server on the same database, the
+record beside the checkpoints is both.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ async def admitted_to_the_queue(*, ctx: Auth.types.AuthContext, value: Any) -> d
     """A new run takes a place in the bounded queue (agent/serve/queue.py) or is refused with 429."""
     from agent.serve.queue import admit, max_queue, server_runs
 
+    await check_thread_owner(ctx, value)
     runs = await server_runs()
     wait = admit(str(value.get("run_id")), runs)
     if wait is not None:
@@ -46,6 +53,31 @@ async def admitted_to_the_queue(*, ctx: Auth.types.AuthContext, value: Any) -> d
             headers={"Retry-After": str(wait)},
         )
     return await owned_by_the_user(ctx, value)
+
+
+@auth.on.threads
+async def thread_of_the_user(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] | None:
+    """A thread's owner checked against the record beside the checkpoints, then the metadata
+    stamp and filter every resource gets."""
+    await check_thread_owner(ctx, value)
+    return await owned_by_the_user(ctx, value)
+
+
+async def check_thread_owner(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Creating a thread claims its id for the user (another's id: 409, as an existing thread);
+    any other use of a thread id another user claimed is 404, as a thread that is not there."""
+    if not os.environ.get(KEYS_ENV) or not isinstance(value, dict) or not value.get("thread_id"):
+        return
+    from agent.serve import owners
+
+    thread_id, user = str(value["thread_id"]), ctx.user.identity
+    if ctx.resource == "threads" and ctx.action == "create":
+        if await owners.claim(thread_id, user) != user:
+            raise Auth.exceptions.HTTPException(status_code=409, detail=f"Thread with ID {thread_id} already exists")
+        return
+    owner = await owners.owner_of(thread_id)
+    if owner is not None and owner != user:
+        raise Auth.exceptions.HTTPException(status_code=404, detail=f"Thread with ID {thread_id} not found")
 
 
 @auth.on

@@ -341,3 +341,66 @@ def test_a_postgres_that_does_not_answer_stops_litloop_serve_with_the_reason(ser
     assert result.exit_code != 0
     assert "LITLOOP_CHECKPOINT__URL" in said and "no connection to Postgres" in said, said
     assert "s3cret" not in said and "litloop:***@" in said
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_thread_stays_its_owners_after_a_kill_9_and_on_a_second_server(serve_index, tmp_path, backend, request):
+    """The owner of a thread is kept beside its checkpoints, not only in the runtime's records: a
+    `kill -9` right after the answer (before the runtime writes its files) and a restart, then
+    another user creating a thread with the same id, is refused and reads nothing of it; with
+    Postgres, the same on a second server over the same database."""
+    import json
+
+    import httpx
+    from langgraph_sdk import get_sync_client
+
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"key-alice": "alice", "key-bob": "bob"}))
+
+    def clients(url: str) -> tuple:
+        return tuple(get_sync_client(url=url, headers={"Authorization": f"Bearer key-{u}"}) for u in ("alice", "bob"))
+
+    def bob_gets_nothing(bob, tid: str) -> None:
+        with pytest.raises(httpx.HTTPStatusError) as taken:
+            bob.threads.create(thread_id=tid)
+        assert taken.value.response.status_code == 409
+        for read in (bob.threads.get, bob.threads.get_state, bob.threads.get_history):
+            with pytest.raises(httpx.HTTPStatusError) as seen:
+                read(tid)
+            assert seen.value.response.status_code == 404
+        with pytest.raises(httpx.HTTPStatusError):
+            bob.runs.wait(tid, "litloop", input={"question": "What did the last user ask?"})
+
+    with OpenAIStub() as stub:
+        env = server_env(tmp_path / "data", stub, LITLOOP_SERVE__KEYS_FILE=str(keys), **backend_env(backend, request))
+        proc, url = start_server(serve_index, env, tmp_path / "server.log")
+        alice, bob = clients(url)
+        tid = alice.threads.create()["thread_id"]
+        values = alice.runs.wait(tid, "litloop", input={"question": QUESTION})
+        assert "95.7" in values["answer"]["text"]
+        proc.kill()  # SIGKILL within a second of the answer: the runtime's files may not have it
+        proc.wait()
+        # make the loss certain: the runtime's own records gone, as a crash before their flush
+        # leaves them (the checkpoints and the ownership record stay where they are kept)
+        import shutil
+
+        shutil.rmtree(tmp_path / "data" / "serve" / ".langgraph_api")
+        proc, url = start_server(serve_index, env, tmp_path / "server.log")
+        others = []
+        try:
+            alice, bob = clients(url)
+            bob_gets_nothing(bob, tid)
+            # alice may take her own id up again (what the runtime lost of the thread, its record
+            # and state view, is not rebuilt yet: its checkpoints are still in the store)
+            assert alice.threads.create(thread_id=tid, if_exists="do_nothing")["thread_id"] == tid
+            assert checkpointed_threads(env)[tid] >= 1
+            if backend == "postgres":  # a second server on the same database
+                other, other_url = start_server(
+                    serve_index, {**env, "LITLOOP_DATA_DIR": str(tmp_path / "data-b")}, tmp_path / "server-b.log"
+                )
+                others.append(other)
+                _, bob_b = clients(other_url)
+                bob_gets_nothing(bob_b, tid)
+        finally:
+            for p in (proc, *others):
+                stop(p)
