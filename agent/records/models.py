@@ -168,7 +168,8 @@ class AttributionOut(_Record):
 
     claims: list[Claim] = Field(description="The checked claims, each with its citation numbers and sentences.")
     citations: list[dict[str, Any]] = Field(
-        description="Citation n: the cited chunk (chunk_id, paper_id, kind), its locator, the quote and its sentences."
+        description="Citation n: the cited chunk (chunk_id, paper_id, title, kind, chunk_text), its locator, "
+        "the quote and its sentences."
     )
     rejected_claims: list[RejectedClaim] = Field(description="Claims dropped by the support check, with the reason.")
     fallback: str = Field(description="Why the answer quotes the papers instead of stating claims, when it does.")

@@ -100,7 +100,10 @@ def attribution(answer: dict[str, Any]) -> dict[str, Any]:
     citations with their quotes and locators, the claims the support check dropped and why, and
     whether the answer fell back to quoting the papers."""
     citations = [
-        {k: c.get(k) for k in ("n", "chunk_id", "paper_id", "title", "kind", "locator", "quote", "sentences")}
+        {
+            k: c.get(k)
+            for k in ("n", "chunk_id", "paper_id", "title", "kind", "locator", "quote", "sentences", "chunk_text")
+        }
         for c in answer.get("citations", [])
     ]
     return {

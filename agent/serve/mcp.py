@@ -85,14 +85,19 @@ def fields_as_data(record: M) -> M:
 
 
 def answer_as_data(record: AskOut) -> AskOut:
-    """An answer with its citations' paper titles withheld where they address their reader (the
-    claims and quotes passed the gate when the answer was written)."""
+    """An answer with its citations' chunk texts and paper titles withheld where they address
+    their reader (the claims and quotes passed the gate when the answer was written)."""
+    from agent.reading.evidence import withheld_text
     from agent.reading.injection import shown_field
 
-    citations = [
-        {**c, "title": shown_field(c["title"], "title")} if isinstance(c.get("title"), str) else c
-        for c in record.attribution.citations
-    ]
+    citations = []
+    for c in record.attribution.citations:
+        shown = dict(c)
+        if isinstance(c.get("title"), str):
+            shown["title"] = shown_field(c["title"], "title")
+        if isinstance(c.get("chunk_text"), str):
+            shown["chunk_text"] = withheld_text(c["chunk_text"], c.get("kind") or "text")
+        citations.append(shown)
     return record.model_copy(update={"attribution": record.attribution.model_copy(update={"citations": citations})})
 
 
