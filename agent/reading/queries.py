@@ -38,14 +38,14 @@ def unknown_paper_message(idx, paper_id: str) -> str:
     return message + (f"; did you mean {', '.join(like)}?" if like else "")
 
 
-def chunk_record(chunk, score: float | None = None) -> ChunkOut:
+def chunk_record(chunk: Any) -> ChunkOut:
     """A chunk (a `Chunk` or a `Passage`: its score and source too) as the records carry it."""
     return ChunkOut(
         chunk_id=chunk.chunk_id,
         kind=chunk.kind,
         text=chunk.text,
         locator=chunk.locator.to_dict(),
-        score=getattr(chunk, "score", score) if score is None else score,
+        score=getattr(chunk, "score", None),
         source=getattr(chunk, "source", None) or None,
     )
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 TABLE = "litloop_thread_owners"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {TABLE} (thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL)"
+_made: set[str] = set()  # the stores this process has made the table in: once each, not per request
 
 
 def _where() -> tuple[str, str]:
@@ -37,7 +39,7 @@ async def claim(thread_id: str, user: str) -> str:
         import psycopg
 
         async with await psycopg.AsyncConnection.connect(where, autocommit=True) as conn:
-            await conn.execute(_SCHEMA)
+            await _make_table(conn, where)
             await conn.execute(
                 f"INSERT INTO {TABLE} (thread_id, owner) VALUES (%s, %s) ON CONFLICT (thread_id) DO NOTHING",
                 (thread_id, user),
@@ -54,16 +56,26 @@ async def owner_of(thread_id: str) -> str | None:
         import psycopg
 
         async with await psycopg.AsyncConnection.connect(where, autocommit=True) as conn:
-            await conn.execute(_SCHEMA)
+            await _make_table(conn, where)
             row = await (await conn.execute(f"SELECT owner FROM {TABLE} WHERE thread_id = %s", (thread_id,))).fetchone()
         return str(row[0]) if row else None
     return await asyncio.to_thread(_sqlite_owner, Path(where), thread_id)
 
 
+async def _make_table(conn: Any, where: str) -> None:
+    if where not in _made:
+        await conn.execute(_SCHEMA)
+        _made.add(where)
+
+
 def _sqlite(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    new = str(path) not in _made
+    if new:
+        path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=30)
-    conn.execute(_SCHEMA)
+    if new:
+        conn.execute(_SCHEMA)
+        _made.add(str(path))
     return conn
 
 

@@ -8,7 +8,7 @@ each turned into a paper ranking (a paper ranks by its best chunk), fused by RRF
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -26,15 +26,6 @@ class PaperHit:
     title: str
     score: float
     chunk: Passage  # the evidence chunk that put the paper here
-
-    def to_dict(self) -> dict[str, Any]:
-        c = self.chunk
-        return {
-            "paper_id": self.paper_id,
-            "title": self.title,
-            "score": self.score,
-            "chunk": {"chunk_id": c.chunk_id, "kind": c.kind, "text": c.text, "locator": c.locator.to_dict()},
-        }
 
 
 def best_chunk_in_paper(index: Index, paper_id: str, chunk_scores: np.ndarray) -> Passage:
