@@ -47,7 +47,7 @@ class Listing:
 def listing(idx, view: View, what: str) -> Listing:
     """The `cites` or `refs` record of `what` (through agent/reading/queries.py) with its rows. An unknown
     paper or work is a `CannotFollow` with the queries' message."""
-    from agent.reading.queries import UnknownPaper, cites_record, refs_record
+    from agent.api.papers import UnknownPaper, cites_record, refs_record
 
     try:
         record = (cites_record(idx, what) if view == "cites" else refs_record(idx, what)).model_dump()
@@ -117,7 +117,7 @@ def open_index(index: str | None, corpora: list[str] | None, preset: str | None 
     its index folder, else LITLOOP_INDEX or the demo index. A missing or unreadable one is a
     `CannotFollow` naming it."""
     from agent.api import make_run_context
-    from agent.runtime.resources import index_for
+    from agent.api.papers import index_for
     from tools.index.layout import IndexProblem
 
     try:

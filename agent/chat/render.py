@@ -66,7 +66,7 @@ def answer_markdown(answer: dict[str, Any]) -> str:
     """The answer's text as the web chat shows it: an overview's theme lines (`theme_heading`, as
     the answer wrote them) set as headings above their papers' lines, a blank line before each so
     the papers read as that theme's list."""
-    from agent.answer.overview import theme_heading
+    from agent.api import theme_heading
 
     text = str(answer.get("text") or "")
     heads = {theme_heading(n, t) for n, t in enumerate(answer.get("themes") or [], 1)}

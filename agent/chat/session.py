@@ -121,7 +121,7 @@ class ChatStore:
         """The agent's graph (same nodes and edges) compiled with this store's checkpointer."""
         with self._lock:
             if self._graph is None:
-                from agent.graph import build_graph
+                from agent.api import build_graph
 
                 self._graph = build_graph(checkpointer=self.checkpointer)
             return self._graph

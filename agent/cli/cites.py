@@ -36,7 +36,7 @@ def cites(
     as_json: JsonOpt = False,
 ) -> None:
     """Who cites a work: each citing paper with the sentences that cite it (page, section, intent)."""
-    from agent.reading.queries import cites_record
+    from agent.api.papers import cites_record
 
     with using_index(index, corpus) as idx:
         record = cites_record(idx, work)
@@ -59,7 +59,7 @@ def refs(
 ) -> None:
     """What a paper cites: each reference (a paper of the index or a work outside it) with the
     sentences that cite it."""
-    from agent.reading.queries import refs_record
+    from agent.api.papers import refs_record
 
     with using_index(index, corpus) as idx:
         record = refs_record(idx, paper_id)

@@ -38,8 +38,8 @@ def settings_for(index: Path | None = None) -> Settings:
 def using_index(index: Path | None, corpus: list[str] | None = None) -> Iterator:
     """`open_index_or_demo`'s index for one command, closed whatever happens; a bad value met while using it
     (a malformed id or query option) is a one-line error like the problems `reports_problems` maps, and a
-    paper id the index does not hold (`agent.reading.queries.UnknownPaper`) exits with status 2, as a usage error."""
-    from agent.reading.queries import UnknownPaper
+    paper id the index does not hold (`agent.api.papers.UnknownPaper`) exits with status 2, as a usage error."""
+    from agent.api.papers import UnknownPaper
 
     idx = open_index_or_demo(index, corpus)
     try:
@@ -297,7 +297,7 @@ def index_show(
     as_json: JsonOpt = False,
 ) -> None:
     """What the index holds for one paper: its record and its chunks in order (kind, locator, text)."""
-    from agent.reading.queries import paper_record
+    from agent.api.papers import paper_record
 
     with using_index(index, corpus) as idx:
         paper, chunks, record = paper_record(idx, paper_id)

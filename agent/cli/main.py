@@ -59,7 +59,7 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Top papers for a query, each with its best evidence chunk and locator."""
-    from agent.reading.queries import search_record
+    from agent.api.papers import search_record
     from tools.index.search import RETRIEVERS
 
     if retriever not in RETRIEVERS:
@@ -99,7 +99,7 @@ def retrieve(
 ) -> None:
     """Retrieve and Relate without an LLM: ranking A, ranking B or their fusion, with the chunks
     (or neighbour links) that put each paper there."""
-    from agent.reading.queries import retrieve_record
+    from agent.api.papers import retrieve_record
     from tools.retrieval.pipeline import STAGES
 
     if stage not in STAGES:
@@ -228,7 +228,7 @@ def prompt_render(
 ) -> None:
     """Print the exact prompt a node would send for a question, without calling any model
     (verify, read_paper and synthesize use LLM-free retrieval to fill in the evidence)."""
-    from agent.cli.prompt import render_prompt
+    from agent.api.prompt import render_prompt
 
     try:
         text = render_prompt(

@@ -16,8 +16,8 @@ import functools
 from dataclasses import MISSING, field, fields, make_dataclass
 from typing import Any, get_type_hints
 
+from agent.api import build_graph
 from agent.context import Context, load_preset, make_context
-from agent.graph import build_graph
 
 
 def served_preset() -> str:

@@ -1,4 +1,6 @@
-"""`ask()`: one question through the graph, for the CLI, the chats and notebooks."""
+"""The core as the interfaces see it: `ask()` runs one question through the graph (for the CLI,
+the chats, the server and notebooks); `agent.api.papers` gives the records of papers and the
+paper-text gate; `agent.api.prompt` renders the prompts a node would send."""
 
 from __future__ import annotations
 
@@ -37,6 +39,21 @@ def default_preset() -> str:
     if backend_of(llm) != "local":
         return "paper"
     return cpu_preset(llm.local_threads or os.cpu_count() or 1)
+
+
+def build_graph(checkpointer=None, context_schema: type[Context] = Context):
+    """The agent's graph compiled with `checkpointer` (the chats' and the server's stores), its
+    served context schema `context_schema` (agent/serve/graph.py); see `agent.graph`."""
+    from agent.graph import build_graph as compiled
+
+    return compiled(checkpointer=checkpointer, context_schema=context_schema)
+
+
+def theme_heading(n: int, theme: dict[str, Any]) -> str:
+    """The line that opens theme `n` (from 1) of an overview answer, as the answer wrote it."""
+    from agent.answer.overview import theme_heading as heading
+
+    return heading(n, theme)
 
 
 def make_run_context(preset: str | None = None, **overrides: Any) -> Context:

@@ -1,4 +1,4 @@
-"""`litloop prompt render`: the exact messages a node would send, without calling any model.
+"""The exact messages a node would send, without calling any model (`litloop prompt render`).
 
 The evidence in verify, read_paper and synthesize prompts comes from LLM-free retrieval of the
 question itself (what the first round would find if the decomposition returned the question).
