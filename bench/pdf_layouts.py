@@ -51,29 +51,31 @@ def sha256(path: Path) -> str:
 
 
 def fetch(papers: Sequence[dict[str, Any]], out: Path) -> list[str]:
-    """Each paper's PDF into `out/<id>.pdf` from its Debian package; the problems, one per paper."""
+    """Each paper's PDF into `out/<id>.pdf` from its Debian package, each package downloaded and
+    unpacked once however many PDFs it holds; the problems, one per paper."""
     out.mkdir(parents=True, exist_ok=True)
-    problems = []
+    problems: list[str] = []
+    wanted: dict[str, list[dict[str, Any]]] = {}
     for p in papers:
         target = out / f"{p['id']}.pdf"
-        if target.exists() and sha256(target) == p["sha256"]:
-            continue
+        if not (target.exists() and sha256(target) == p["sha256"]):
+            wanted.setdefault(f"{p['package']}={p['version']}", []).append(p)
+    for spec, group in wanted.items():
         with tempfile.TemporaryDirectory() as tmp:
-            spec = f"{p['package']}={p['version']}"
             got = subprocess.run(["apt-get", "download", spec], cwd=tmp, capture_output=True, text=True)
             debs = list(Path(tmp).glob("*.deb"))
             if got.returncode != 0 or not debs:
-                problems.append(f"{p['id']}: apt-get download {spec} failed: {got.stderr.strip()[-200:]}")
+                problems += [f"{p['id']}: apt-get download {spec} failed: {got.stderr.strip()[-200:]}" for p in group]
                 continue
             subprocess.run(["dpkg", "-x", str(debs[0]), str(Path(tmp) / "x")], check=True)
-            pdf = Path(tmp) / "x" / p["path"]
-            if not pdf.exists():
-                problems.append(f"{p['id']}: {p['path']} is not in {debs[0].name}")
-                continue
-            if sha256(pdf) != p["sha256"]:
-                problems.append(f"{p['id']}: {p['path']} has another sha256 than the one counted")
-                continue
-            shutil.copyfile(pdf, target)
+            for p in group:
+                pdf = Path(tmp) / "x" / p["path"]
+                if not pdf.exists():
+                    problems.append(f"{p['id']}: {p['path']} is not in {debs[0].name}")
+                elif sha256(pdf) != p["sha256"]:
+                    problems.append(f"{p['id']}: {p['path']} has another sha256 than the one counted")
+                else:
+                    shutil.copyfile(pdf, out / f"{p['id']}.pdf")
     return problems
 
 
