@@ -288,6 +288,10 @@ class TextAccount:
     """A PDF's words against what its build kept, per page."""
 
     pages: tuple[PageShare, ...]
+    against: str = "the reader's own words"  # what the pages' words are: the plain text layer, where it could be read
+    put_back: int = 0  # paragraphs the text floor put back from the plain layer (tools/ingest/pdf/floor.py)
+    put_back_words: int = 0
+    dropped: tuple[tuple[str, int], ...] = ()  # (reason, words) the build left out on purpose
 
     @property
     def words(self) -> int:
@@ -307,7 +311,7 @@ class TextAccount:
             return None
         pages = ", ".join(f"p. {p.page} kept {p.share:.2f}" for p in lost)
         return (
-            f"{where}: the PDF reader kept {self.share:.2f} of the paper's text"
+            f"{where}: the PDF reader kept {self.share:.2f} of the paper's text (against {self.against})"
             + (f" ({pages})" if lost else "")
             + "; the rest is in no chunk, so it cannot be found or cited. `litloop index show` prints what was "
             "kept; please report the file if its layout should be read"
@@ -318,6 +322,10 @@ class TextAccount:
             "share": round(self.share, 4),
             "words": self.words,
             "lost_pages": [p.page for p in self.lost_pages()],
+            "against": self.against,
+            "put_back": self.put_back,
+            "put_back_words": self.put_back_words,
+            "dropped": dict(self.dropped),
         }
 
 

@@ -161,13 +161,11 @@ def test_index_show_over_several_corpora_takes_namespaced_ids(graph_index, monke
     assert "in corpora one, two" in message and "did you mean one:crf, two:crf?" in message
 
 
-def test_a_pdf_build_that_loses_a_page_says_so_and_the_index_keeps_the_note(tmp_path, monkeypatch):
-    # a reader fault injected: every block of page 3 of a demo PDF goes missing; the accounting
-    # of each page's words (what the reader read against what reached the document) reports it
+def _lose_page_3(monkeypatch) -> None:
+    """A reader fault: every block of page 3 of a PDF goes missing."""
     import dataclasses
 
     import tools.ingest.pdf as pdf
-    from tests.conftest import DEMO_PDFS
 
     real = pdf.build_document
 
@@ -176,6 +174,33 @@ def test_a_pdf_build_that_loses_a_page_says_so_and_the_index_keeps_the_note(tmp_
         return dataclasses.replace(doc, blocks=tuple(b for b in doc.blocks if b.page != 3))
 
     monkeypatch.setattr(pdf, "build_document", losing_page_3)
+
+
+def test_a_page_the_reader_loses_is_put_back_from_the_plain_text_layer(tmp_path, monkeypatch):
+    # the reader fault of the test below, with the text floor at work: page 3's paragraphs come
+    # back from pypdfium2's text of the page, so they can be found and cited, and nothing warns
+    from tests.conftest import DEMO_PDFS
+
+    _lose_page_3(monkeypatch)
+    (tmp_path / "in").mkdir()
+    shutil.copy(DEMO_PDFS / "N18-3011.pdf", tmp_path / "in" / "N18-3011.pdf")
+    idx = tmp_path / "idx"
+    r = runner.invoke(app, ["index", "build", str(tmp_path / "in"), "--index", str(idx)])
+    assert r.exit_code == 0, r.output
+    assert "kept" not in " ".join(r.output.split())
+    shown = json.loads(runner.invoke(app, ["index", "show", "N18-3011", "--index", str(idx), "--json"]).stdout)
+    page_3 = [c for c in shown["chunks"] if c["locator"]["page"] == 3]
+    assert len(page_3) >= 3 and sum(len(c["text"].split()) for c in page_3) > 500
+
+
+def test_a_pdf_build_that_loses_a_page_says_so_and_the_index_keeps_the_note(tmp_path, monkeypatch):
+    # the reader fault, and the text floor unable to put the page back (no run counts as a
+    # paragraph): the accounting of each page's words against the PDF's plain text layer reports it
+    import tools.ingest.pdf.floor as floor
+    from tests.conftest import DEMO_PDFS
+
+    _lose_page_3(monkeypatch)
+    monkeypatch.setattr(floor, "MIN_RUN", 10**9)
     (tmp_path / "in").mkdir()
     shutil.copy(DEMO_PDFS / "N18-3011.pdf", tmp_path / "in" / "N18-3011.pdf")
     idx = tmp_path / "idx"

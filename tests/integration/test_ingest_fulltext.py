@@ -446,9 +446,10 @@ def test_pdf_without_text_asks_for_ocr(tmp_path):
     assert str(blank) in str(err.value) and "OCR" in str(err.value)
 
 
-def _toy_paper() -> bytes:
+def _toy_paper(extra_ops: tuple[str, ...] = ()) -> bytes:
     """A one-column page in Helvetica: title, abstract, two sections, a fully ruled table
-    (one cell on two lines) and a reference list with a hanging indent."""
+    (one cell on two lines) and a reference list with a hanging indent; `extra_ops` are drawn
+    after them."""
 
     def text(x: float, y: float, size: int, font: str, s: str) -> str:
         return f"BT /{font} {size} Tf {x} {y} Td ({s}) Tj ET"
@@ -478,6 +479,7 @@ def _toy_paper() -> bytes:
         text(72, 380, 10, "F1", "Ann Author and Bob Writer. 2019. A study of toy tables. In Proceedings"),
         text(82, 368, 10, "F1", "of the Toy Conference."),
         text(72, 356, 10, "F1", "Carl Coder. 2020. Grids and rules: a survey. In ACL."),
+        *extra_ops,
     ]
     stream = "\n".join(ops).encode("latin-1")
     return _pdf_bytes(
@@ -519,6 +521,31 @@ def test_one_column_paper_with_a_ruled_table(tmp_path):
         ("A study of toy tables", 2019),
         ("Grids and rules: a survey", 2020),
     ]
+
+
+SIDEWAYS = "This note is printed sideways along the right edge of the page and the reader cannot follow it"
+
+
+def test_text_the_reader_drops_is_put_back_from_the_plain_text_layer(tmp_path):
+    """The reader leaves rotated words out; the text floor finds them in pypdfium2's plain text
+    of the page and puts them back as a paragraph of that page, and the text account is taken
+    against that layer."""
+    path = tmp_path / "sideways.pdf"
+    path.write_bytes(_toy_paper((f"BT /F1 7 Tf 0 1 -1 0 560 90 Tm ({SIDEWAYS}) Tj ET",)))
+    doc = parse_pdf(path)
+    back = [b for b in doc.blocks if "printed sideways" in b.text]
+    assert [(b.kind, b.page, b.section) for b in back] == [("text", 1, "2 Results")]
+    assert back[0].text == SIDEWAYS
+    assert doc.blocks[-1] is back[0]  # after the page's last block: it comes last in the plain layer
+    account = doc.text_account
+    assert account is not None and account.against == "the PDF's plain text layer"
+    assert account.put_back == 1 and account.put_back_words == len(SIDEWAYS.split())
+    assert account.share > 0.95 and account.problem("sideways.pdf") is None
+    # the same page without the sideways note: nothing is put back, the table's grid is not lost
+    path.write_bytes(_toy_paper())
+    plain = parse_pdf(path)
+    assert plain.text_account is not None and plain.text_account.put_back == 0
+    assert [b.text for b in plain.blocks] == [b.text for b in doc.blocks if b is not back[0]]
 
 
 def test_missing_pdf_is_an_ingest_error(tmp_path):

@@ -8,4 +8,6 @@
 #    a ligature in extraction ("speci c") repaired in every format.
 # 4: bibliographies of more templates (bracketed and "12." labels, author lists of styles that
 #    print the year last, two-entry lists), "References" set large in a regular face, CMB bold.
-INGEST_VERSION = 4
+# 5: the PDF text floor: runs of a page's plain text layer (pypdfium2) that the reader lost are
+#    put back as paragraphs of their page.
+INGEST_VERSION = 5

@@ -31,10 +31,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tools.base import Document, Dropped, TextAccount
+from tools.base import Document, Dropped
 from tools.ingest.pdf.accounting import account, dropped_running
 from tools.ingest.pdf.assemble import Assembler
 from tools.ingest.pdf.document import build_document
+from tools.ingest.pdf.floor import with_floor
 from tools.ingest.pdf.furniture import drop_line_numbers, is_running, running_lines
 from tools.ingest.pdf.layout import inside, layout_lines
 from tools.ingest.pdf.model import PageData, Parsed
@@ -77,10 +78,10 @@ def parse_pdf(path: Path, paper_id: str | None = None, metadata: dict[str, Any] 
     metadata = dict(metadata or {})
     with open_pdf(path) as pdf:
         info, pages = read_pdf(path, pdf)
-        for page in pages:
-            drop_line_numbers(page)
-        page_words = {page.number: [w.text for w in page.words] for page in pages}  # what the build must account for
         dropped: list[Dropped] = []
+        for page in pages:
+            dropped += [Dropped(page.number, n, "line number") for n in drop_line_numbers(page)]
+        page_words = {page.number: [w.text for w in page.words] for page in pages}  # the reader's own words
         first_pass = [layout_lines(page, exclude=[]) for page in pages]
         running = running_lines(pages, first_pass)
         style = document_style(pages, first_pass)
@@ -102,20 +103,31 @@ def parse_pdf(path: Path, paper_id: str | None = None, metadata: dict[str, Any] 
     parsed = Assembler(pages, style, read_outline(path)).run()
     doc = build_document(path, paper_id, metadata, info, pages, parsed)
     doc = replace(doc, dropped=(*doc.dropped, *dropped))
-    return replace(doc, text_account=_account(doc, parsed, pages, page_words))
+    extra = _kept_outside_blocks(doc, parsed, pages)
+    regions = {page.number: [r.bbox for r in page.regions] for page in pages if page.regions}
+    fallback = account(page_words, doc, {p: [t for _, t in texts] for p, texts in extra.items()})
+    # the text floor: runs the plain text layer holds and the build lost go back in (floor.py)
+    return with_floor(path, doc, extra, regions, fallback=fallback)
 
 
-def _account(doc: Document, parsed: Parsed, pages: list[PageData], page_words: dict[int, list[str]]) -> TextAccount:
-    """The build's accounting of every page's words (tools/ingest/pdf/accounting.py)."""
-    extra: dict[int, list[str]] = {}
+def _kept_outside_blocks(doc: Document, parsed: Parsed, pages: list[PageData]) -> dict[int, list[tuple[str, str]]]:
+    """Page -> the texts the build kept on it outside its blocks, as (kind, text): title and
+    authors, abstract lines (a paragraph's lines on one page joined, hyphens undone), tables'
+    and figures' regions, bibliography lines."""
+    extra: dict[int, list[tuple[str, str]]] = {}
     first = pages[0].number if pages else 1
-    extra.setdefault(first, []).extend([doc.paper.title, " ".join(doc.paper.authors), doc.paper.venue or ""])
+    extra.setdefault(first, []).extend(
+        ("other", t) for t in (doc.paper.title, " ".join(doc.paper.authors), doc.paper.venue or "")
+    )
     for para in parsed.abstract:
+        by_page: dict[int, list[str]] = {}
         for ln in para.lines:
-            extra.setdefault(ln.page, []).append(ln.text)
+            by_page.setdefault(ln.page, []).append(ln.text)
+        for page_no, lines in by_page.items():
+            extra.setdefault(page_no, []).append(("abstract", dehyphenate("\n".join(lines))))
     for page in pages:
         for r in page.regions:
-            extra.setdefault(page.number, []).append(r.text)
+            extra.setdefault(page.number, []).append(("other", r.text))
     for (_, _, text), page_no in zip(parsed.references, parsed.reference_pages, strict=True):
-        extra.setdefault(page_no, []).append(text)  # in the bibliography
-    return account(page_words, doc, extra)
+        extra.setdefault(page_no, []).append(("bibliography", text))
+    return extra

@@ -17,9 +17,9 @@ _MARGIN = 0.08  # running heads and feet sit in the top and bottom 8 % of the pa
 _REPEATS = 3  # ... and recur on this many pages at least
 
 
-def drop_line_numbers(page: PageData) -> None:
+def drop_line_numbers(page: PageData) -> list[str]:
     """Remove the page's line numbers: digit-only words stacked at one x, counting up by one
-    from line to line (a review copy's margin numbering)."""
+    from line to line (a review copy's margin numbering). Returns them, in their order."""
     numbers = [w for w in page.words if _NUMBER.fullmatch(w.text)]
     columns: dict[tuple[str, int], list] = {}
     for w in numbers:  # numbers aligned on their right edge (the usual) or their left
@@ -27,7 +27,7 @@ def drop_line_numbers(page: PageData) -> None:
         columns.setdefault(("x0", round(w.x0 / 4)), []).append(w)
     text = [w for w in page.words if not _NUMBER.fullmatch(w.text)]
     if not text:
-        return
+        return []
     lefts, rights = sorted(w.x0 for w in text), sorted(w.x1 for w in text)
     left, right = lefts[len(lefts) // 10], rights[-(len(rights) // 10) - 1]
     drop: set[int] = set()
@@ -41,8 +41,10 @@ def drop_line_numbers(page: PageData) -> None:
         counting = sum(b - a == 1 for a, b in itertools.pairwise(values))
         if counting >= 0.8 * (len(values) - 1):
             drop.update(id(w) for w in stack)
+    gone = [w.text for w in page.words if id(w) in drop]
     if drop:
         page.words = [w for w in page.words if id(w) not in drop]
+    return gone
 
 
 def running_lines(pages: list[PageData], lines_per_page: list[list[Line]]) -> set[str]:
