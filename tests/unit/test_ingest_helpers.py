@@ -246,7 +246,7 @@ def test_numbered_entries_split_at_the_next_label_even_when_indented():
         ("1. Zubarev D. N., Nonequilibrium Statistical Thermodynamics, Consultants Bureau, 1974.", ("D. N. Zubarev",)),
         (
             "Lassen, S. R., Steele, M. M., & Sailor, W. (2006). The relationship of support.",
-            ("S. R. Lassen", "M. M. Steele", "W Sailor"),
+            ("S. R. Lassen", "M. M. Steele", "W. Sailor"),
         ),
         ("Iz Beltagy, Kyle Lo, and Arman Cohan. 2019. SciBERT. In EMNLP.", ("Iz Beltagy", "Kyle Lo", "Arman Cohan")),
     ],

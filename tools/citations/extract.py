@@ -56,6 +56,7 @@ def paper_contexts(doc: Document, chunks: Sequence[Chunk]) -> list[Context]:
 
 
 def _found_hits(chunks: Sequence[Chunk], linker: Linker) -> Iterator[_Hit]:
+    linker.prepare([c.text for c in chunks if c.kind in CITING_KINDS])
     for n, chunk in enumerate(chunks):
         if chunk.kind in CITING_KINDS:
             for f in linker.find(chunk.text):

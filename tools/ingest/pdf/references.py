@@ -88,8 +88,12 @@ def parse_reference(raw: str) -> BibEntry:
 
 def _authors_before(head: str) -> tuple[str, ...]:
     """'A. Author, B. Author, and C. Author.' (what precedes an ACL-style year) -> the names."""
-    head = re.sub(r"^\[\d{1,3}\]\s*", "", head).strip().rstrip(".,")
+    head = re.sub(r"^(?:\[\d{1,3}\]|\d{1,3}[.)])\s*", "", head).strip().rstrip(",")  # '[3]', '3.', '3)'
+    if not re.search(r"\b[A-Z]\.$", head):  # 'Sailor, W.' keeps its initial's full stop
+        head = head.rstrip(".,")
     names = [n.strip() for n in re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", head)]
+    # 'Zeileis A, Hornik K' (JSS, Vancouver): initials without full stops after the surname
+    names = [_initials_first(n) for n in names]
     # 'Lassen, S. R., Steele, M. M.' (APA): initials after their surname belong to it
     joined: list[str] = []
     for n in names:
@@ -98,6 +102,18 @@ def _authors_before(head: str) -> tuple[str, ...]:
         else:
             joined.append(n)
     return tuple(n for n in joined if len(n) >= 2 and not n.lower().startswith("et al"))
+
+
+_SURNAME_INITIALS = re.compile(
+    r"^(?P<s>[A-Z][\w'’\-]+(?:\s+[a-z]{1,3}\s+[A-Z][\w'’\-]+)?)\s+(?P<i>[A-Z]{1,3}|(?:[A-Z]\.\s?(?:-?[A-Z]\.\s?)*))$"
+)
+
+
+def _initials_first(name: str) -> str:
+    """'Zeileis A' -> 'A Zeileis', 'van de Wiel MA' stays whole: the surname last, as in-text
+    matching expects."""
+    m = _SURNAME_INITIALS.match(name)
+    return f"{m.group('i').strip()} {m.group('s')}" if m else name
 
 
 # 'Zubarev D. N., Bussmann-Holder A., ' (surname, then initials): a list of such names opens the entry
