@@ -110,7 +110,9 @@ _NOT_CITING = frozenset(
     ]
 )
 # an entry's label: '[12]', '12.' or '12)' opening it
-_LABEL = re.compile(r"^\s*(?:\[(\d{1,3})\]|(\d{1,3})[.)](?=\s))")
+_LABEL = re.compile(
+    r"^\s*(?:\[(\d{1,3})\]|(\d{1,3})[.)](?=\s)|(\d{1,3})(?=(?:[A-ZÀ-Þ]\.\s?)+[A-ZÀ-Þ]|[A-ZÀ-Þ][a-zà-ÿ]+,))"
+)
 # a year with a letter in a raw entry: 'Hamilton et al. 2017a.' -> '2017a'
 _RAW_YEAR = re.compile(rf"(?<![\d])({_YEAR})([a-z])?(?![\w])")
 # a numeric range longer than this is not a citation group ("[1-2000]")
@@ -149,7 +151,7 @@ def _names_of(entry: BibEntry) -> tuple[str, ...]:
         return entry.authors
     m = _RAW_YEAR.search(entry.raw)
     head = entry.raw[: m.start()] if m else ""
-    head = re.sub(r"^\s*(?:\[\d{1,3}\]|\d{1,3}[.)])\s*", "", head).strip().rstrip(".,(")
+    head = re.sub(r"^\s*(?:\[\d{1,3}\]|\d{1,3}[.)]\s|\d{1,3}(?=[A-ZÀ-Þ]))\s*", "", head).strip().rstrip(".,(")
     return tuple(n.strip() for n in re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", head) if len(n.strip()) >= 2)
 
 
@@ -183,7 +185,7 @@ class Linker:
         for b in bibliography:
             m = _LABEL.match(b.raw)
             if m and b.key:
-                self.labels.setdefault(int(m.group(1) or m.group(2)), b.key)
+                self.labels.setdefault(int(m.group(1) or m.group(2) or m.group(3)), b.key)
         # numbered: most entries carry a label; bracketed when the labels are '[n]'
         self.numbered = len(self.labels) >= max(1, len(self.entries) // 2)
         self.bracketed = sum(bool(re.match(r"^\s*\[", b.raw)) for b in bibliography) >= len(self.labels) // 2 > 0

@@ -9,5 +9,6 @@
 # 4: bibliographies of more templates (bracketed and "12." labels, author lists of styles that
 #    print the year last, two-entry lists), "References" set large in a regular face, CMB bold.
 # 5: the PDF text floor: runs of a page's plain text layer (pypdfium2) that the reader lost are
-#    put back as paragraphs of their page.
+#    put back as paragraphs of their page; bibliographies without a heading (REVTeX), labels
+#    glued to the entry, surname-first authors; line numbers on every fifth line.
 INGEST_VERSION = 5

@@ -10,7 +10,7 @@ import re
 from tools.base import ChunkKind
 from tools.ingest.pdf.model import Line, PageData, Paragraph, Parsed, Style
 from tools.ingest.pdf.outline import Entry, outline_headings
-from tools.ingest.pdf.references import bibliography_shape, numbered_list_starts
+from tools.ingest.pdf.references import author_list_starts, bibliography_shape, numbered_list_starts
 from tools.ingest.pdf.text import CAPTION_RE, HEADING_RE, match_caption, match_heading
 
 _BULLET_RE = re.compile(r"^[•◦▪‣∙·–]\s")
@@ -20,6 +20,9 @@ _ENDED_RE = re.compile(r"(?:[.!?:]['\")\]”’]*|(?<=[^\W\d])[.!?:]\d{1,2})$")
 _ALGORITHM_RE = re.compile(r"^Algorithm \d{1,2}\b")  # an algorithm float opens with its caption
 # Lines of one display (a fraction, an aligned system) are this close, in body line pitches.
 _DISPLAY_GAP = 2.5
+
+
+_FLOAT_LABEL = re.compile(r"(?:Table|Figure|Appendix)\s+[A-Z]?\d{0,2}")
 
 
 def ends_sentence(text: str) -> bool:
@@ -61,13 +64,22 @@ class Assembler:
                 if self.mode == "front":  # a heading the outline names ends the front matter
                     self.mode = "body"
                 continue
-            if self.mode == "body" and numbered_list_starts([ln.text for ln in self.lines[i : i + 16]]):
+            if self.mode == "body" and self._unheaded_bibliography(i):
                 self._flush()
-                self.mode = "references"  # an unheaded numbered bibliography (APS)
+                self.mode = "references"
             self._add_line(i)
             i += 1
         self._flush()
         return self.out
+
+    def _unheaded_bibliography(self, i: int) -> bool:
+        """Does a bibliography without a heading start at line i: a numbered list ('[1]', or
+        REVTeX's superscript labels), or, in the second half of the paper, an alphabetical list
+        of entries that open with a surname and initials?"""
+        texts = [ln.text for ln in self.lines[i : i + 16]]
+        if numbered_list_starts(texts):
+            return True
+        return i > len(self.lines) // 2 and author_list_starts(texts)
 
     # headings
 
@@ -161,10 +173,12 @@ class Assembler:
                 return
             self.mode = "body"  # text before the first heading is the paper's, never dropped
         if self.mode == "references":
-            if not (match_caption(line.text) and self._caption_at(i)):
+            if not (match_caption(line.text) and self._caption_at(i)) and not _FLOAT_LABEL.fullmatch(line.text.strip()):
                 self._add_reference_line(line)
                 return
-            self.mode = "body"  # an appendix float after the bibliography is no entry
+            # an appendix float after the bibliography is no entry, nor a manuscript's "Table 1"
+            # or "Appendix A" alone on its line (APA puts tables and appendices after it)
+            self.mode = "body"
         if line.footnote:
             self._add_footnote_line(line)
             return
@@ -364,7 +378,17 @@ class Assembler:
     def _add_reference_line(self, line: Line) -> None:
         key = (line.page, line.seg)
         if key not in self.ref_margin:
-            peers = [ln.x0 for ln in self.lines if (ln.page, ln.seg) == key]
+            # the column's left edge: its lines, and those of segments of the same column (a
+            # segment of indented continuation lines alone must not be its own margin)
+            peers = [
+                ln.x0
+                for ln in self.lines
+                if ln.page == line.page
+                and (
+                    ln.seg == line.seg
+                    or (abs(ln.seg_x0 - line.seg_x0) < 40 and ln.seg_x0 < line.seg_x1 and line.seg_x0 < ln.seg_x1)
+                )
+            ]
             self.ref_margin[key] = min(peers)
         self.out.references.append((line.size, line.x0 - self.ref_margin[key], line.text))
         self.out.reference_pages.append(line.page)

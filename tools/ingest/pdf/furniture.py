@@ -13,13 +13,15 @@ from tools.ingest.pdf.model import Line, PageData
 
 _NUMBER = re.compile(r"\d{1,4}")
 _MIN_RUN = 10  # line numbers come in runs down a margin; ten in a column is no accident
+_MIN_FIFTHS = 6  # ... and six multiples of five, five apart, when every fifth line is numbered
 _MARGIN = 0.08  # running heads and feet sit in the top and bottom 8 % of the page
 _REPEATS = 3  # ... and recur on this many pages at least
 
 
 def drop_line_numbers(page: PageData) -> list[str]:
     """Remove the page's line numbers: digit-only words stacked at one x, counting up by one
-    from line to line (a review copy's margin numbering). Returns them, in their order."""
+    from line to line in a margin, or by five every fifth line (a review copy's numbering).
+    Returns them, in their order."""
     numbers = [w for w in page.words if _NUMBER.fullmatch(w.text)]
     columns: dict[tuple[str, int], list] = {}
     for w in numbers:  # numbers aligned on their right edge (the usual) or their left
@@ -32,14 +34,19 @@ def drop_line_numbers(page: PageData) -> list[str]:
     left, right = lefts[len(lefts) // 10], rights[-(len(rights) // 10) - 1]
     drop: set[int] = set()
     for stack in columns.values():
-        # in the margin, outside the text (a table's rank column counts up by one too)
-        outside = all(w.x1 < left - 2 for w in stack) or all(w.x0 > right + 2 for w in stack)
-        if len(stack) < _MIN_RUN or not outside:
+        if len(stack) < _MIN_FIFTHS:
             continue
         stack.sort(key=lambda w: w.top)
         values = [int(w.text) for w in stack]
-        counting = sum(b - a == 1 for a, b in itertools.pairwise(values))
-        if counting >= 0.8 * (len(values) - 1):
+        steps = list(itertools.pairwise(values))
+        # every fifth line numbered (REVTeX's review copies): multiples of five counting up by
+        # five, in a margin or in the gutter between two columns
+        fifths = all(v % 5 == 0 for v in values) and sum(b - a == 5 for a, b in steps) >= 0.8 * len(steps)
+        # every line numbered: in the margin, outside the text (a table's rank column counts up
+        # by one too)
+        outside = all(w.x1 < left - 2 for w in stack) or all(w.x0 > right + 2 for w in stack)
+        every = len(stack) >= _MIN_RUN and outside and sum(b - a == 1 for a, b in steps) >= 0.8 * len(steps)
+        if fifths or every:
             drop.update(id(w) for w in stack)
     gone = [w.text for w in page.words if id(w) in drop]
     if drop:

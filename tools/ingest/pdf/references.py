@@ -37,7 +37,7 @@ def split_references(lines: Sequence[tuple[float, str]]) -> list[str]:
         text = text.strip()
         if not text:
             continue
-        m = re.match(r"^(\d{1,3})\.\s+[A-Z]", text)
+        m = re.match(r"^(\d{1,3})\.\s+[A-Z]", text) or GLUED_LABEL_RE.match(text)
         numbered = m is not None and int(m.group(1)) == label + 1
         if not entries or numbered or _starts_reference(indent, text, entries[-1], hanging):
             entries.append([text])
@@ -86,18 +86,33 @@ def parse_reference(raw: str) -> BibEntry:
     return BibEntry(title=title, year=year, raw=raw, authors=authors, venue=venue)
 
 
+def _unlabelled(raw: str) -> str:
+    """An entry without its label: '[3] ', '3. ', '3) ' or a glued superscript '3'."""
+    raw = re.sub(r"^\s*(?:\[\d{1,3}\]|\d{1,3}[.)])\s*", "", raw)
+    g = GLUED_LABEL_RE.match(raw)
+    return raw[g.end() :] if g else raw
+
+
 def _authors_before(head: str) -> tuple[str, ...]:
     """'A. Author, B. Author, and C. Author.' (what precedes an ACL-style year) -> the names."""
-    head = re.sub(r"^(?:\[\d{1,3}\]|\d{1,3}[.)])\s*", "", head).strip().rstrip(",")  # '[3]', '3.', '3)'
+    head = _unlabelled(head).strip().rstrip(",")
     if not re.search(r"\b[A-Z]\.$", head):  # 'Sailor, W.' keeps its initial's full stop
         head = head.rstrip(".,")
     names = [n.strip() for n in re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", head)]
+    # the list ends where a title ('“...') or a journal with its volume ('Phys. Rev. 94') begins
+    end = next((k for k, n in enumerate(names) if k and re.search(r"\d|[“\"]", n)), len(names))
+    names = names[:end]
     # 'Zeileis A, Hornik K' (JSS, Vancouver): initials without full stops after the surname
     names = [_initials_first(n) for n in names]
     # 'Lassen, S. R., Steele, M. M.' (APA): initials after their surname belong to it
     joined: list[str] = []
     for n in names:
-        if joined and re.fullmatch(r"(?:[A-Z]\.?\s?(?:-?[A-Z]\.\s?)*)", n) and " " not in joined[-1].strip():
+        if (
+            joined
+            and re.fullmatch(r"(?:[A-Z]\.?\s?(?:-?[A-Z]\.\s?)*)", n)
+            and not re.search(r"\b[A-Z]\.", joined[-1])  # 'von Davier, M.': a surname with particles
+            and not re.fullmatch(r"[A-Z]{1,3}", joined[-1].split()[-1])
+        ):
             joined[-1] = f"{n} {joined[-1]}"
         else:
             joined.append(n)
@@ -125,11 +140,34 @@ _SURNAME_FIRST = re.compile(
 _AUTHORS_END = re.compile(r"(?<=[a-z\u00df-\u00ff]{2})\.\s|(?<=[a-z\u00df-\u00ff]{2}\))\.\s")
 
 
+_COMMA_PAIR = re.compile(
+    r"(?P<s>[A-ZÀ-Þ][\w'’\-]+(?:\s[A-Z][\w'’\-]+)?)(?P<g>,\s+Jr\.)?,\s+(?P<i>[A-ZÀ-Þ][a-z]?\.(?:\s?-?[A-Z][a-z]?\.)*)"
+)
+_PAIR_SEP = re.compile(r",?\s+(?:and|&)\s+|,\s+(?=[A-ZÀ-Þ][\w'’\-]+(?:,\s+Jr\.)?,\s+[A-ZÀ-Þ][a-z]?\.)")
+
+
+def _surname_comma_initials(body: str) -> tuple[str, ...]:
+    """'Birell, N. D. and Davies, P. C. W., Quantum ...' (surname, comma, initials; REVTeX's and
+    AIP's author-year styles) -> ('N. D. Birell', 'P. C. W. Davies'); () when the entry does not
+    open so."""
+    names: list[str] = []
+    pos = 0
+    while m := _COMMA_PAIR.match(body, pos):
+        names.append(f"{m.group('i')} {m.group('s')}" + (" Jr." if m.group("g") else ""))
+        sep = _PAIR_SEP.match(body, m.end())
+        if not sep:
+            break
+        pos = sep.end()
+    return tuple(names)
+
+
 def _author_block(raw: str) -> tuple[str, ...]:
     """The names of an entry whose year comes last (most styles but ACL's): 'L. Breiman.
     Statistical ...' -> ('L. Breiman',); 'Zubarev D. N., Bussmann-Holder A., Nonequilibrium ...'
     -> ('D. N. Zubarev', 'A. Bussmann-Holder'), the surname last as in-text matching expects."""
-    body = re.sub(r"^\s*(?:\[\d{1,3}\]|\d{1,3}\.)\s*", "", raw)
+    body = _unlabelled(raw)
+    if listed := _surname_comma_initials(body):
+        return listed
     m = _SURNAME_FIRST.match(body)
     if m and m.group(0).count(".") >= 1:
         names = [n.strip() for n in re.split(r",\s*|\s+and\s+", m.group(0)) if n.strip()]
@@ -143,7 +181,10 @@ def _author_block(raw: str) -> tuple[str, ...]:
     end = _AUTHORS_END.search(body)
     if end is None or end.start() > 300:
         return ()
-    return _authors_before(body[: end.start()])
+    head = body[: end.start()]
+    if re.match(r"\.\s*\d", body[end.start() :]) and "," in head:
+        head = head.rsplit(",", 1)[0]  # 'T. Blot, J. Writ. 5, 10': a journal and its volume end the list
+    return _authors_before(head)
 
 
 def _venue_after(rest: str, title: str) -> str:
@@ -219,6 +260,9 @@ def _venue_of(line: str) -> str | None:
 
 # An entry's first line: a label ("[12]", "12.", "12"), or names before a year.
 _LABEL_RE = re.compile(r"^\s*(?:\[(?P<b>\d{1,3})\]|(?P<n>\d{1,3})[.)]?)\s+\S")
+# a superscript label a PDF's text glues to the entry's first initial or surname: '34R. Ballagh,
+# ...', '7Smith, J.' (REVTeX's AIP styles)
+GLUED_LABEL_RE = re.compile(r"^\s*(?P<g>\d{1,3})(?=(?:[A-ZÀ-Þ]\.\s?)+[A-ZÀ-Þ]|[A-ZÀ-Þ][a-zà-ÿ]+,)")
 _NAME_START_RE = re.compile(
     r"^(?:[A-Z][\w'’\-]+,\s*(?:[A-Z]\.|[A-Z][a-z]+)|(?:[A-Z]\.\s?){1,3}[A-Z][\w'’\-]+|[A-Z][\w'’\-]+\s+[A-Z]{1,3}\b[,.]?"
     r"|[A-Z][a-z]+\s+(?:[A-Z]\.\s+)?[A-Z][\w'’\-]+(?:,|\.|\s+and\s+[A-Z]))"
@@ -228,9 +272,10 @@ _NAME_START_RE = re.compile(
 def entry_label(text: str) -> int | None:
     """The number an entry's first line opens with ('[12] ...', '12. ...'), else None."""
     m = _LABEL_RE.match(text)
-    if not m:
-        return None
-    return int(m.group("b") or m.group("n"))
+    if m:
+        return int(m.group("b") or m.group("n"))
+    g = GLUED_LABEL_RE.match(text)
+    return int(g.group("g")) if g else None
 
 
 def bibliography_shape(texts: Sequence[str]) -> bool:
@@ -253,10 +298,25 @@ def bibliography_shape(texts: Sequence[str]) -> bool:
     return years >= min(3, max(2, -(-len(texts) // 3))) and names >= min(2, len(texts))
 
 
+_SURNAME_OPENS = re.compile(r"^(?P<s>[A-ZÀ-Þ][\w'’\-]+(?:\s[A-Z][\w'’\-]+)?),\s+(?:[A-ZÀ-Þ]\.\s?(?:-?[A-Z]\.\s?)*)")
+
+
+def author_list_starts(texts: Sequence[str]) -> bool:
+    """Does an unheaded author-year bibliography start at texts[0] ('Feynman, R. P., Phys. Rev.
+    94, 262 (1954).' then more such entries, in alphabetical order, with years): REVTeX's
+    author-year styles print no heading."""
+    if not _SURNAME_OPENS.match(texts[0]):
+        return False
+    window = [t for t in texts[:12] if t.strip()]
+    surnames = [m.group("s").casefold() for t in window if (m := _SURNAME_OPENS.match(t))]
+    years = sum(bool(_ANY_YEAR_RE.search(t)) for t in window)
+    return len(surnames) >= 4 and years >= 4 and surnames == sorted(surnames)
+
+
 def numbered_list_starts(texts: Sequence[str]) -> bool:
     """Does an unheaded numbered bibliography start at texts[0] ('[1] A. Author, ...' then
     '[2]', '[3]' at line starts, with years): APS papers print no 'References' heading."""
-    if entry_label(texts[0]) != 1 or not texts[0].lstrip().startswith("["):
+    if entry_label(texts[0]) != 1 or not (texts[0].lstrip().startswith("[") or GLUED_LABEL_RE.match(texts[0])):
         return False
     labels = [entry_label(t) for t in texts[:16]]
     seen = [n for n in labels if n is not None]
