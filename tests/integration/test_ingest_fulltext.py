@@ -548,6 +548,74 @@ def test_text_the_reader_drops_is_put_back_from_the_plain_text_layer(tmp_path):
     assert [b.text for b in plain.blocks] == [b.text for b in doc.blocks if b is not back[0]]
 
 
+def _revtex_like() -> bytes:
+    """A REVTeX-like page written here: body at 10 pt, headings in bold a point smaller,
+    numbered roman, lettered and arabic; superscript citations glued to their word; and a
+    bibliography with no heading whose labels are superscripts glued to the first initial."""
+
+    def text(x: float, y: float, size: int, font: str, s: str) -> str:
+        return f"BT /{font} {size} Tf {x} {y} Td ({s}) Tj ET"
+
+    def cited(x: float, y: float, s: str, marks: str) -> str:  # the marks raised 4 pt right after the text
+        return f"BT /F1 10 Tf {x} {y} Td ({s}) Tj /F1 7 Tf 4 Ts ({marks}) Tj 0 Ts ET"
+
+    body = "Pens were cut from the flight feathers of geese and swans for many centuries before steel"
+    ops = [
+        text(72, 740, 14, "F2", "Quills and Nibs: A Toy Study"),
+        text(72, 700, 9, "F2", "I. INTRODUCTION"),
+        text(72, 685, 10, "F1", body),
+        cited(72, 673, "nibs replaced them in the offices of the nineteenth century, as two surveys show.", "1,2"),
+        text(72, 650, 9, "F2", "A. Feathers"),
+        text(72, 635, 10, "F1", "The best feathers came from the left wing of the bird, and they were hardened in"),
+        cited(72, 623, "hot sand before they were cut into pens with a small knife, the penknife.", "3"),
+        text(72, 600, 9, "F2", "1. Cutting"),
+        text(72, 585, 10, "F1", "A pen was cut with a slit in its point so that the ink would flow evenly down."),
+        text(72, 562, 9, "F2", "II. STEEL"),
+        text(72, 547, 10, "F1", "Steel nibs were stamped from sheet metal in great numbers in the later decades"),
+        cited(72, 535, "of the century and sold by the gross to clerks, schools and writers everywhere.", "2,4"),
+        text(72, 500, 9, "F1", "1P. Quill, J. Writ. 3, 1 (1990)."),
+        text(72, 488, 9, "F1", "2S. Nib and T. Blot, J. Writ. 5, 10 (1995)."),
+        text(72, 476, 9, "F1", "3T. Blot, Pap. Lett. 7, 3 (2001)."),
+        text(72, 464, 9, "F1", "4V. Well, Desk Stud. 1, 1 (2003)."),
+    ]
+    stream = "\n".join(ops).encode("latin-1")
+    return _pdf_bytes(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        ]
+    )
+
+
+def test_a_revtex_like_paper_roman_and_lettered_headings_superscripts_and_an_unheaded_bibliography(tmp_path):
+    from tools.citations.extract import paper_contexts
+    from tools.ingest.chunker import chunk_document
+
+    path = tmp_path / "revtex.pdf"
+    path.write_bytes(_revtex_like())
+    doc = parse_pdf(path)
+    assert [b.section for b in doc.blocks if b.kind == "text"] == [
+        "I. INTRODUCTION",
+        "I. INTRODUCTION › A. Feathers",
+        "I. INTRODUCTION › A. Feathers › 1 Cutting",
+        "II. STEEL",
+    ]
+    assert [(e.authors, e.year) for e in doc.paper.bibliography] == [
+        (("P. Quill",), 1990),
+        (("S. Nib", "T. Blot"), 1995),
+        (("T. Blot",), 2001),
+        (("V. Well",), 2003),
+    ]
+    contexts = paper_contexts(doc, chunk_document(doc))
+    assert sorted({c.key for c in contexts}) == ["b0", "b1", "b2", "b3"]
+    assert sorted(c.key for c in contexts if c.section == "II. STEEL") == ["b1", "b3"]
+
+
 def test_missing_pdf_is_an_ingest_error(tmp_path):
     with pytest.raises(IngestError, match="file not found"):
         parse_pdf(tmp_path / "nowhere.pdf")

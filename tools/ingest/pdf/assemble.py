@@ -25,6 +25,26 @@ _DISPLAY_GAP = 2.5
 _FLOAT_LABEL = re.compile(r"(?:Table|Figure|Appendix)\s+[A-Z]?\d{0,2}")
 
 
+_ROMAN = re.compile(r"^[IVX]{1,5}\.\s")
+_LETTER = re.compile(r"^[A-Z]\.\s")
+_ARABIC = re.compile(r"^\d{1,2}\.?\s")
+
+
+def _levels(levels: list[str], name: str) -> list[str]:
+    """The section path after heading `name`: in a roman-lettered scheme (REVTeX's 'II. METHOD',
+    'A. Setup', '1. Data') a lettered heading sits under the roman one before it and a numbered
+    one under the letter; any other heading (decimal numbers carry their own depth) starts a
+    path of its own."""
+    roman = bool(levels) and bool(_ROMAN.match(levels[0]))
+    if _ROMAN.match(name):
+        return [name]
+    if roman and _LETTER.match(name):
+        return [levels[0], name]
+    if roman and len(levels) >= 2 and _ARABIC.match(name):
+        return [*levels[:2], name]
+    return [name]
+
+
 def ends_sentence(text: str) -> bool:
     return _ENDED_RE.search(text.rstrip()) is not None
 
@@ -39,6 +59,7 @@ class Assembler:
         self.style = style
         self.mode = "front"  # front -> abstract -> body <-> references
         self.section: str | None = None
+        self.levels: list[str] = []  # the section path (roman, lettered, numbered headings nest)
         self.current: Paragraph | None = None
         self.out = Parsed([], [], [], [], [])
         self.ref_margin: dict[tuple[int, int], float] = {}
@@ -90,17 +111,24 @@ class Assembler:
         if i in self.outlined:
             return self.outlined[i][0]
         shape = match_heading(line.text)
-        if line.math > 0.3 or line.size < self.style.body_size - 0.6:
+        numbered = shape is not None and shape[0] is not None
+        # REVTeX sets its numbered headings ('I. INTRODUCTION', 'A. Setup') in bold a point
+        # smaller than the body
+        smallest = self.style.body_size - (1.6 if numbered and line.bold >= 0.85 else 0.6)
+        if line.math > 0.3 or line.size < smallest:
             return None
-        if line.bold < 0.85:
+        if numbered and 0.5 <= line.bold < 0.85 and shape is not None and len(shape[1].split()) <= 6:
+            pass  # '3. AMSMATH Package': a numbered heading with a word in another face
+        elif line.bold < 0.85:
             # a known name ('References') set larger than the body needs no bold (some
             # templates set their headings in a larger regular face)
             if not (shape is not None and shape[0] is None and line.size >= self.style.body_size + 0.8):
                 return None
         if self.outlined and (shape is None or shape[0] is not None):
             return None  # with an outline, only the unlisted known names ('Abstract', 'References')
-        if shape is not None and shape[0] is not None and not shape[0][0].isdigit():
-            # 'A Survey of ...' is a title; lettered headings are appendices, after the body.
+        if shape is not None and shape[0] is not None and not shape[0][0].isdigit() and not _ROMAN.match(line.text):
+            # 'A Survey of ...' is a title; lettered headings are appendices, after the body,
+            # or subsections under a roman numbered one ('II. METHOD', 'A. Setup')
             if not self.numbered_seen:
                 return None
         if shape is None:
@@ -140,7 +168,7 @@ class Assembler:
         'References' heading only when entries follow it: a subsection of the body can be
         called so)."""
         self._flush()
-        self.numbered_seen = self.numbered_seen or text[:1].isdigit()
+        self.numbered_seen = self.numbered_seen or text[:1].isdigit() or bool(re.match(r"[IVX]{1,5}\.\s", text))
         name = re.sub(r"^(\d+(?:\.\d+)*)\.(?=\s)", r"\1", text).strip()
         key = re.sub(r"^(?:\d+|[A-Z]|[IVX]+)(?:\.\d+)*\.?\s+", "", name).lower().rstrip(":.")
         if self.section is None and key == "abstract":
@@ -149,8 +177,9 @@ class Assembler:
             self.mode = "references"
         else:
             self.mode = "body"
-        self.section = name
-        self.out.sections.append((name, page))
+        self.levels = _levels(self.levels, name)
+        self.section = " › ".join(self.levels)
+        self.out.sections.append((self.section, page))
 
     def _until_heading(self, start: int, n: int) -> list[str]:
         """The texts of up to n lines from `start`, stopping at the next heading (a two-entry

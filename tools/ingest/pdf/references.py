@@ -182,8 +182,8 @@ def _author_block(raw: str) -> tuple[str, ...]:
     if end is None or end.start() > 300:
         return ()
     head = body[: end.start()]
-    if re.match(r"\.\s*\d", body[end.start() :]) and "," in head:
-        head = head.rsplit(",", 1)[0]  # 'T. Blot, J. Writ. 5, 10': a journal and its volume end the list
+    if re.match(r"\.(?:\s*[A-Z][a-z]*\.)*\s*\d", body[end.start() :]) and "," in head:
+        head = head.rsplit(",", 1)[0]  # 'T. Blot, Pap. Lett. 7, 3': a journal and its volume end the list
     return _authors_before(head)
 
 
