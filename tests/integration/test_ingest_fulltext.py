@@ -616,6 +616,52 @@ def test_a_revtex_like_paper_roman_and_lettered_headings_superscripts_and_an_unh
     assert sorted(c.key for c in contexts if c.section == "II. STEEL") == ["b1", "b3"]
 
 
+def test_run_in_subsections_the_outline_names_are_headings(tmp_path):
+    """An outline (bookmarks) names the subsections of a page where they are run into their
+    paragraphs ('1.1. Feathers. The best ...', the style of the AMS classes): each starts its
+    section, and its paragraph keeps the rest of the line."""
+
+    def text(y: float, font: str, s: str) -> str:
+        return f"BT /{font} 10 Tf 72 {y} Td ({s}) Tj ET"
+
+    ops = [
+        "BT /F2 14 Tf 72 740 Td (Quills and Nibs) Tj ET",
+        text(700, "F2", "1. Pens"),
+        text(685, "F1", "Writing was done with pens cut from feathers for a thousand years and more."),
+        text(665, "F1", "1.1. Feathers. The best feathers came from the left wing of a goose or a swan,"),
+        text(653, "F1", "and they were hardened in hot sand before they were cut with the penknife."),
+        text(633, "F1", "1.2. Steel. Steel nibs were stamped from sheet metal by the million and sold"),
+        text(621, "F1", "by the gross to the clerks of banks and offices in the later nineteenth century."),
+    ]
+    stream = "\n".join(ops).encode("latin-1")
+
+    def item(title: str, parent: int, prev: int | None, nxt: int | None, y: int) -> bytes:
+        links = (b" /Prev %d 0 R" % prev if prev else b"") + (b" /Next %d 0 R" % nxt if nxt else b"")
+        return b"<< /Title (%s) /Parent %d 0 R /Dest [3 0 R /XYZ 72 %d 0]%s >>" % (title.encode(), parent, y, links)
+
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /Outlines 7 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        b"<< /Type /Outlines /First 8 0 R /Last 8 0 R /Count 3 >>",
+        b"<< /Title (1 Pens) /Parent 7 0 R /First 9 0 R /Last 10 0 R /Count 2 /Dest [3 0 R /XYZ 72 710 0] >>",
+        item("1.1 Feathers", 8, None, 10, 675),
+        item("1.2 Steel", 8, 9, None, 643),
+    ]
+    path = tmp_path / "runin.pdf"
+    path.write_bytes(_pdf_bytes(objects))
+    doc = parse_pdf(path)
+    assert [(b.section, b.text.split()[:3]) for b in doc.blocks] == [
+        ("1 Pens", ["Writing", "was", "done"]),
+        ("1.1 Feathers", ["The", "best", "feathers"]),
+        ("1.2 Steel", ["Steel", "nibs", "were"]),
+    ]
+
+
 def test_missing_pdf_is_an_ingest_error(tmp_path):
     with pytest.raises(IngestError, match="file not found"):
         parse_pdf(tmp_path / "nowhere.pdf")

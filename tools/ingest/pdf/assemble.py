@@ -78,6 +78,15 @@ class Assembler:
             self.mode = "body"
         i = 0
         while i < len(self.lines):
+            if i in self.outlined and self.outlined[i][1] < 0:  # a run-in heading: its paragraph follows
+                text, minus_k = self.outlined.pop(i)
+                line = self.lines[i]
+                self._start_section(text, line.page, i + 1)
+                rest = line.words[-minus_k:]  # the words after the heading's
+                self.lines[i] = Line(rest, line.page, line.seg, line.seg_x0, line.seg_x1, line.area)
+                self.lines[i].footnote, self.lines[i].mark = line.footnote, line.mark
+                if self.mode == "front":
+                    self.mode = "body"
             heading = self._heading_at(i)
             if heading is not None:
                 text, i = self.outlined[i] if i in self.outlined else self._merge_heading(i, heading)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.ingest.pdf.model import Line
+from tools.ingest.pdf.model import Line, line_text
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,8 @@ def heading_key(text: str) -> str:
 
 def outline_headings(lines: Sequence[Line], entries: list[Entry], body_size: float) -> dict[int, tuple[str, int]]:
     """The lines that print the outline's entries: {index of the heading's first line:
-    (the heading's text, index of the line after it)}, matched in outline order (an entry
+    (the heading's text, index of the line after it)}, or (text, -k) for a heading run into its
+    paragraph's first line (its first k words), matched in outline order (an entry
     matches a line of its page or the next one, whose text is its title, or starts it and
     the next lines of the same column complete it). Empty for fewer than two entries."""
     usable = [e for e in entries if heading_key(e.title)]
@@ -92,6 +93,11 @@ def outline_headings(lines: Sequence[Line], entries: list[Entry], body_size: flo
                 continue
             if key == want:
                 found[i] = (line.text, i + 1)
+            elif entry.level <= 1 and key.startswith(want) and (k_words := _run_in(line, want)):
+                # a run-in section or subsection heading ('8.1. Bold symbols. In the amsmath
+                # package ...'): the heading is the line's first words, its paragraph goes on
+                # after them (a run-in sub-subsection stays a paragraph of its subsection)
+                found[i] = (line_text(line.words[:k_words]).rstrip(".:"), -k_words)
             elif want.startswith(key) and len(key) >= max(6, _PREFIX_SHARE * len(want)):
                 end, text = _complete(lines, i, want)
                 if end is None:
@@ -102,6 +108,18 @@ def outline_headings(lines: Sequence[Line], entries: list[Entry], body_size: flo
             nxt = k + 1
             break
     return found
+
+
+def _run_in(line: Line, want: str) -> int | None:
+    """How many of the line's first words print the outline title `want`, when more words
+    follow them (a heading run into its paragraph); None otherwise."""
+    for k in range(1, min(len(line.words), 24)):
+        key = heading_key(line_text(line.words[:k]))
+        if key == want:
+            return k
+        if len(key) > len(want):
+            return None
+    return None
 
 
 def _complete(lines: Sequence[Line], i: int, want: str) -> tuple[int | None, str]:
