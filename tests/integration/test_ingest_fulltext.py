@@ -662,6 +662,46 @@ def test_run_in_subsections_the_outline_names_are_headings(tmp_path):
     ]
 
 
+def test_subsection_numbers_that_continue_the_section_are_headings_in_any_face(tmp_path):
+    """'2.1 Discarded' set in the body's regular face on a line of its own, under a bold '2.
+    Changes' (JPSJ), is a subsection; a number that does not continue the numbering is text."""
+
+    def text(y: float, font: str, s: str) -> str:
+        return f"BT /{font} 10 Tf 72 {y} Td ({s}) Tj ET"
+
+    ops = [
+        "BT /F2 14 Tf 72 740 Td (Quills and Nibs) Tj ET",
+        text(700, "F2", "1. Pens"),
+        text(685, "F1", "Writing was done with pens cut from feathers for a thousand years and more."),
+        text(665, "F1", "1.1 Feathers"),
+        text(650, "F1", "The best feathers came from the left wing of a goose or a swan, and they were"),
+        text(638, "F1", "hardened in hot sand before they were cut with the penknife by the writer."),
+        text(618, "F1", "1.3 Steel"),
+        text(603, "F1", "Steel nibs were stamped from sheet metal by the million and sold by the gross."),
+        text(583, "F1", "1.2 Ink"),
+        text(568, "F1", "Ink was made from oak galls and iron salts, and it darkened as it dried on paper."),
+    ]
+    stream = "\n".join(ops).encode("latin-1")
+    path = tmp_path / "faces.pdf"
+    path.write_bytes(
+        _pdf_bytes(
+            [
+                b"<< /Type /Catalog /Pages 2 0 R >>",
+                b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+                b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+                b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+            ]
+        )
+    )
+    blocks = parse_pdf(path).blocks
+    assert list(dict.fromkeys(b.section for b in blocks)) == ["1 Pens", "1.1 Feathers", "1.2 Ink"]
+    # '1.3 Steel' skips 1.2: not a heading, its line stays text of 1.1
+    assert any(b.section == "1.1 Feathers" and "1.3 Steel" in b.text for b in blocks)
+
+
 def test_missing_pdf_is_an_ingest_error(tmp_path):
     with pytest.raises(IngestError, match="file not found"):
         parse_pdf(tmp_path / "nowhere.pdf")

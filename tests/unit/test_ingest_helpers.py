@@ -262,3 +262,12 @@ def test_computer_modern_bold_is_bold_by_its_name():
 
     assert FontFacts().kind("SXJMFL+CMB10")[0] and FontFacts().kind("ABCDEF+CMBX12")[0]
     assert not FontFacts().kind("EHKDFJ+CMR10")[0]
+
+
+def test_appendix_headings_are_numbered_headings():
+    from tools.ingest.pdf.text import match_heading
+
+    assert match_heading("Appendix A: Proofs of the lemmas") == ("Appendix A", "Proofs of the lemmas")
+    assert match_heading("APPENDIX B. DATA") == ("APPENDIX B", "DATA")
+    assert match_heading("Appendix 2") == ("Appendix 2", "Appendix 2")
+    assert match_heading("Appendix A shows that the bound holds for every graph.") is None  # a sentence

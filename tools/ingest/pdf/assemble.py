@@ -27,6 +27,7 @@ _FLOAT_LABEL = re.compile(r"(?:Table|Figure|Appendix)\s+[A-Z]?\d{0,2}")
 
 _ROMAN = re.compile(r"^[IVX]{1,5}\.\s")
 _LETTER = re.compile(r"^[A-Z]\.\s")
+_APPENDIX = re.compile(r"^(?:Appendix|APPENDIX)\s")
 _ARABIC = re.compile(r"^\d{1,2}\.?\s")
 
 
@@ -35,9 +36,12 @@ def _levels(levels: list[str], name: str) -> list[str]:
     'A. Setup', '1. Data') a lettered heading sits under the roman one before it and a numbered
     one under the letter; any other heading (decimal numbers carry their own depth) starts a
     path of its own."""
+    top = bool(levels) and bool(_ROMAN.match(levels[0]) or _APPENDIX.match(levels[0]))
     roman = bool(levels) and bool(_ROMAN.match(levels[0]))
-    if _ROMAN.match(name):
+    if _ROMAN.match(name) or _APPENDIX.match(name):
         return [name]
+    if top and not roman and _ARABIC.match(name):  # '1. A subsection' of an appendix
+        return [levels[0], name]
     if roman and _LETTER.match(name):
         return [levels[0], name]
     if roman and len(levels) >= 2 and _ARABIC.match(name):
@@ -128,6 +132,8 @@ class Assembler:
             return None
         if numbered and 0.5 <= line.bold < 0.85 and shape is not None and len(shape[1].split()) <= 6:
             pass  # '3. AMSMATH Package': a numbered heading with a word in another face
+        elif numbered and shape is not None and self._continues_numbering(shape[0] or "", shape[1]):
+            pass  # '2.1 Discarded' in a regular or italic face, under '2. Changes'
         elif line.bold < 0.85:
             # a known name ('References') set larger than the body needs no bold (some
             # templates set their headings in a larger regular face)
@@ -135,7 +141,13 @@ class Assembler:
                 return None
         if self.outlined and (shape is None or shape[0] is not None):
             return None  # with an outline, only the unlisted known names ('Abstract', 'References')
-        if shape is not None and shape[0] is not None and not shape[0][0].isdigit() and not _ROMAN.match(line.text):
+        if (
+            shape is not None
+            and shape[0] is not None
+            and not shape[0][0].isdigit()
+            and not _ROMAN.match(line.text)
+            and not _APPENDIX.match(line.text)
+        ):
             # 'A Survey of ...' is a title; lettered headings are appendices, after the body,
             # or subsections under a roman numbered one ('II. METHOD', 'A. Setup')
             if not self.numbered_seen:
@@ -154,6 +166,16 @@ class Assembler:
         elif shape[0] is not None and line.x0 > line.seg_x0 + 6:
             return None  # numbered headings start at the column edge
         return line.text
+
+    def _continues_numbering(self, number: str, title: str) -> bool:
+        """A subsection number under the current section's ('2.1' after '2 Changes', '2.3' after
+        '2.2 Fonts'), on a short line of its own: a heading whatever its face."""
+        m = re.fullmatch(r"(\d{1,2})\.(\d{1,2})", number)
+        current = re.match(r"(\d{1,2})(?:\.(\d{1,2}))?\s", self.section or "")
+        if not m or not current or current.group(1) != m.group(1):
+            return False
+        previous = int(current.group(2) or 0)
+        return int(m.group(2)) == previous + 1 and len(title.split()) <= 8 and title[:1].isupper()
 
     def _merge_heading(self, i: int, text: str) -> tuple[str, int]:
         """A heading that wraps onto a second bold line of the same size."""

@@ -9,6 +9,8 @@ import unicodedata
 from typing import Literal
 
 # "3 Method", "4.2 Results", "A Appendix", "A.1 Details", "II. RELATED WORK".
+# 'Appendix A: Proofs', 'APPENDIX B. DATA', 'Appendix 1'
+APPENDIX_RE = re.compile(r"^(?P<num>(?:Appendix|APPENDIX)\s+(?:[A-Z]|\d{1,2}))(?:[.:]\s*|\s+|$)(?P<title>.*)$")
 HEADING_RE = re.compile(r"^(?P<num>(?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.)\s+(?P<title>[A-Za-z].*)$")
 
 
@@ -146,6 +148,9 @@ def match_heading(text: str) -> tuple[str | None, str] | None:
     text = text.strip()
     if not text or len(text) > 120 or text.endswith((",", ";")):
         return None
+    a = APPENDIX_RE.match(text)
+    if a and len(a.group("title").split()) <= 12 and not a.group("title").endswith("."):
+        return a.group("num"), a.group("title") or a.group("num")
     m = HEADING_RE.match(text)
     if m:
         title = m.group("title").strip()
