@@ -88,3 +88,19 @@ def test_every_fifth_line_numbered_in_the_gutter_is_dropped():
     gone = drop_line_numbers(page)
     assert gone == [str(n) for row in range(4, 40, 5) for n in (row + 1, row + 201)]
     assert "2019" in [w.text for w in page.words] and len(page.words) == 40 * 4 + 1
+
+
+def test_the_bibliography_ends_at_its_last_entry():
+    from tools.ingest.pdf.references import bibliography_end
+
+    labelled = ["[1] P. Quill. Feathers. 1990.", "[2] S. Nib. Nibs. 1995.", "of the appendix and its", "equations."]
+    assert bibliography_end(labelled) == 2  # the appendix's prose after entry 2 is no entry
+    addresses = [
+        "Quill P (1990). Feathers as pens. Journal of Writing, 3, 1-9.",
+        "Nib S (1995). Steel nibs. Desk Press.",
+        "Bourget D, Chalmers D (forthcoming). What pens do. Desk Press.",
+        "Department of Writing",
+        "University of Somewhere",
+    ]
+    assert bibliography_end(addresses) == 3  # an entry without a year stays; an address does not
+    assert bibliography_end(addresses[:3]) == 3 and bibliography_end([]) == 0

@@ -16,6 +16,7 @@ from tools.base import Block, Document, Paper
 from tools.ingest.pdf.layout import group_rows
 from tools.ingest.pdf.model import Line, PageData, Paragraph, Parsed, Region, line_text
 from tools.ingest.pdf.references import (
+    bibliography_end,
     guess_venue_year,
     parse_reference,
     split_references,
@@ -45,10 +46,13 @@ def build_document(
         if block is not None:
             blocks.append(block)
     abstract = " ".join(_join_lines(p.lines, vocabulary) for p in parsed.abstract if p.kind == "text").strip()
+    entries = split_references(_reference_lines(parsed.references))
+    end = bibliography_end(entries)
     bibliography = tuple(
-        replace(parse_reference(dehyphenate(raw, vocabulary)), key=f"b{n}")
-        for n, raw in enumerate(split_references(_reference_lines(parsed.references)))
+        replace(parse_reference(dehyphenate(raw, vocabulary)), key=f"b{n}") for n, raw in enumerate(entries[:end])
     )
+    if entries[end:]:  # the text after the list is the paper's: a paragraph after the bibliography
+        blocks = _after_bibliography(blocks, entries[end:], parsed, vocabulary)
     venue, year = guess_venue_year(_first_page_margins(pages[0]))
     title = _choose_title(metadata, info, parsed.front or pages[0].lines[:12])
     paper = Paper(
@@ -185,6 +189,21 @@ def run_in_heading(line: Line) -> str | None:
     if not any(ch.isalpha() for w in run for ch in w.text):
         return None
     return line_text(run)
+
+
+def _after_bibliography(
+    blocks: list[Block], rest: list[str], parsed: Parsed, vocabulary: frozenset[str]
+) -> list[Block]:
+    """`blocks` with the text that followed the bibliography's last entry as a paragraph, on the
+    page where it starts, after the blocks of that page and the pages before it."""
+    first = rest[0].split("\n", 1)[0].strip()
+    page = next(
+        (p for (_, _, t), p in zip(parsed.references, parsed.reference_pages, strict=True) if t.strip() == first),
+        parsed.reference_pages[-1] if parsed.reference_pages else None,
+    )
+    text = dehyphenate("\n".join(rest), vocabulary)
+    at = max((i + 1 for i, b in enumerate(blocks) if page is None or (b.page or 0) <= page), default=0)
+    return [*blocks[:at], Block("text", text, page=page), *blocks[at:]]
 
 
 def _reference_lines(lines: list[tuple[float, float, str]]) -> list[tuple[float, str]]:

@@ -59,6 +59,22 @@ def _starts_reference(indent: float, text: str, current: list[str], hanging: boo
     return has_year and previous.rstrip().endswith(".") and looks_like_name
 
 
+def bibliography_end(entries: Sequence[str]) -> int:
+    """How many of the split entries are the bibliography's. A labelled list ('[1]', '1.')
+    ends at its last labelled entry; an unlabelled one before the trailing entries that carry no
+    year and do not open with a name. What follows (an appendix whose heading was not read, the
+    authors' addresses) is the paper's own text, not entries."""
+    if not entries:
+        return 0
+    labelled = [i for i, e in enumerate(entries) if entry_label(e) is not None]
+    if len(labelled) >= max(2, len(entries) // 2):
+        return labelled[-1] + 1
+    end = len(entries)
+    while end > 1 and not _ANY_YEAR_RE.search(entries[end - 1]) and not _NAME_START_RE.match(entries[end - 1]):
+        end -= 1
+    return end
+
+
 def parse_reference(raw: str) -> BibEntry:
     """Best-guess title and year of one reference entry (ACL style first).
 
