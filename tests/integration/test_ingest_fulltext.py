@@ -702,6 +702,42 @@ def test_subsection_numbers_that_continue_the_section_are_headings_in_any_face(t
     assert any(b.section == "1.1 Feathers" and "1.3 Steel" in b.text for b in blocks)
 
 
+def test_a_dated_alphabetical_listing_before_the_references_is_not_the_bibliography(tmp_path):
+    """A guide shows its bibliography's source (alphabetical, dated lines) before the real list
+    under 'REFERENCES' set in the body's face: the listing stays text, the list after the line
+    that names it is the bibliography."""
+
+    def text(y: float, s: str) -> str:
+        return f"BT /F1 10 Tf 72 {y} Td ({s}) Tj ET"
+
+    names = ["Abel", "Blot", "Cask", "Dunn", "Egg", "Fell", "Gall", "Hook", "Ink", "Jott", "Kent", "Lamb"]
+    entries = [f"{n}, {n[0]}. Q., J. Writ. {k + 1}, 10 (19{60 + k})." for k, n in enumerate(names)]
+    prose = "The guide explains at some length how a list of works is written for the journal."
+    ops = ["BT /F2 14 Tf 72 740 Td (A Guide to Citing Pens) Tj ET"]
+    ops += [text(710 - 11 * n, prose) for n in range(27)]  # the listing comes in the paper's second half
+    ops += [text(400 - 11 * n, e) for n, e in enumerate(entries)]
+    ops += [text(260, "and it prints as the list below, in the journal's own style for its references.")]
+    ops += [text(235, "REFERENCES")] + [text(215 - 11 * n, e) for n, e in enumerate(entries)]
+    stream = "\n".join(ops).encode("latin-1")
+    path = tmp_path / "guide.pdf"
+    path.write_bytes(
+        _pdf_bytes(
+            [
+                b"<< /Type /Catalog /Pages 2 0 R >>",
+                b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+                b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+                b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+            ]
+        )
+    )
+    doc = parse_pdf(path)
+    assert [e.raw for e in doc.paper.bibliography] == entries
+    assert any(b.text.startswith("Abel, A. Q.") for b in doc.blocks)  # the listing, as text
+
+
 def test_missing_pdf_is_an_ingest_error(tmp_path):
     with pytest.raises(IngestError, match="file not found"):
         parse_pdf(tmp_path / "nowhere.pdf")

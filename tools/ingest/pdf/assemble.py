@@ -69,6 +69,12 @@ class Assembler:
         self.ref_margin: dict[tuple[int, int], float] = {}
         self.located = {(p.number, r.label): r.caption_at for p in pages for r in p.regions}
         self.numbered_seen = False  # a "1 Introduction"-style heading has been passed
+        # where lines that name a bibliography stand ('REFERENCES', whatever their face)
+        self.bibliography_names = [
+            i
+            for i, ln in enumerate(self.lines)
+            if ln.text.strip().lower().rstrip(":.") in ("references", "bibliography", "literature cited", "works cited")
+        ]
         self.captions_seen: set[tuple[int, str]] = set()
         # The text paragraph last cut off mid-sentence (by a column or page end, or a float),
         # which a following unindented line carries on; whether a float came since.
@@ -113,7 +119,11 @@ class Assembler:
         texts = [ln.text for ln in self.lines[i : i + 16]]
         if numbered_list_starts(texts):
             return True
-        return i > len(self.lines) // 2 and author_list_starts(texts)
+        # an author-year list is the bibliography only when no line naming one comes after it
+        # (a guide's code listing of \bibitem lines before its 'References' is alphabetical and
+        # dated too); right after such a line it is, whatever the line's face
+        named_later = any(j > i for j in self.bibliography_names)
+        return i > len(self.lines) // 2 and not named_later and author_list_starts(texts)
 
     # headings
 
@@ -125,9 +135,9 @@ class Assembler:
             return self.outlined[i][0]
         shape = match_heading(line.text)
         numbered = shape is not None and shape[0] is not None
-        # REVTeX sets its numbered headings ('I. INTRODUCTION', 'A. Setup') in bold a point
+        # REVTeX sets its headings ('I. INTRODUCTION', 'A. Setup', 'REFERENCES') in bold a point
         # smaller than the body
-        smallest = self.style.body_size - (1.6 if numbered and line.bold >= 0.85 else 0.6)
+        smallest = self.style.body_size - (1.6 if shape is not None and line.bold >= 0.85 else 0.6)
         if line.math > 0.3 or line.size < smallest:
             return None
         if numbered and 0.5 <= line.bold < 0.85 and shape is not None and len(shape[1].split()) <= 6:
