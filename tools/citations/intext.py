@@ -200,8 +200,7 @@ class Linker:
             self.superscripts = False
             return
         brackets = sum(bool(self._keys(m.group("body"))) for t in texts for m in _NUMERIC.finditer(t))
-        self.superscripts = True
-        glued = sum(1 for t in texts for _ in self._superscript(t))
+        glued = sum(len(self._superscript(t)) for t in texts)
         self.superscripts = glued > brackets
 
     def find(self, text: str) -> list[Found]:

@@ -11,21 +11,25 @@ less than `MIN_PAGE_SHARE` of its own, so that no build loses pages in silence.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 from tools.base import MIN_PAGE_SHARE, MIN_SHARE, Block, Document, Dropped, PageShare, TextAccount
+from tools.ingest.pdf.text import normalize_text
 
 __all__ = ["MIN_PAGE_SHARE", "MIN_SHARE", "PageShare", "TextAccount", "account", "dropped_running", "tokens"]
 
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, accents: bool = True) -> list[str]:
     """Lower-case letter-and-digit runs: how words are compared (hyphens, ligatures and
-    punctuation aside)."""
-    from tools.ingest.pdf.text import normalize_text
-
-    return [t.lower() for t in _TOKEN.findall(normalize_text(text))]
+    punctuation aside); with `accents=False` their accents dropped too (two text layers of one
+    PDF compose accents differently: tools/ingest/pdf/floor.py)."""
+    text = normalize_text(text)
+    if not accents:
+        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return [t.lower() for t in _TOKEN.findall(text)]
 
 
 def account(
@@ -44,7 +48,7 @@ def account(
             kept.setdefault(page, Counter()).update(tokens(text))
 
     for block in doc.blocks:
-        _add_block(block, add)
+        add_block(block, add)
     for page, texts in extra.items():
         for text in texts:
             add(page, text)
@@ -58,7 +62,8 @@ def account(
     return TextAccount(tuple(shares))
 
 
-def _add_block(block: Block, add) -> None:
+def add_block(block: Block, add) -> None:
+    """Feed `add(page, text)` a block's text, split where it runs onto the next page."""
     if block.page_end is not None and block.page_end_at is not None and block.page_end != block.page:
         add(block.page, block.text[: block.page_end_at])
         add(block.page_end, block.text[block.page_end_at :])

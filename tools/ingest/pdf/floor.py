@@ -23,13 +23,14 @@ reader's own accounting.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tools.base import Block, Document, PageShare, TextAccount
+from tools.ingest.pdf.accounting import add_block
+from tools.ingest.pdf.accounting import tokens as _tokens
 
 SHINGLE = 5  # words in a run compared with the kept text (the floor's unit, as in bench.pdf_layouts)
 MIN_RUN = 12  # fewer lost words are a sliver (a reference's accent, a label), not a paragraph to put back
@@ -39,7 +40,6 @@ MARGIN = 0.08  # the top and bottom 8 % of a page: running heads and feet (as to
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom, from the page's top-left
 
 _HYPHEN_MARK = "\ufffe"
-_TOKEN = re.compile(r"[^\W_]+")
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 # why a plain-layer word is not in the build, when it is not lost
@@ -49,13 +49,9 @@ FRONT_REASON = "front matter (authors' affiliations and addresses)"
 
 
 def fold(text: str) -> list[str]:
-    """Lower-case letter-and-digit runs without accents: how the two layers' words are compared
-    (the layers compose accents differently)."""
-    from tools.ingest.pdf.text import normalize_text
-
-    plain = unicodedata.normalize("NFKD", normalize_text(text))
-    plain = "".join(c for c in plain if not unicodedata.combining(c))
-    return [t.lower() for t in _TOKEN.findall(plain)]
+    """The build's word tokens without accents: how the two layers' words are compared (the
+    layers compose accents differently)."""
+    return _tokens(text, accents=False)
 
 
 @dataclass(frozen=True)
@@ -132,14 +128,13 @@ def covered(plain: Sequence[str], kept: Sequence[Sequence[str]]) -> list[bool]:
     """Which tokens of `plain` (a page's plain-layer tokens in order) the kept texts hold: a token
     is covered when a run of `SHINGLE` tokens containing it is a run of some kept text, or when a
     kept text shorter than that (a heading, a label) appears whole around it."""
-    grams: set[tuple[str, ...]] = set()
-    short: list[Sequence[str]] = []
-    for k in kept:
-        if len(k) < SHINGLE:
-            if k:
-                short.append(k)
-        else:
-            grams.update(tuple(k[i : i + SHINGLE]) for i in range(len(k) - SHINGLE + 1))
+    return _covered(plain, [(k, _grams(k)) for k in kept])
+
+
+def _covered(plain: Sequence[str], kept: Sequence[tuple[Sequence[str], set[tuple[str, ...]]]]) -> list[bool]:
+    """`covered`, with each kept text's shingles already made: (tokens, shingles)."""
+    grams: set[tuple[str, ...]] = set().union(*(g for _, g in kept))
+    short = [k for k, _ in kept if 0 < len(k) < SHINGLE]
     n = len(plain)
     out = [False] * n
     for i in range(n - SHINGLE + 1):
@@ -199,11 +194,7 @@ def floor(
 
     headings: set[tuple[int, str]] = set()
     for i, b in enumerate(doc.blocks):
-        if b.page_end is not None and b.page_end_at is not None and b.page_end != b.page:
-            keep(b.page, b.text[: b.page_end_at], i, "block")
-            keep(b.page_end, b.text[b.page_end_at :], i, "block")
-        else:
-            keep(b.page, b.text, i, "block")
+        add_block(b, lambda page, text, i=i: keep(page, text, i, "block"))  # split at its page break
         for name in (b.section or "").split("›"):  # a heading's words are on the page its section starts
             if b.page is not None and (b.page, name.strip()) not in headings:
                 headings.add((b.page, name.strip()))
@@ -227,9 +218,9 @@ def floor(
                 tokens.append(t)
                 owner_word.append(wi)
         kept = kept_on.get(page.number, [])
-        flags = covered(tokens, [k.tokens for k in kept])
+        grams = [(k, _grams(k.tokens)) for k in kept]  # each kept text's shingles, made once
+        flags = _covered(tokens, [(k.tokens, g) for k, g in grams])
         held = sum(flags)
-        grams = [(k, _grams(k.tokens)) for k in kept]
         body_top = _body_top(page, tokens, owner_word, grams) if page.number == 1 else None
         for start, end in runs(flags):
             # a lost run can span a margin, the front matter and a paragraph: judged word by word
