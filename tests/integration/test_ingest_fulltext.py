@@ -446,6 +446,25 @@ def test_pdf_without_text_asks_for_ocr(tmp_path):
     assert str(blank) in str(err.value) and "OCR" in str(err.value)
 
 
+def _helvetica_page(ops: list[str], outline: list[bytes] | None = None) -> bytes:
+    """A one-page PDF (612 x 792 pt) drawing `ops` with Helvetica as F1 and Helvetica-Bold as F2;
+    `outline`, when given, is its outline's objects from number 7 on (7 the /Outlines root)."""
+    stream = "\n".join(ops).encode("latin-1")
+    catalog = b"<< /Type /Catalog /Pages 2 0 R" + (b" /Outlines 7 0 R" if outline else b"") + b" >>"
+    return _pdf_bytes(
+        [
+            catalog,
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+            *(outline or []),
+        ]
+    )
+
+
 def _toy_paper(extra_ops: tuple[str, ...] = ()) -> bytes:
     """A one-column page in Helvetica: title, abstract, two sections, a fully ruled table
     (one cell on two lines) and a reference list with a hanging indent; `extra_ops` are drawn
@@ -481,18 +500,7 @@ def _toy_paper(extra_ops: tuple[str, ...] = ()) -> bytes:
         text(72, 356, 10, "F1", "Carl Coder. 2020. Grids and rules: a survey. In ACL."),
         *extra_ops,
     ]
-    stream = "\n".join(ops).encode("latin-1")
-    return _pdf_bytes(
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-        ]
-    )
+    return _helvetica_page(ops)
 
 
 def test_one_column_paper_with_a_ruled_table(tmp_path):
@@ -578,18 +586,7 @@ def _revtex_like() -> bytes:
         text(72, 476, 9, "F1", "3T. Blot, Pap. Lett. 7, 3 (2001)."),
         text(72, 464, 9, "F1", "4V. Well, Desk Stud. 1, 1 (2003)."),
     ]
-    stream = "\n".join(ops).encode("latin-1")
-    return _pdf_bytes(
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-        ]
-    )
+    return _helvetica_page(ops)
 
 
 def test_a_revtex_like_paper_roman_and_lettered_headings_superscripts_and_an_unheaded_bibliography(tmp_path):
@@ -633,27 +630,19 @@ def test_run_in_subsections_the_outline_names_are_headings(tmp_path):
         text(633, "F1", "1.2. Steel. Steel nibs were stamped from sheet metal by the million and sold"),
         text(621, "F1", "by the gross to the clerks of banks and offices in the later nineteenth century."),
     ]
-    stream = "\n".join(ops).encode("latin-1")
 
     def item(title: str, parent: int, prev: int | None, nxt: int | None, y: int) -> bytes:
         links = (b" /Prev %d 0 R" % prev if prev else b"") + (b" /Next %d 0 R" % nxt if nxt else b"")
         return b"<< /Title (%s) /Parent %d 0 R /Dest [3 0 R /XYZ 72 %d 0]%s >>" % (title.encode(), parent, y, links)
 
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R /Outlines 7 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+    outline = [
         b"<< /Type /Outlines /First 8 0 R /Last 8 0 R /Count 3 >>",
         b"<< /Title (1 Pens) /Parent 7 0 R /First 9 0 R /Last 10 0 R /Count 2 /Dest [3 0 R /XYZ 72 710 0] >>",
         item("1.1 Feathers", 8, None, 10, 675),
         item("1.2 Steel", 8, 9, None, 643),
     ]
     path = tmp_path / "runin.pdf"
-    path.write_bytes(_pdf_bytes(objects))
+    path.write_bytes(_helvetica_page(ops, outline))
     doc = parse_pdf(path)
     assert [(b.section, b.text.split()[:3]) for b in doc.blocks] == [
         ("1 Pens", ["Writing", "was", "done"]),
@@ -681,21 +670,8 @@ def test_subsection_numbers_that_continue_the_section_are_headings_in_any_face(t
         text(583, "F1", "1.2 Ink"),
         text(568, "F1", "Ink was made from oak galls and iron salts, and it darkened as it dried on paper."),
     ]
-    stream = "\n".join(ops).encode("latin-1")
     path = tmp_path / "faces.pdf"
-    path.write_bytes(
-        _pdf_bytes(
-            [
-                b"<< /Type /Catalog /Pages 2 0 R >>",
-                b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-                b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-                b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-            ]
-        )
-    )
+    path.write_bytes(_helvetica_page(ops))
     blocks = parse_pdf(path).blocks
     assert list(dict.fromkeys(b.section for b in blocks)) == ["1 Pens", "1.1 Feathers", "1.2 Ink"]
     # '1.3 Steel' skips 1.2: not a heading, its line stays text of 1.1
@@ -718,21 +694,8 @@ def test_a_dated_alphabetical_listing_before_the_references_is_not_the_bibliogra
     ops += [text(400 - 11 * n, e) for n, e in enumerate(entries)]
     ops += [text(260, "and it prints as the list below, in the journal's own style for its references.")]
     ops += [text(235, "REFERENCES")] + [text(215 - 11 * n, e) for n, e in enumerate(entries)]
-    stream = "\n".join(ops).encode("latin-1")
     path = tmp_path / "guide.pdf"
-    path.write_bytes(
-        _pdf_bytes(
-            [
-                b"<< /Type /Catalog /Pages 2 0 R >>",
-                b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-                b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-                b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-            ]
-        )
-    )
+    path.write_bytes(_helvetica_page(ops))
     doc = parse_pdf(path)
     assert [e.raw for e in doc.paper.bibliography] == entries
     assert any(b.text.startswith("Abel, A. Q.") for b in doc.blocks)  # the listing, as text
