@@ -22,6 +22,7 @@ reader's own accounting.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -31,6 +32,8 @@ from pathlib import Path
 from tools.base import Block, Document, PageShare, TextAccount
 from tools.ingest.pdf.accounting import add_block
 from tools.ingest.pdf.accounting import tokens as _tokens
+
+log = logging.getLogger(__name__)
 
 SHINGLE = 5  # words in a run compared with the kept text (the floor's unit, as in bench.pdf_layouts)
 MIN_RUN = 12  # fewer lost words are a sliver (a reference's accent, a label), not a paragraph to put back
@@ -77,11 +80,13 @@ def plain_pages(path: Path) -> list[PlainPage] | None:
         return None
     try:
         pdf = pdfium.PdfDocument(str(path))
-    except Exception:  # pdfium's own errors; the reader has read the file already
+    except Exception as exc:  # pdfium's own errors; the reader has read the file already
+        log.debug("%s: no plain text layer, the build is accounted against the reader's words (%s)", path, exc)
         return None
     try:
         return [_plain_page(pdf[i], i + 1) for i in range(len(pdf))]
-    except Exception:  # a page pdfium cannot read: keep the reader's own accounting
+    except Exception as exc:  # a page pdfium cannot read: keep the reader's own accounting
+        log.debug("%s: a page of the plain text layer is unreadable (%s)", path, exc)
         return None
     finally:
         pdf.close()
