@@ -118,7 +118,12 @@ async def served_checkpointer() -> AsyncIterator[Any]:
     async SQLite checkpointer in `data_dir/serve/checkpoints.sqlite`. Either writes each
     checkpoint as it is made, so a crash of the server loses none (the in-memory runtime's own
     checkpointer is written to its files every 10 s at best). Entered once per event loop of the
-    server and closed with it."""
+    server and closed with it.
+
+    It is entered after the runtime has loaded its records and before its workers start: there
+    the server settles the runs it reloaded against the records beside the checkpoints and starts
+    keeping them in step (agent/serve/durable.py), until the server stops."""
+    from agent.serve import durable
     from agent.settings import default_settings
 
     settings = default_settings()
@@ -130,7 +135,8 @@ async def served_checkpointer() -> AsyncIterator[Any]:
         path.parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(path)) as sqlite_saver:
             await sqlite_saver.setup()
-            yield sqlite_saver
+            async with durable.start(sqlite_saver):
+                yield sqlite_saver
         return
     if not is_postgres(url):
         raise CheckpointProblem(
@@ -162,6 +168,7 @@ async def served_checkpointer() -> AsyncIterator[Any]:
             "check that the server runs and the URL (host, port, user, password, database) is right"
         ) from exc
     try:
-        yield saver
+        async with durable.start(saver):
+            yield saver
     finally:
         await pool.close()

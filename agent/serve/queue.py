@@ -70,8 +70,11 @@ def admit(run_id: str, runs: list[Mapping[str, Any]], now: float | None = None) 
 
 
 async def server_runs() -> list[Mapping[str, Any]]:
-    """The run records of the server this process runs (langgraph-api's in-memory runtime)."""
+    """The run records of the server this process runs (langgraph-api's in-memory runtime),
+    without the stand-ins for other servers' runs (agent/serve/durable.py)."""
     from langgraph_runtime.database import connect
 
+    from agent.serve.durable import foreign
+
     async with connect() as conn:
-        return list(getattr(conn, "store", {}).get("runs", []))
+        return [r for r in getattr(conn, "store", {}).get("runs", []) if str(r["run_id"]) not in foreign]
