@@ -1,11 +1,15 @@
-"""The Agent Protocol server's own overhead: `litloop serve` under 8 concurrent threads x 5
-questions with the scripted model (tests/openai_stub.py answers at once), over the small test
-index. Prints and writes p50/p95 latency of a run (runs.wait, client side) and throughput. The
-threads' checkpoints go to the server's SQLite file, or with `--postgres` to a throwaway
-PostgreSQL cluster (tests/postgres.py, Debian's server binaries).
+"""The Agent Protocol server under load: `litloop serve` with 8 concurrent threads x 5 questions,
+with the scripted model (tests/openai_stub.py answers at once: the server's own overhead) or the
+embedded model (`--embedded`), over the small test index. Prints and writes p50/p95 latency of a
+run (runs.wait, client side) and throughput. The threads' checkpoints and records go to the
+server's SQLite file, or with `--postgres` to a throwaway PostgreSQL cluster (tests/postgres.py,
+Debian's server binaries). `--servers 2` (with `--postgres`) starts two servers on that one
+database, as behind a load balancer: thread t is created on server t mod 2 and its questions go
+to the servers in turn, so every second question continues a thread on the other server.
 
     python -m bench.serve_load --threads 8 --questions 5 --jobs 4 --out runs/serve_load.json
-    python -m bench.serve_load --threads 8 --questions 5 --jobs 4 --postgres
+    python -m bench.serve_load --threads 8 --questions 5 --jobs 4 --postgres --servers 2
+    python -m bench.serve_load --threads 2 --questions 1 --jobs 1 --postgres --servers 2 --embedded
 """
 
 from __future__ import annotations
@@ -37,15 +41,16 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
 
 
-async def _load(url: str, threads: int, questions: int) -> tuple[list[float], float]:
+async def _load(urls: list[str], threads: int, questions: int) -> tuple[list[float], float]:
     from langgraph_sdk import get_client
 
-    client = get_client(url=url)
+    clients = [get_client(url=url, timeout=3600) for url in urls]
     latencies: list[float] = []
 
     async def one(t: int) -> None:
-        thread = await client.threads.create()
+        thread = await clients[t % len(clients)].threads.create()
         for q in range(questions):
+            client = clients[(t + q) % len(clients)]
             t0 = time.perf_counter()
             values = await client.runs.wait(thread["thread_id"], "litloop", input={"question": f"{QUESTION} ({t}.{q})"})
             latencies.append(time.perf_counter() - t0)
@@ -64,7 +69,11 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=4, help="litloop serve --jobs")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--postgres", action="store_true", help="checkpoints in a throwaway Postgres cluster")
+    ap.add_argument("--servers", type=int, default=1, help="servers on one database (more than 1 needs --postgres)")
+    ap.add_argument("--embedded", action="store_true", help="the embedded model instead of the scripted one")
     args = ap.parse_args()
+    if args.servers > 1 and not args.postgres:
+        ap.error("--servers 2 needs --postgres: two servers share threads through one Postgres database")
     from tests.conftest import build_papers_index
     from tests.openai_stub import OpenAIStub
 
@@ -78,38 +87,45 @@ def main() -> None:
         (folder / "corpus").mkdir()
         index = build_papers_index(folder / "corpus")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
-        env.update(
-            LITLOOP_DATA_DIR=str(folder / "data"),
-            LITLOOP_LLM__BASE_URL=stub.base_url,
-            LITLOOP_LLM__MODEL="stub-model",
-            LITLOOP_LLM__MAX_RETRIES="0",
-        )
+        env["LITLOOP_DATA_DIR"] = str(folder / "data")
+        if not args.embedded:
+            env.update(
+                LITLOOP_LLM__BASE_URL=stub.base_url, LITLOOP_LLM__MODEL="stub-model", LITLOOP_LLM__MAX_RETRIES="0"
+            )
         if cluster is not None:
             env["LITLOOP_CHECKPOINT__URL"] = cluster.url
-        port = _free_port()
-        cmd = [sys.executable, "-m", "agent.cli.main", "serve", "--index", str(index), "--port", str(port)]
-        cmd += ["--jobs", str(args.jobs)]
-        log = (folder / "server.log").open("wb")
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
+        procs, urls = [], []
         try:
-            for _ in range(240):
-                try:
-                    with urllib.request.urlopen(url + "/ok", timeout=2):
-                        break
-                except OSError:
-                    if proc.poll() is not None:
-                        raise SystemExit((folder / "server.log").read_text()[-2000:]) from None
-                    time.sleep(0.5)
-            asyncio.run(_load(url, 1, 1))  # warm: the first run opens the index
-            latencies, wall = asyncio.run(_load(url, args.threads, args.questions))
+            for n in range(args.servers):
+                port = _free_port()
+                cmd = [sys.executable, "-m", "agent.cli.main", "serve", "--index", str(index), "--port", str(port)]
+                cmd += ["--jobs", str(args.jobs)]
+                log = (folder / f"server-{n}.log").open("wb")
+                own = {**env, "LITLOOP_DATA_DIR": str(folder / f"data-{n}")}
+                procs.append(subprocess.Popen(cmd, env=own, stdout=log, stderr=subprocess.STDOUT))
+                urls.append(f"http://127.0.0.1:{port}")
+            for n, url in enumerate(urls):
+                for _ in range(240):
+                    try:
+                        with urllib.request.urlopen(url + "/ok", timeout=2):
+                            break
+                    except OSError:
+                        if procs[n].poll() is not None:
+                            raise SystemExit((folder / f"server-{n}.log").read_text()[-2000:]) from None
+                        time.sleep(0.5)
+            for url in urls:
+                asyncio.run(_load([url], 1, 1))  # warm: the first run opens the index (and loads the model)
+            latencies, wall = asyncio.run(_load(urls, args.threads, args.questions))
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            for proc in procs:
+                proc.terminate()
+                proc.wait(timeout=30)
             if cluster is not None:
                 cluster.stop()
     result = {
         "checkpoints": "postgres" if args.postgres else "sqlite",
+        "servers": args.servers,
+        "model": "embedded" if args.embedded else "scripted",
         "threads": args.threads,
         "questions_per_thread": args.questions,
         "jobs": args.jobs,
