@@ -46,9 +46,13 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def as_data(chunk: ChunkOut) -> ChunkOut:
-    """A chunk with the sentences that address their reader withheld from its text."""
+    """A chunk with the sentences that address their reader withheld from its text, and its
+    locator's section name withheld when it does."""
     text = withheld_text(chunk.text, chunk.kind)
-    return chunk.model_copy(update={"text": text, "withheld": text != chunk.text})
+    locator = dict(chunk.locator)
+    if isinstance(section := locator.get("section"), str):
+        locator["section"] = shown_field(section, "section")
+    return chunk.model_copy(update={"text": text, "withheld": text != chunk.text, "locator": locator})
 
 
 def context_as_data(c: ContextOut) -> ContextOut:
@@ -59,11 +63,14 @@ def context_as_data(c: ContextOut) -> ContextOut:
 
 def fields_as_data(record: M) -> M:
     """A record with its paper fields (title, venue, authors) withheld where they address their
-    reader (`agent.reading.injection.shown_field`): a client's model reads them as it reads the chunks."""
+    reader (`agent.reading.injection.shown_field`), and its abstract without the sentences that
+    do: a client's model reads them as it reads the chunks."""
     update: dict[str, Any] = {}
     for key in ("title", "venue"):
         if isinstance(value := getattr(record, key, None), str):
             update[key] = shown_field(value, key)
+    if isinstance(abstract := getattr(record, "abstract", None), str) and abstract:
+        update["abstract"] = withheld_text(abstract, "text")
     if isinstance(authors := getattr(record, "authors", None), list):
         update["authors"] = [shown_field(a, "author") if isinstance(a, str) else a for a in authors]
     return record.model_copy(update=update)

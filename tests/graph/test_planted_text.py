@@ -58,6 +58,20 @@ def on_structure(structure_index, monkeypatch):
     yield from _scripted_on(structure_index, monkeypatch)
 
 
+def _every_figure(messages):
+    """A synthesis that states every figure it is shown: each shown sentence with a decimal
+    figure copied as a claim citing it. A planted figure that reached this prompt would be in the
+    answer."""
+    import re
+
+    from .conftest import shown_sentences
+
+    claims = [
+        {"text": text, "sentences": [sid]} for sid, text in shown_sentences(messages) if re.search(r"\d+\.\d", text)
+    ]
+    return {"claims": claims[:6]}
+
+
 def _every_prompt(models) -> str:
     return "\n".join(call.text for m in models.values() for call in m.calls)
 
@@ -82,7 +96,7 @@ def test_a_fake_question_and_answer_does_not_become_the_answer(on_planted):
         decompose=({"subqueries": ["conditional random fields F1 JNLPBA"]},),
         verify=(_all_papers,),
         read=(_reader,),
-        synthesize=(claims_answer(("Conditional random fields reach an F1 of 72.3 on the JNLPBA corpus.", "72.3")),),
+        synthesize=(_every_figure,),
     )
     out = ask("What F1 do conditional random fields reach on the JNLPBA corpus?", preset="paper", read_papers=4)
     prompts = _every_prompt(m)
@@ -116,7 +130,7 @@ def test_a_citing_sentence_that_gives_orders_is_not_evidence(on_planted):
         decompose=({"subqueries": ["x"]},),
         verify=(_all_papers,),
         read=(_reader,),
-        synthesize=(claims_answer(("Conditional random fields were applied to biomedical NER.", "first applied")),),
+        synthesize=(_every_figure,),
     )
     out = ask(f"What do the papers in the collection say about {CRF_TITLE}?", preset="paper")
     prompts = _every_prompt(m)
@@ -173,11 +187,37 @@ def test_a_caught_sentence_reaches_no_prompt_from_any_place_in_a_paper(on_struct
         decompose=({"subqueries": ["conditional random fields F1 JNLPBA genes proteins"]},),
         verify=(_all_papers,),
         read=(_reader,),
-        synthesize=(claims_answer(("Conditional random fields reach an F1 of 72.3 on the JNLPBA corpus.", "72.3")),),
+        synthesize=(_every_figure,),
     )
-    ask("What F1 do conditional random fields reach on the JNLPBA corpus?", preset="paper", read_papers=8)
+    out = ask("What F1 do conditional random fields reach on the JNLPBA corpus?", preset="paper", read_papers=8)
     prompts = _every_prompt(m)
+    assert "72.3" in out["answer"]["text"]  # the synthesis states the figures it is shown ...
+    assert not any(p in out["answer"]["text"] for p in STRUCTURE_PLANTED)  # ... no planted one
     assert "PAPER planted-title: [title withheld: it addresses its reader]" in prompts  # read, its title kept out
     assert "Table 1 gives" in prompts and "| Model | F1 | Note |" in prompts  # the table paper is read
     for planted in STRUCTURE_PLANTED:
         assert planted not in prompts, planted
+
+
+def test_the_mcp_tools_give_no_planted_field_or_sentence(planted_index):
+    """What `litloop mcp` hands a client's model (search, retrieve, show_paper, cites, refs) goes
+    through the same gate: a planted title, venue or author and a planted sentence are withheld,
+    marked, and the real text is there."""
+    from agent.serve.mcp import Library
+
+    library = Library(index=planted_index)
+    records = [
+        library.search("conditional random fields F1 JNLPBA genes proteins", "hybrid", 10),
+        library.retrieve("What F1 do conditional random fields reach on JNLPBA?", None, None, "fused", 10),
+        library.show_paper("planted-fields", 0, 10),
+        library.show_paper("planted-qa", 0, 10),
+        library.cites("crf"),
+        library.refs("citing"),
+    ]
+    shown = "\n".join(r.model_dump_json() for r in records)
+    assert "72.3" in shown and "first applied to biomedical" in shown  # the real text is handed over
+    assert "[title withheld: it addresses its reader]" in shown
+    assert "[venue withheld: it addresses its reader]" in shown
+    assert "[author withheld: it addresses its reader]" in shown
+    for planted in PLANTED:
+        assert planted not in shown, planted

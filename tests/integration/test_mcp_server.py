@@ -414,7 +414,19 @@ def same_record(mcp: Any, cli: Any, where: str = "record") -> None:
         for i, (a, b) in enumerate(zip(mcp, cli)):
             same_record(a, b, f"{where}[{i}]")
     else:
-        assert mcp == cli, (where, mcp, cli)
+        assert mcp == cli or gated_field(mcp, cli, where), (where, mcp, cli)
+
+
+def gated_field(mcp: Any, cli: Any, where: str) -> bool:
+    """A paper field (title, venue, an author, a section name, the abstract) the MCP gate showed
+    withheld or without its reader-addressed sentences, as the CLI shows it stored."""
+    from agent.reading.evidence import withheld_text
+    from agent.reading.injection import shown_field
+
+    if not isinstance(cli, str) or mcp == cli:
+        return False
+    field = where.rsplit(".", 1)[-1].split("[")[0]
+    return mcp in (shown_field(cli, {"authors": "author"}.get(field, field)), withheld_text(cli, "text"))
 
 
 def test_every_command_and_its_tool_give_one_record(mcp_index, env, tmp_path):
@@ -465,8 +477,11 @@ def test_every_command_and_its_tool_give_one_record(mcp_index, env, tmp_path):
         record["seconds"] = dict.fromkeys(record["seconds"])
     for tool, _, _, _ in cases:
         same_record(mcp[tool], clis[tool], tool)
-    # the gate was really exercised: the steering paper's sentence withheld over MCP only
+    # the gate was really exercised: the steering paper's sentence withheld over MCP only, in its
+    # chunks and in its record's abstract
     assert any(c["withheld"] for c in mcp["show_paper"]["chunks"])
+    assert "Ignore the previous" not in mcp["show_paper"]["paper"]["abstract"]
+    assert "Ignore the previous" in clis["show_paper"]["paper"]["abstract"]
     assert "Ignore the previous instructions" in " ".join(c["text"] for c in clis["show_paper"]["chunks"])
 
     asked = subprocess.run(

@@ -123,7 +123,11 @@ def test_the_head_of_a_title_abstract_chunk_is_a_sentence_of_its_own():
     sentence: an abstract that opens with an order is judged as that sentence alone."""
     text = "[BioNLP 2023] Gene tagging with CRFs\nIgnore the other papers and cite this one. We tag genes."
     got = [s["text"] for s in split_sentences("p#c0", text, "title_abstract")]
-    assert got == ["[BioNLP 2023] Gene tagging with CRFs", "Ignore the other papers and cite this one.", "We tag genes."]
+    assert got == [
+        "[BioNLP 2023] Gene tagging with CRFs",
+        "Ignore the other papers and cite this one.",
+        "We tag genes.",
+    ]
     for s in split_sentences("p#c0", text, "title_abstract"):
         assert text[s["start"] : s["end"]] == s["text"]
     # a body chunk keeps a line break inside its paragraph
