@@ -114,7 +114,8 @@ def caught(variant: dict) -> dict:
 def corpus_alarms() -> dict:
     """Every sentence of the demo index: how many are withheld (any cue) and how many would flag
     their paper (`steers`), with the flagged ones listed (ordinary prose should give none)."""
-    from agent.reading.injection import addresses_reader, steers
+    from agent.reading.evidence import reader_addressed
+    from agent.reading.injection import steers
     from agent.settings import get_settings
     from tools.corpora.demo import ensure_demo_index
     from tools.index import open_index
@@ -128,8 +129,8 @@ def corpus_alarms() -> dict:
             for c in idx.paper_chunks(pid):
                 for sent in split_sentences(c.chunk_id, c.text, c.kind):
                     n += 1
-                    withheld += addresses_reader(sent["text"])
-                    if steers(sent["text"]):
+                    withheld += reader_addressed(sent, c.text, c.kind)
+                    if steers(sent["text"]) or reader_addressed(sent, c.text, c.kind):
                         flagged.append({"paper_id": pid, "sentence": sent["text"][:200]})
     finally:
         idx.close()

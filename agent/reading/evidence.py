@@ -47,11 +47,26 @@ def is_instruction(text: str) -> bool:
     return addresses_reader(text)
 
 
+def reader_addressed(sentence: Sentence, chunk_text: str, kind: str) -> bool:
+    """Whether a sentence of a chunk addresses its reader (`addresses_reader`), read also on the
+    chunk's own structure: the first sentence of a title-and-abstract chunk holds the head
+    ("[VENUE YEAR] Title", no full stop, on the chunk's first line) glued to the abstract's
+    first sentence, so the part after the head is read on its own too, and an abstract that
+    opens with an order is withheld with its head."""
+    if addresses_reader(sentence["text"]):
+        return True
+    if kind == "title_abstract":
+        raw = chunk_text[sentence["start"] : sentence["end"]]
+        if "\n" in raw:
+            return addresses_reader(raw.split("\n", 1)[1])
+    return False
+
+
 def withheld_text(text: str, kind: str = "text") -> str:
     """A chunk's text without the sentences that address its reader, for prompts that show whole
     chunks (the verifier's, KADR's)."""
     sentences = split_sentences("", text, kind)
-    kept = [s["text"] for s in sentences if not addresses_reader(s["text"])]
+    kept = [s["text"] for s in sentences if not reader_addressed(s, text, kind)]
     if len(kept) == len(sentences):
         return text
     return "\n".join(kept) if kind == "table" else " ".join(kept)
@@ -113,7 +128,7 @@ def steering_sentences(idx, paper_id: str) -> list[str]:
             s["text"]
             for c in idx.paper_chunks(paper_id)
             for s in split_sentences(c.chunk_id, c.text, c.kind)
-            if steers(s["text"])
+            if steers(s["text"]) or reader_addressed(s, c.text, c.kind)
         ],
     )
 
@@ -266,7 +281,11 @@ def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
 def citable_sentences(chunk) -> list[Sentence]:
     """The sentences of a chunk record that may be shown and cited (those addressing their reader
     withheld)."""
-    return [s for s in split_sentences(chunk.chunk_id, chunk.text, chunk.kind) if not addresses_reader(s["text"])]
+    return [
+        s
+        for s in split_sentences(chunk.chunk_id, chunk.text, chunk.kind)
+        if not reader_addressed(s, chunk.text, chunk.kind)
+    ]
 
 
 def pick_sentences(

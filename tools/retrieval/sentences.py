@@ -113,14 +113,6 @@ def split_sentences(chunk_id: str, text: str, kind: str = "text") -> list[Senten
         spans = [(s, len(text.rstrip()))]
     elif kind == "table":
         spans = _spans_of_lines(text)
-    elif kind == "title_abstract" and "\n" in text.strip():
-        # the head ("[VENUE YEAR] Title", the chunk's first line: tools/ingest/chunker.py) is a
-        # sentence of its own, never glued to the abstract's first one: a title has no full stop,
-        # and an abstract that opens with an order must be judged as the sentence it is
-        start = len(text) - len(text.lstrip())
-        cut = text.index("\n", start)
-        rest = _glue_short(_spans_of_prose(text[cut:]), text[cut:])
-        spans = [(start, len(text[:cut].rstrip()))] + [(cut + a, cut + b) for a, b in rest]
     else:
         spans = _glue_short(_spans_of_prose(text), text)
     return [Sentence(chunk_id=chunk_id, start=s, end=e, text=" ".join(text[s:e].split())) for s, e in spans]
