@@ -144,7 +144,7 @@ def test_eight_concurrent_threads_of_five_questions(server):
         got = []
         for q in range(5):
             values = await client.runs.wait(thread["thread_id"], "litloop", input={"question": questions[t * 5 + q]})
-            assert isinstance(values, dict) and "95.7" in values["answer"]["text"], values
+            assert isinstance(values, dict) and "95.7" in (values.get("answer") or {}).get("text", ""), values
             got.append(values["question"])
         return thread["thread_id"], got
 
