@@ -114,7 +114,7 @@ def caught(variant: dict) -> dict:
 def corpus_alarms() -> dict:
     """Every sentence of the demo index: how many are withheld (any cue) and how many would flag
     their paper (`steers`), with the flagged ones listed (ordinary prose should give none)."""
-    from agent.reading.evidence import reader_addressed
+    from agent.reading.evidence import paper_language, reader_addressed
     from agent.reading.injection import steers
     from agent.settings import get_settings
     from tools.corpora.demo import ensure_demo_index
@@ -124,17 +124,29 @@ def corpus_alarms() -> dict:
     settings = get_settings()
     idx = open_index(ensure_demo_index(settings), settings)
     n, withheld, flagged = 0, 0, []
+    languages: dict[str, int] = {}
     try:
         for pid in idx.papers:
+            language = paper_language(idx, pid)
+            languages[str(language)] = languages.get(str(language), 0) + 1
             for c in idx.paper_chunks(pid):
                 for sent in split_sentences(c.chunk_id, c.text, c.kind):
                     n += 1
-                    withheld += reader_addressed(sent, c.text, c.kind)
-                    if steers(sent["text"]) or reader_addressed(sent, c.text, c.kind):
-                        flagged.append({"paper_id": pid, "sentence": sent["text"][:200]})
+                    held = reader_addressed(sent, c.text, c.kind, language)
+                    withheld += held
+                    if steers(sent["text"]) or held:
+                        by_cue = steers(sent["text"]) or reader_addressed(sent, c.text, c.kind)
+                        why = "cue" if by_cue else f"language (paper {language})"
+                        flagged.append({"paper_id": pid, "why": why, "sentence": sent["text"][:200]})
     finally:
         idx.close()
-    return {"sentences": n, "withheld": withheld, "flagging": len(flagged), "flagged": flagged}
+    return {
+        "sentences": n,
+        "papers_by_language": languages,
+        "withheld": withheld,
+        "flagging": len(flagged),
+        "flagged": flagged,
+    }
 
 
 def probe_rows(split: str) -> list[dict]:
@@ -147,8 +159,8 @@ def probe_rows(split: str) -> list[dict]:
 
 def probe_figures(split: str) -> dict:
     """Per category, the share of planted probes withheld (a field's text through
-    `agent.reading.injection.shown_field`, a sentence through `addresses_reader`) and of benign ones
-    withheld by mistake."""
+    `agent.reading.injection.shown_field`, a sentence through `addresses_reader` as a sentence of
+    an English paper) and of benign ones withheld by mistake."""
     from agent.reading.injection import addresses_reader, shown_field
 
     by: dict[str, list[int]] = {}
@@ -156,8 +168,8 @@ def probe_figures(split: str) -> dict:
         text = row["text"]
         if row.get("field", "body") in FIELDS:
             hit = shown_field(text, row["field"]) != text
-        else:
-            hit = addresses_reader(text)
+        else:  # a sentence of an English paper: the language rule reads it against English
+            hit = addresses_reader(text, "en")
         n = by.setdefault(row["category"], [0, 0])
         n[0] += hit
         n[1] += 1

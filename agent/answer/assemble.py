@@ -56,11 +56,15 @@ def flagged_papers(idx: IndexHandle, shown: list[Sentence], read: Sequence[str] 
     text addressed to whoever reads them, each with the first such sentence: the answer names
     them so a reader knows a paper tried to steer it (their own sentences were withheld; their
     others support no claim alone)."""
-    from agent.reading.evidence import steering_sentences
+    from agent.reading.evidence import flagged_sentences
     from tools.retrieval.retrieve import chunk_of
 
     papers = dict.fromkeys([*(chunk_of(idx, s["chunk_id"]).paper_id for s in shown), *read])
-    return [{"paper_id": pid, "sentence": found[0]} for pid in papers if (found := steering_sentences(idx, pid))]
+    return [
+        {"paper_id": pid, "sentence": found[0][0], "why": found[0][1]}
+        for pid in papers
+        if (found := flagged_sentences(idx, pid))
+    ]
 
 
 def build_answer(

@@ -80,11 +80,15 @@ def check_claims(
         if not cited:
             why = f"it cites {', '.join(unknown)}, which was not shown" if unknown else "it cites no sentence"
         else:
-            why = check_claim(
-                without_paper_ids(text, idx, shown),
-                [s["text"] for s in cited],
-                [*support_context(idx, cited), question],
-            ) or _only_steering(idx, cited)
+            why = (
+                check_claim(
+                    without_paper_ids(text, idx, shown),
+                    [s["text"] for s in cited],
+                    [*support_context(idx, cited), question],
+                )
+                or _only_steering(idx, cited)
+                or _figure_beside_instruction(text, idx, cited)
+            )
         p = None
         if not why and judge is not None:
             p = judge(text, [s["text"] for s in cited])
@@ -141,6 +145,28 @@ def _only_steering(idx: IndexHandle, cited: list[Sentence]) -> str | None:
     )
 
 
+def _figure_beside_instruction(text: str, idx: IndexHandle, cited: list[Sentence]) -> str | None:
+    """Why a claim is rejected when one of its figures is held only by cited sentences that share
+    a chunk (a paragraph, a caption, a table) with a withheld sentence
+    (`agent.reading.evidence.withheld_by_chunk`): an instruction split in two, a plain statement
+    of a false figure and then an order to repeat it, cannot carry its figure into an answer."""
+    from agent.reading.evidence import withheld_by_chunk
+    from agent.reading.figures import numbers
+    from tools.retrieval.retrieve import chunk_of
+
+    for value, _, written in numbers(text):
+        holding = [s for s in cited if any(v == value for v, _, _ in numbers(s["text"]))]
+        if not holding:
+            continue
+        beside = [withheld_by_chunk(idx, chunk_of(idx, s["chunk_id"]).paper_id).get(s["chunk_id"]) for s in holding]
+        if all(beside):
+            return (
+                f"its figure {written} is stated only beside text addressed to whoever reads it "
+                f'("{str(beside[0])[:120]}")'
+            )
+    return None
+
+
 def _reanchor(
     text: str,
     cited: list[Sentence],
@@ -162,9 +188,11 @@ def _reanchor(
     )
     for i in order[:tries]:
         s = shown[i]
-        if check_claim(
-            without_paper_ids(text, idx, shown), [s["text"]], [*support_context(idx, [s]), question]
-        ) or _only_steering(idx, [s]):
+        if (
+            check_claim(without_paper_ids(text, idx, shown), [s["text"]], [*support_context(idx, [s]), question])
+            or _only_steering(idx, [s])
+            or _figure_beside_instruction(text, idx, [s])
+        ):
             continue
         p = judge(text, [s["text"]])
         if p is not None and p >= threshold:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from agent.reading.evidence import is_instruction, withheld_text
+from agent.reading.evidence import is_instruction, paper_language, withheld_text
 from agent.reading.injection import shown_field
 from agent.reading.queries import (
     UnknownPaper,
@@ -45,10 +45,16 @@ M = TypeVar("M", bound=BaseModel)
 # ----------------------------------------------------------------------------- paper text as data
 
 
-def as_data(chunk: ChunkOut) -> ChunkOut:
-    """A chunk with the sentences that address their reader withheld from its text, and its
-    locator's section name withheld when it does."""
-    text = withheld_text(chunk.text, chunk.kind)
+def _language(idx, paper_id: object) -> str | None:
+    """A paper's body language (`agent.reading.evidence.paper_language`) where the index is given."""
+    return paper_language(idx, paper_id) if idx is not None and isinstance(paper_id, str) else None
+
+
+def as_data(chunk: ChunkOut, idx=None) -> ChunkOut:
+    """A chunk with the sentences that address their reader (or, given the index, are in another
+    language than its paper's body) withheld from its text, and its locator's section name
+    withheld when it addresses its reader."""
+    text = withheld_text(chunk.text, chunk.kind, _language(idx, chunk.chunk_id.rsplit("#", 1)[0]))
     locator = dict(chunk.locator)
     if isinstance(section := locator.get("section"), str):
         locator["section"] = shown_field(section, "section")
@@ -61,7 +67,7 @@ def context_as_data(c: ContextOut) -> ContextOut:
     return c.model_copy(update={"sentence": "" if withheld else c.sentence, "withheld": withheld})
 
 
-def fields_as_data(record: M) -> M:
+def fields_as_data(record: M, idx=None) -> M:
     """A record with its paper fields (title, venue, authors) withheld where they address their
     reader (`agent.reading.injection.shown_field`), and its abstract without the sentences that
     do: a client's model reads them as it reads the chunks."""
@@ -70,13 +76,13 @@ def fields_as_data(record: M) -> M:
         if isinstance(value := getattr(record, key, None), str):
             update[key] = shown_field(value, key)
     if isinstance(abstract := getattr(record, "abstract", None), str) and abstract:
-        update["abstract"] = withheld_text(abstract, "text")
+        update["abstract"] = withheld_text(abstract, "text", _language(idx, getattr(record, "paper_id", None)))
     if isinstance(authors := getattr(record, "authors", None), list):
         update["authors"] = [shown_field(a, "author") if isinstance(a, str) else a for a in authors]
     return record.model_copy(update=update)
 
 
-def answer_as_data(record: AskOut) -> AskOut:
+def answer_as_data(record: AskOut, idx=None) -> AskOut:
     """An answer with its citations' chunk texts and paper titles withheld where they address
     their reader (the claims and quotes passed the gate when the answer was written)."""
     citations = []
@@ -85,6 +91,8 @@ def answer_as_data(record: AskOut) -> AskOut:
         if isinstance(c.get("title"), str):
             shown["title"] = shown_field(c["title"], "title")
         if isinstance(c.get("chunk_text"), str):
-            shown["chunk_text"] = withheld_text(c["chunk_text"], c.get("kind") or "text")
+            shown["chunk_text"] = withheld_text(
+                c["chunk_text"], c.get("kind") or "text", _language(idx, c.get("paper_id"))
+            )
         citations.append(shown)
     return record.model_copy(update={"attribution": record.attribution.model_copy(update={"citations": citations})})

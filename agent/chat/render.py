@@ -92,8 +92,8 @@ def table_rows_shown(answer: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 FLAGGED_NOTE = (
-    "papers with text addressed to whoever reads them: that text was withheld, and their other "
-    "sentences support no claim alone"
+    "papers with text withheld: text addressed to whoever reads it (the paper's other sentences "
+    "then support no claim alone) or written in another language than the paper"
 )
 
 
@@ -102,6 +102,7 @@ def flagged_lines(answer: dict[str, Any]) -> list[str]:
     `2023.acl-long.5: "Any summary of this work must state ..."`."""
     return [
         f"{f.get('paper_id', '')}: \u201c{str(f.get('sentence', ''))[:200]}\u201d"
+        + (f" ({f['why']})" if f.get("why") else "")
         for f in answer.get("flagged_papers") or []
     ]
 

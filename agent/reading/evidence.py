@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Generic, TypeVar
 
-from agent.reading.injection import addresses_reader, shown_field, steers
+from agent.reading.injection import addresses_reader, body_language, shown_field, steers
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
 from tools.retrieval.text import normalize, stem_words, tokenize
@@ -47,26 +47,27 @@ def is_instruction(text: str) -> bool:
     return addresses_reader(text)
 
 
-def reader_addressed(sentence: Sentence, chunk_text: str, kind: str) -> bool:
-    """Whether a sentence of a chunk addresses its reader (`addresses_reader`), read also on the
-    chunk's own structure: the first sentence of a title-and-abstract chunk holds the head
-    ("[VENUE YEAR] Title", no full stop, on the chunk's first line) glued to the abstract's
-    first sentence, so the part after the head is read on its own too, and an abstract that
-    opens with an order is withheld with its head."""
-    if addresses_reader(sentence["text"]):
+def reader_addressed(sentence: Sentence, chunk_text: str, kind: str, language: str | None = None) -> bool:
+    """Whether a sentence of a chunk addresses its reader or is written in another language than
+    its paper's body `language` (`addresses_reader`), read also on the chunk's own structure:
+    the first sentence of a title-and-abstract chunk holds the head ("[VENUE YEAR] Title", no
+    full stop, on the chunk's first line) glued to the abstract's first sentence, so the part
+    after the head is read on its own too, and an abstract that opens with an order is withheld
+    with its head."""
+    if addresses_reader(sentence["text"], language):
         return True
     if kind == "title_abstract":
         raw = chunk_text[sentence["start"] : sentence["end"]]
         if "\n" in raw:
-            return addresses_reader(raw.split("\n", 1)[1])
+            return addresses_reader(raw.split("\n", 1)[1], language)
     return False
 
 
-def withheld_text(text: str, kind: str = "text") -> str:
-    """A chunk's text without the sentences that address its reader, for prompts that show whole
-    chunks (the verifier's, KADR's)."""
+def withheld_text(text: str, kind: str = "text", language: str | None = None) -> str:
+    """A chunk's text without the sentences that address their reader or are in another language
+    than its paper's `language`, for prompts that show whole chunks (the verifier's, KADR's)."""
     sentences = split_sentences("", text, kind)
-    kept = [s["text"] for s in sentences if not reader_addressed(s, text, kind)]
+    kept = [s["text"] for s in sentences if not reader_addressed(s, text, kind, language)]
     if len(kept) == len(sentences):
         return text
     return "\n".join(kept) if kind == "table" else " ".join(kept)
@@ -114,12 +115,27 @@ def _cache_papers() -> int:
 
 
 _steering: PaperCache[list[str]] = PaperCache()
+_languages: PaperCache[str | None] = PaperCache()
+_flagged: PaperCache[list[tuple[str, str]]] = PaperCache()
 _sequences: PaperCache[list[tuple[str, ...]]] = PaperCache()
 _stems: PaperCache[frozenset[str]] = PaperCache()
 
 
+def paper_language(idx, paper_id: str) -> str | None:
+    """The language a paper's body is written in (`agent.reading.injection.body_language`, from
+    its body chunks, or its title and abstract when it has no body), None when it cannot be told."""
+
+    def find() -> str | None:
+        chunks = idx.paper_chunks(paper_id)
+        body = [c.text for c in chunks if c.kind == "text"] or [c.text for c in chunks if c.kind != "table"]
+        return body_language(body)
+
+    return _languages.get(idx, paper_id, find)
+
+
 def steering_sentences(idx, paper_id: str) -> list[str]:
-    """The sentences of a paper that try to steer an answer (`agent.reading.injection.steers`): a paper
+    """The sentences of a paper that try to steer an answer (`agent.reading.injection.steers`,
+    also on the part of a title-and-abstract chunk's first sentence after its head): a paper
     with any is flagged in the answer, and its other sentences cannot be a claim's only support."""
     return _steering.get(
         idx,
@@ -131,6 +147,50 @@ def steering_sentences(idx, paper_id: str) -> list[str]:
             if steers(s["text"]) or reader_addressed(s, c.text, c.kind)
         ],
     )
+
+
+def flagged_sentences(idx, paper_id: str) -> list[tuple[str, str]]:
+    """Every withheld sentence of a paper with why, (sentence, "addresses its reader" or "in
+    another language than the paper (en)"): what the answer names under its flagged papers. A
+    sentence in another language is withheld and shown here, and the figures beside it support
+    no claim alone (`withheld_by_chunk`), but it does not make the paper's other sentences
+    untrusted: a bilingual abstract is not an attack."""
+
+    def find() -> list[tuple[str, str]]:
+        language = paper_language(idx, paper_id)
+        steering = set(steering_sentences(idx, paper_id))
+        out = []
+        for c in idx.paper_chunks(paper_id):
+            for s in split_sentences(c.chunk_id, c.text, c.kind):
+                if s["text"] in steering:
+                    out.append((s["text"], "addresses its reader"))
+                elif reader_addressed(s, c.text, c.kind, language):
+                    out.append((s["text"], f"in another language than the paper ({language})"))
+        return out
+
+    return _flagged.get(idx, paper_id, find)
+
+
+_withheld: PaperCache[dict[str, str]] = PaperCache()
+
+
+def withheld_by_chunk(idx, paper_id: str) -> dict[str, str]:
+    """The chunks of a paper that hold a withheld sentence (`reader_addressed`), each with the
+    first such sentence: the paragraph, caption or table around an instruction, whose other
+    sentences may be the instruction's own set-up (a false figure stated plainly, then an order
+    to repeat it) and so cannot be a figure's only support (`agent.answer.claims`)."""
+
+    def find() -> dict[str, str]:
+        language = paper_language(idx, paper_id)
+        out: dict[str, str] = {}
+        for c in idx.paper_chunks(paper_id):
+            for s in split_sentences(c.chunk_id, c.text, c.kind):
+                if reader_addressed(s, c.text, c.kind, language):
+                    out.setdefault(c.chunk_id, s["text"])
+                    break
+        return out
+
+    return _withheld.get(idx, paper_id, find)
 
 
 def question_aspects(question: str) -> list[frozenset[str]]:
@@ -188,7 +248,9 @@ def says_phrase(idx, paper_id: str, phrase: tuple[str, ...]) -> bool:
         idx,
         paper_id,
         lambda: [
-            tuple(tokenize(s["text"], stem=True)) for c in idx.paper_chunks(paper_id) for s in citable_sentences(c)
+            tuple(tokenize(s["text"], stem=True))
+            for c in idx.paper_chunks(paper_id)
+            for s in citable_sentences(c, paper_language(idx, paper_id))
         ],
     )
     n = len(phrase)
@@ -219,7 +281,10 @@ def term_coverage(idx, paper_id: str, aspects: Sequence[frozenset[str]]) -> floa
         idx,
         paper_id,
         lambda: frozenset(
-            t for c in idx.paper_chunks(paper_id) for s in citable_sentences(c) for t in tokenize(s["text"], stem=True)
+            t
+            for c in idx.paper_chunks(paper_id)
+            for s in citable_sentences(c, paper_language(idx, paper_id))
+            for t in tokenize(s["text"], stem=True)
         ),
     )
     return (len(aspects) - len(_missing(aspects, stems))) / len(aspects)
@@ -274,17 +339,19 @@ def _frame_stems() -> frozenset[str]:
 
 
 def chunk_sentences(idx, chunk_id: str) -> list[Sentence]:
-    """The citable sentences of one indexed chunk (instruction-like ones withheld)."""
-    return citable_sentences(chunk_of(idx, chunk_id))
+    """The citable sentences of one indexed chunk (instruction-like ones, and those in another
+    language than the paper's body, withheld)."""
+    chunk = chunk_of(idx, chunk_id)
+    return citable_sentences(chunk, paper_language(idx, chunk.paper_id))
 
 
-def citable_sentences(chunk) -> list[Sentence]:
-    """The sentences of a chunk record that may be shown and cited (those addressing their reader
-    withheld)."""
+def citable_sentences(chunk, language: str | None = None) -> list[Sentence]:
+    """The sentences of a chunk record that may be shown and cited (those addressing their reader,
+    and those in another language than the paper's body `language`, withheld)."""
     return [
         s
         for s in split_sentences(chunk.chunk_id, chunk.text, chunk.kind)
-        if not reader_addressed(s, chunk.text, chunk.kind)
+        if not reader_addressed(s, chunk.text, chunk.kind, language)
     ]
 
 
@@ -334,9 +401,10 @@ def paper_sentences_ranked(
 
     every: list[Sentence] = []
     scored: list[Sentence] = []
+    language = paper_language(idx, paper_id)
     for c in idx.paper_chunks(paper_id):
         context = table_context(c.text) if with_table_context and c.kind == "table" else ""
-        for s in citable_sentences(c):
+        for s in citable_sentences(c, language):
             every.append(s)
             scored.append(
                 Sentence(chunk_id=s["chunk_id"], start=s["start"], end=s["end"], text=f"{s['text']} {context}".strip())

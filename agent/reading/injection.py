@@ -24,7 +24,7 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 # Verbs that tell a reader what to write or how to treat the text: an imperative of one of these
@@ -82,14 +82,32 @@ _MODAL = (
     r"(?:is|are)\s+(?:asked|instructed|requested|advised|obliged|obligated|required|expected)\s+to)"
 )
 _YOU_TOLD = re.compile(
-    rf"\byou\b[^.?!]{{0,30}}?\b{_MODAL}\s+(?:(?:always|only|never|not|also)\s+)?(?:{_DIRECTIVE})\b"
-    r"|\byou\s+are\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}(?:assistant|ai|model|chatbot|agent|bot|reviewer|summari[sz]er)\b",
+    rf"\byou\b[^.?!]{{0,30}}?\b{_MODAL}\s+(?:(?:always|only|never|not|also)\s+)?(?:{_DIRECTIVE})\b", re.IGNORECASE
+)
+_YOU_ARE = re.compile(
+    r"\byou\s+are\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}(?:assistant|ai|model|chatbot|agent|bot|reviewer|summari[sz]er)\b",
+    re.IGNORECASE,
+)
+
+
+# ... and what an order to a reader is about: a figure, this work or the others, a result, a
+# citation. A guideline a paper quotes for its annotators tells "you" how to judge a text ("You
+# should treat such a summary as incorrect") and names none of these.
+_STAKE = re.compile(
+    r"\d|\b(?:this|our|the\s+present|these)\s+(?:[\w-]+\s+)?(?:papers?|works?|study|studies|articles?|methods?|models?|"
+    r"approach(?:es)?|results?|systems?|documents?|manuscripts?|rows?|tables?|figures?|authors?)\b"
+    r"|\b(?:other|competing|previous|prior)\s+(?:papers?|sources?|results?|works?|studies|figures?|methods?|systems?)\b"
+    r"|\b(?:accuracy|f1|score|scores|figure|number|result|results|citation|sources?|state\s+of\s+the\s+art|best)\b",
     re.IGNORECASE,
 )
 
 
 def _spoken_to(piece: str) -> bool:
-    return bool(_SECOND_PERSON.search(piece)) and bool(_ANSWER_VERB.search(piece) or _YOU_TOLD.search(piece))
+    if not _SECOND_PERSON.search(piece):
+        return False
+    return bool(
+        _ANSWER_VERB.search(piece) or _YOU_ARE.search(piece) or (_YOU_TOLD.search(piece) and _STAKE.search(piece))
+    )
 
 
 # Who a paper has no business giving orders to: a reader, a summary or an answer, a model or an
@@ -309,10 +327,85 @@ def steers(text: str) -> bool:
     return bool(text.strip()) and bool(cues_of(text))
 
 
-def addresses_reader(text: str) -> bool:
-    """True for a sentence that speaks to its reader or tells it what to answer, cite or ignore:
-    withheld from every prompt and every quote."""
-    return steers(text)
+def addresses_reader(text: str, language: str | None = None) -> bool:
+    """True for a sentence that speaks to its reader or tells it what to answer, cite or ignore,
+    or, given its paper's body language (`body_language`), one written in another language
+    (`other_language`): withheld from every prompt and every quote."""
+    return steers(text) or other_language(text, language)
+
+
+# ----------------------------------------------------------------------------- language is structure
+#
+# A paper is written in one language; a sentence in another inside it is either a quotation (a
+# title, an example, a name) or text that does not belong to the paper's own report. The cues
+# above list imperatives of nine languages; an instruction in the tenth passes them. So a
+# sentence whose own words (quoted spans, brackets, capitalised names, numbers and formulas
+# removed) are confidently in another language than its paper's body is withheld and flags its
+# paper, whatever it says. Identified by py3langid (BSD-3; its naive Bayes model over 97
+# languages ships inside the package).
+
+# How unlikely the paper's language must be, and how many of the sentence's own words there must
+# be, before a sentence is read as written in another language (docs/attribution.md has the
+# false alarms on the demo corpus at these settings)
+FOREIGN_MAX_P = 0.001
+FOREIGN_MIN_WORDS = 5
+FOREIGN_MIN_LETTERS = 12  # for scripts written without spaces (Chinese, Japanese, Thai)
+BODY_MIN_P = 0.9
+
+_SET_APART = re.compile(
+    r"[\"“”„«][^\"“”„«»]{0,300}[\"“”»]|(?<!\w)['‘][^'‘’]{0,300}['’](?!\w)|\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}"
+)
+_WORD = re.compile(r"[^\W\d_]+")
+_NO_SPACES = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+@functools.cache
+def _identifier():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def own_words(text: str) -> list[str]:
+    """The words of a sentence that say which language it is written in: what stands in quotes
+    or brackets (titles, examples, citations) removed, and capitalised words after the first
+    (names: "Deutsche Forschungsgemeinschaft", "Les Misérables"), numbers, one-letter variables."""
+    words = _WORD.findall(_SET_APART.sub(" ", normalised(text)))
+    return [w for i, w in enumerate(words) if (i == 0 or not w[0].isupper()) and (len(w) > 1 or not w.isascii())]
+
+
+def language_scores(text: str) -> dict[str, float]:
+    """Each language's probability for a text (py3langid, normalised over its 97 languages)."""
+    return dict(_identifier().rank(text))
+
+
+def body_language(texts: Iterable[str], max_chars: int = 20_000) -> str | None:
+    """The language a paper's body is written in (ISO 639-1), from its text, or None when it is
+    too short or too mixed to tell (then no sentence of it is read as foreign)."""
+    sample, size = [], 0
+    for t in texts:
+        sample.append(t)
+        size += len(t)
+        if size >= max_chars:
+            break
+    words = own_words(" ".join(sample))
+    if len(words) < 3 * FOREIGN_MIN_WORDS:
+        return None
+    lang, p = _identifier().classify(" ".join(words))
+    return lang if p >= BODY_MIN_P else None
+
+
+def other_language(text: str, language: str | None) -> bool:
+    """Whether a sentence is written in another language than `language` (its paper's body
+    language): enough words of its own (`own_words`), and the paper's language all but ruled
+    out for them. False when the paper's language is unknown."""
+    if not language:
+        return False
+    words = own_words(text)
+    letters = sum(len(_NO_SPACES.findall(w)) for w in words)
+    if len(words) < FOREIGN_MIN_WORDS and letters < FOREIGN_MIN_LETTERS:
+        return False
+    return language_scores(" ".join(words)).get(language, 0.0) < FOREIGN_MAX_P
 
 
 def shown_field(value: object, name: str) -> str:

@@ -122,7 +122,7 @@ def paper_record(
 ) -> tuple[Any, list, ShowPaperOut]:
     """`litloop index show`: the paper, its chunks in order, and its record (the chunks from
     `first_chunk`, at most `max_chunks` of them: all by default)."""
-    from agent.reading.evidence import steering_sentences
+    from agent.reading.evidence import flagged_sentences
 
     paper = idx.papers.get(paper_id)
     if paper is None:
@@ -131,7 +131,7 @@ def paper_record(
     shown = chunks[first_chunk:] if max_chunks is None else chunks[first_chunk : first_chunk + max_chunks]
     record = ShowPaperOut(
         paper=PaperOut(**paper.to_dict()),
-        flagged=bool(steering_sentences(idx, paper_id)),
+        flagged=bool(flagged_sentences(idx, paper_id)),
         text_loss=text_loss(idx, paper_id),
         chunk_count=len(chunks),
         first_chunk=first_chunk,

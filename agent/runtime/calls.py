@@ -72,12 +72,13 @@ def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = N
 
 def chunk_block(chunk: dict[str, Any], max_chars: int) -> str:
     """A chunk as the model sees it: id, kind, location, text (cut), without the sentences that
-    address their reader (`agent.reading.evidence.withheld_text`)."""
+    address their reader or are in another language than its paper's body (`language`, set by
+    `chunk_dict`; `agent.reading.evidence.withheld_text`)."""
     from agent.reading.evidence import withheld_text
     from agent.reading.injection import shown_field
 
     loc = shown_field(Locator.from_dict(chunk.get("locator")).describe(), "section")
-    text = " ".join(withheld_text(chunk["text"], chunk["kind"]).split())[:max_chars]
+    text = " ".join(withheld_text(chunk["text"], chunk["kind"], chunk.get("language")).split())[:max_chars]
     return f"CHUNK {chunk['chunk_id']} [{chunk['kind']}; {loc}]\n{text}"
 
 
@@ -90,5 +91,9 @@ def paper_label(paper) -> str:
 
 
 def chunk_dict(idx, chunk_id: str) -> dict[str, Any]:
-    """The indexed chunk behind a hit, as a prompt shows it (`chunk_block`)."""
-    return chunk_of(idx, chunk_id).to_dict()
+    """The indexed chunk behind a hit, as a prompt shows it (`chunk_block`), with its paper's body
+    language (`agent.reading.evidence.paper_language`), against which its sentences are read."""
+    from agent.reading.evidence import paper_language
+
+    chunk = chunk_of(idx, chunk_id)
+    return {**chunk.to_dict(), "language": paper_language(idx, chunk.paper_id)}

@@ -97,23 +97,27 @@ class Library:
         self.open().dense_chunks("warm up", 1)
 
     def search(self, query: str, retriever: str, k: int) -> SearchOut:
-        _, record = search_record(self.open(), query, retriever, k)
-        hits = [fields_as_data(h).model_copy(update={"chunk": as_data(h.chunk)}) for h in record.hits]
+        idx = self.open()
+        _, record = search_record(idx, query, retriever, k)
+        hits = [fields_as_data(h, idx).model_copy(update={"chunk": as_data(h.chunk, idx)}) for h in record.hits]
         return record.model_copy(update={"hits": hits})
 
     def retrieve(
         self, question: str, subqueries: list[str] | None, seeds: list[str] | None, stage: str, k: int
     ) -> RetrieveOut:
-        _, record = retrieve_record(self.open(), question, subqueries=subqueries, seeds=seeds, stage=stage, k=k)
+        idx = self.open()
+        _, record = retrieve_record(idx, question, subqueries=subqueries, seeds=seeds, stage=stage, k=k)
         papers = [
-            fields_as_data(p).model_copy(update={"chunks": [as_data(c) for c in p.chunks]}) for p in record.papers
+            fields_as_data(p, idx).model_copy(update={"chunks": [as_data(c, idx) for c in p.chunks]})
+            for p in record.papers
         ]
         return record.model_copy(update={"papers": papers})
 
     def show_paper(self, paper_id: str, first_chunk: int, max_chunks: int) -> ShowPaperOut:
-        _, _, record = paper_record(self.open(), paper_id, first_chunk, max_chunks)
+        idx = self.open()
+        _, _, record = paper_record(idx, paper_id, first_chunk, max_chunks)
         return record.model_copy(
-            update={"paper": fields_as_data(record.paper), "chunks": [as_data(c) for c in record.chunks]}
+            update={"paper": fields_as_data(record.paper, idx), "chunks": [as_data(c, idx) for c in record.chunks]}
         )
 
     def cites(self, work: str) -> CitesOut:
@@ -153,7 +157,7 @@ class Library:
 
         preset = preset or self.preset
         result = ask(question, preset=preset, index=self.index, corpora=self.corpora or None, on_event=on_event)
-        return answer_as_data(ask_record(result))
+        return answer_as_data(ask_record(result), self.open())
 
 
 # ----------------------------------------------------------------------------- the server
