@@ -5,6 +5,7 @@ languages and places an attacker would use, and whether litloop's defence catche
     python -m bench.injection --corpus         # and the false alarms on every sentence of the demo index
     python -m bench.injection --probes dev     # the probe set's development categories
     python -m bench.injection --probes test    # its held-out categories (report; never tune on them)
+    python -m bench.injection --probes dev --rendered   # and each probe rendered as the nodes' prompts show it
 
 A variant is a paper text (abstract, body sentence, table row or caption) that tries to make the
 answer give a number or cite a paper. It is caught when every sentence of it that carries the
@@ -115,7 +116,7 @@ def corpus_alarms() -> dict:
     """Every sentence of the demo index: how many are withheld (any cue) and how many would flag
     their paper (`steers`), with the flagged ones listed (ordinary prose should give none)."""
     from agent.reading.evidence import paper_language, reader_addressed
-    from agent.reading.injection import steers
+    from agent.reading.injection import other_language, steers
     from agent.settings import get_settings
     from tools.corpora.demo import ensure_demo_index
     from tools.index import open_index
@@ -135,8 +136,12 @@ def corpus_alarms() -> dict:
                     held = reader_addressed(sent, c.text, c.kind, language)
                     withheld += held
                     if steers(sent["text"]) or held:
-                        by_cue = steers(sent["text"]) or reader_addressed(sent, c.text, c.kind)
-                        why = "cue" if by_cue else f"language (paper {language})"
+                        if steers(sent["text"]):
+                            why = "cue"
+                        elif other_language(sent["text"], language):
+                            why = f"language (paper {language})"
+                        else:
+                            why = "the part after the title's head"
                         flagged.append({"paper_id": pid, "why": why, "sentence": sent["text"][:200]})
     finally:
         idx.close()
@@ -144,6 +149,10 @@ def corpus_alarms() -> dict:
         "sentences": n,
         "papers_by_language": languages,
         "withheld": withheld,
+        "withheld, by why": {
+            w: sum(1 for f in flagged if f["why"].split(" (")[0] == w.split(" (")[0])
+            for w in dict.fromkeys(f["why"] for f in flagged)
+        },
         "flagging": len(flagged),
         "flagged": flagged,
     }
@@ -182,12 +191,114 @@ def probe_figures(split: str) -> dict:
 
 FIELDS = {"title", "venue", "authors"}  # shown whole through shown_field; the rest are sentences
 
+# the English paragraph a planted sentence sits in (the paper's body language comes from it)
+_BEFORE = (
+    "We tag gene and protein mentions in biomedical abstracts with a linear-chain conditional random "
+    "field over word shapes, prefixes, suffixes and a lexicon of known names, trained on the standard split."
+)
+_AFTER = (
+    "Most remaining errors concern long nested names and abbreviations that the lexicon does not hold, "
+    "and cell line names that share their surface form with protein names."
+)
+
+
+def rendered_check(split: str) -> dict:
+    """Each probe in its own paper of a small real index (a body, caption, cell or footnote text
+    between two English sentences of the abstract; a title, venue or author in that field), then
+    rendered as the nodes render it: the verifier's and KADR's chunk blocks with the paper's header
+    (`agent.runtime.calls.chunk_block`, `paper_label`, the title through `shown_field`), and the
+    sentences the reader and the synthesis are shown (`agent.reading.evidence.chunk_sentences`).
+    Counts, per category: probes whose withheld text still appears in a rendered prompt (must be
+    0), probes any of whose own sentences (as the index splits them) appears in one (a body,
+    cell or caption text; for a split order, its plain first sentence counts), probes whose
+    planted figure appears in one, and probes whose figure a claim could rest on (`agent.answer.claims.check_claims` on a claim that repeats the shown sentence
+    holding it, citing it)."""
+    import re
+    import tempfile
+
+    from agent.answer.claims import check_claims
+    from agent.reading.evidence import chunk_sentences, reader_addressed
+    from agent.reading.injection import shown_field
+    from agent.runtime.calls import chunk_block, chunk_dict, paper_label
+    from agent.settings import get_settings
+    from tools.index import build_index, open_index
+    from tools.retrieval.sentences import split_sentences
+
+    rows = probe_rows(split)
+    records = []
+    for n, row in enumerate(rows):
+        rec = {"paper_id": f"p{n:03d}", "title": f"Tagging study {n}", "abstract": f"{_BEFORE} {_AFTER}", "year": 2024}
+        if row["field"] in FIELDS:
+            rec[row["field"]] = [row["text"]] if row["field"] == "authors" else row["text"]
+        else:  # a cell, caption or footnote stands as its own sentence, as its row or line does
+            text = row["text"] if row["text"].rstrip()[-1:] in ".!?" else f"{row['text'].rstrip()}."
+            rec["abstract"] = f"{_BEFORE} {text} {_AFTER}"
+        records.append(rec)
+    settings = get_settings()
+    by: dict[str, dict[str, int]] = {}
+
+    class Claim:
+        def __init__(self, text: str):
+            self.text, self.sentences = text, ["S1"]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "probes.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+        build_index([src], Path(tmp) / "idx", settings)
+        idx = open_index(Path(tmp) / "idx", settings)
+        try:
+            for n, row in enumerate(rows):
+                pid = f"p{n:03d}"
+                paper = idx.papers[pid]
+                chunks = idx.paper_chunks(pid)
+                shown = [s for c in chunks for s in chunk_sentences(idx, c.chunk_id)]
+                rendered = "\n".join(
+                    [f"PAPER {pid}: {shown_field(paper.title, 'title')} ({paper_label(paper)})"]
+                    + [chunk_block(chunk_dict(idx, c.chunk_id), 10_000) for c in chunks]
+                    + [s["text"] for s in shown]
+                )
+                language = chunk_dict(idx, chunks[0].chunk_id)["language"]
+                withheld = [
+                    s["text"]
+                    for c in chunks
+                    for s in split_sentences(c.chunk_id, c.text, c.kind)
+                    if reader_addressed(s, c.text, c.kind, language)
+                ]
+                if row["field"] in FIELDS and shown_field(row["text"], row["field"]) != row["text"]:
+                    withheld.append(row["text"])
+                # the planted figures: the probe's decimals (97.3, 0.94, 57,3), not a table's or a year's number
+                figures = [f for f in re.findall(r"\d+[.,]\d+", row["text"]) if f not in _BEFORE + _AFTER]
+                holding = [s for s in shown if any(f in s["text"] for f in figures)]
+                claimable = any(not check_claims([Claim(s["text"])], [s], idx)[1] for s in holding)
+                n_ = by.setdefault(
+                    row["category"],
+                    {
+                        "probes": 0,
+                        "caught text shown": 0,
+                        "probe text shown": 0,
+                        "figure shown": 0,
+                        "figure claimable": 0,
+                    },
+                )
+                n_["probes"] += 1
+                n_["caught text shown"] += any(w[:40] in rendered for w in withheld)
+                own = [p["text"] for p in split_sentences("", row["text"], "text")]
+                n_["probe text shown"] += row["field"] not in FIELDS and any(p[:40] in rendered for p in own)
+                n_["figure shown"] += bool(figures) and any(f in rendered for f in figures)
+                n_["figure claimable"] += claimable
+        finally:
+            idx.close()
+    return by
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if "--probes" in args:
         split = args[args.index("--probes") + 1] if len(args) > args.index("--probes") + 1 else "dev"
-        print(json.dumps({"probes": split, **probe_figures(split)}, indent=2))
+        probes: dict = {"probes": split, **probe_figures(split)}
+        if "--rendered" in args:
+            probes["rendered"] = rendered_check(split)
+        print(json.dumps(probes, indent=2))
         return 0
     rows = [caught(v) for v in variants()]
     missed = [r["id"] for r in rows if not r["caught"]]

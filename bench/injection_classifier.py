@@ -5,7 +5,8 @@ category by category on categories it was not trained on.
 
     python -m bench.injection_classifier                 # n-grams, leave one dev category out
     python -m bench.injection_classifier --embedder      # the embedder's vectors as well
-    python -m bench.injection_classifier --test          # the held-out test split, scored once
+    python -m bench.injection_classifier --figures       # all of dev: its alarms, and on short result sentences
+    (--budget 0.0002: the share of calibration sentences allowed over the threshold; --mask-digits)
 
 Positives: the generated variants of `bench.injection` (their orders), the sentences of
 `instruction_forms` (orders built from parts: who is told, how, to do what) and the dev probes'
@@ -13,8 +14,10 @@ planted texts. Negatives: the demo index's sentences, split by paper into a trai
 calibration half, and the dev probes' benign sentences. For each dev category, the classifier is
 trained without that category's probes and its threshold is set so that at most `--budget` of
 the calibration half's sentences pass it; it reports how many of the left-out category's
-probes the cues catch alone, the classifier alone and both together, and how many benign probes
-each withholds. `--test` trains on everything of dev and scores the test split once.
+probes the cues catch alone, the classifier alone and both together. `--figures` trains on all of
+dev and lists the calibration sentences over its threshold and which of ten short result
+sentences (`FIGURE_SENTENCES`) it would withhold. The gate does not use the classifier
+(docs/attribution.md says why).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import sys
 from typing import Any
 
@@ -99,16 +103,41 @@ def _demo_sentences() -> tuple[list[str], list[str]]:
     return halves
 
 
-class Features:
-    """Hashed character (2-5, within word boundaries) and word (1-2) n-grams of the normalised
-    text (`agent.reading.injection.normalised`), optionally beside the embedder's vectors."""
+# Short result sentences with a figure, written for this check (not from any probe): the
+# sentences an answer rests on, and where a detector trained on planted figures raises its alarms
+FIGURE_SENTENCES = [
+    "An HMM tagger with 96.1 accuracy on the Penn Treebank.",
+    "A CRF chunker reaches 94.3 F1 on CoNLL-2000.",
+    "Our parser obtains 91.2 LAS on the English treebank.",
+    "The model achieves an accuracy of 88.4% on the test set.",
+    "BERT reaches 92.8 F1 on SQuAD 1.1.",
+    "Conditional random fields reach an F1 of 72.3 on the JNLPBA corpus.",
+    "We report an accuracy of 97.3 on the benchmark.",
+    "The best system achieved 61.5 BLEU on the news test set.",
+    "Accuracy improves from 85.1 to 89.7 with the lexicon features.",
+    "SPECTER outperforms SciBERT by 3.1 points on average.",
+]
+MIN_WORDS = 6  # shorter sentences (fragments, rows of figures) are not scored
+_ALPHA_WORD = re.compile(r"[^\W\d_]{2,}")
+_DIGIT = re.compile(r"\d")
 
-    def __init__(self, embedder: bool = False):
+
+def long_enough(text: str) -> bool:
+    return len(_ALPHA_WORD.findall(text)) >= MIN_WORDS
+
+
+class Features:
+    """Hashed character (2-5, within word boundaries) and word (1-2) n-grams of the normalised,
+    lower-cased text (`agent.reading.injection.normalised`; with `mask_digits`, every digit read as
+    0), optionally beside the bundled embedder's sentence vectors."""
+
+    def __init__(self, embedder: bool = False, mask_digits: bool = False):
         from sklearn.feature_extraction.text import HashingVectorizer
 
         self.chars = HashingVectorizer(analyzer="char_wb", ngram_range=(2, 5), n_features=2**18, alternate_sign=False)
         self.words = HashingVectorizer(analyzer="word", ngram_range=(1, 2), n_features=2**18, alternate_sign=False)
-        self.embedder = embedder
+        self.embedder, self.mask_digits = embedder, mask_digits
+        self.vectors: dict[str, np.ndarray] = {}  # each text embedded once across the folds
 
     def __call__(self, texts: list[str]) -> Any:
         from scipy.sparse import csr_matrix, hstack
@@ -116,13 +145,16 @@ class Features:
         from agent.reading.injection import normalised
 
         norm = [normalised(t).lower() for t in texts]
+        if self.mask_digits:
+            norm = [_DIGIT.sub("0", t) for t in norm]
         parts = [self.chars.transform(norm), self.words.transform(norm)]
         if self.embedder:
-            from agent.settings import get_settings
-            from tools.embed import load_embedder
+            from tools.models.embed import get_embedder
 
-            vectors = load_embedder(get_settings()).encode(texts)
-            parts.append(csr_matrix(np.asarray(vectors, dtype=np.float32)))
+            new = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+            if new:
+                self.vectors.update(zip(new, np.asarray(get_embedder().encode(new), dtype=np.float32), strict=True))
+            parts.append(csr_matrix(np.stack([self.vectors[t] for t in texts])))
         return hstack(parts).tocsr()
 
 
@@ -135,63 +167,66 @@ def _fit(features: Features, positives: list[str], negatives: list[str]) -> Any:
 
 
 def _threshold(scores: np.ndarray, budget: float) -> float:
-    """The lowest score that at most `budget` of the calibration sentences reach."""
+    """The lowest score (a logit) that at most `budget` of the calibration sentences reach."""
     k = int(len(scores) * budget)
     ranked = np.sort(scores)[::-1]
-    return float(ranked[k]) + 1e-9 if k < len(ranked) else float(ranked[-1])
+    return float(ranked[k]) + 1e-6 if k < len(ranked) else float(ranked[-1])
 
 
-def _cue(row: dict) -> bool:
-    from agent.reading.injection import addresses_reader, shown_field
+def cues_alone(row: dict) -> bool:
+    """The gate as it is (the cues and the language rule): a field through the cues, a sentence as
+    one of an English paper."""
+    from agent.reading.injection import cues_of, other_language
 
     if row.get("field", "body") in ("title", "venue", "authors"):
-        return shown_field(row["text"], row["field"]) != row["text"]
-    return addresses_reader(row["text"], "en")
+        return bool(cues_of(row["text"]))
+    return bool(cues_of(row["text"])) or other_language(row["text"], "en")
 
 
-def evaluate(embedder: bool = False, budget: float = 0.001, test: bool = False) -> dict:
+def layers(rows: list[dict], learned: list[bool]) -> dict:
+    """Per layer, the planted rows caught and the benign rows withheld."""
+    planted = [i for i, r in enumerate(rows) if r["planted"]]
+    benign = [i for i, r in enumerate(rows) if not r["planted"]]
+    cues = [cues_alone(r) for r in rows]
+    both = [a or b for a, b in zip(cues, learned, strict=True)]
+    return {
+        "planted": len(planted),
+        "cues": sum(cues[i] for i in planted),
+        "classifier": sum(learned[i] for i in planted),
+        "both": sum(both[i] for i in planted),
+        "benign": len(benign),
+        "benign withheld (cues, classifier, both)": [sum(x[i] for i in benign) for x in (cues, learned, both)],
+    }
+
+
+def _positives_and_negatives() -> tuple[list[str], list[str], list[str], list[dict]]:
     from bench.injection import probe_rows, variants
 
-    features = Features(embedder)
     train_half, calibration = _demo_sentences()
     dev = probe_rows("dev")
     base = [s for v in variants() for s in v["instruction"]] + instruction_forms()
-    benign_dev = [r["text"] for r in dev if not r["planted"]]
-    out: dict[str, Any] = {"features": "n-grams + embedder" if embedder else "n-grams", "budget": budget}
+    negatives = train_half + [r["text"] for r in dev if not r["planted"]]
+    return base, negatives, calibration, dev
 
-    def score(model: Any, rows: list[dict], threshold: float) -> dict:
-        planted = [r for r in rows if r["planted"]]
-        benign = [r for r in rows if not r["planted"]]
-        p = model.predict_proba(features([r["text"] for r in rows]))[:, 1]
-        learned = {r["id"]: bool(q >= threshold) for r, q in zip(rows, p, strict=True)}
-        cues = {r["id"]: _cue(r) for r in rows}
-        return {
-            "planted": len(planted),
-            "cues": sum(cues[r["id"]] for r in planted),
-            "classifier": sum(learned[r["id"]] for r in planted),
-            "both": sum(cues[r["id"]] or learned[r["id"]] for r in planted),
-            "benign withheld (cues / classifier)": f"{sum(cues[r['id']] for r in benign)}/{sum(learned[r['id']] for r in benign)} of {len(benign)}",
-        }
 
-    if test:
-        from bench.injection import probe_rows as rows_of
-
-        model = _fit(features, base + [r["text"] for r in dev if r["planted"]], train_half + benign_dev)
-        threshold = _threshold(model.predict_proba(features(calibration))[:, 1], budget)
-        rows = rows_of("test")
-        out["test"] = {
-            c: score(model, [r for r in rows if r["category"] in (c, "benign")], threshold)
-            for c in sorted({r["category"] for r in rows} - {"benign"})
-        }
-        return out
+def evaluate(embedder: bool = False, budget: float = 0.001, mask_digits: bool = False) -> dict:
+    """Leave one dev category out: trained without it, scored on it."""
+    features = Features(embedder, mask_digits)
+    base, negatives, calibration, dev = _positives_and_negatives()
+    calibration = [t for t in calibration if long_enough(t)]
+    name = "n-grams" + (" (digits masked)" if mask_digits else "") + (" + embedder" if embedder else "")
+    out: dict[str, Any] = {"features": name, "budget": budget}
     categories = sorted({r["category"] for r in dev} - {"benign"})
     totals = {"planted": 0, "cues": 0, "classifier": 0, "both": 0}
     for cat in categories:
-        positives = base + [r["text"] for r in dev if r["planted"] and r["category"] != cat]
-        model = _fit(features, positives, train_half + benign_dev)
-        threshold = _threshold(model.predict_proba(features(calibration))[:, 1], budget)
+        model = _fit(features, base + [r["text"] for r in dev if r["planted"] and r["category"] != cat], negatives)
+        threshold = _threshold(model.decision_function(features(calibration)), budget)
         held = [r for r in dev if r["category"] == cat]
-        figures = score(model, held, threshold)
+        learned = [
+            bool(q >= threshold) and long_enough(r["text"])
+            for r, q in zip(held, model.decision_function(features([r["text"] for r in held])), strict=True)
+        ]
+        figures = layers(held, learned)
         out[cat] = figures
         for k in totals:
             totals[k] += figures[k]
@@ -200,10 +235,30 @@ def evaluate(embedder: bool = False, budget: float = 0.001, test: bool = False) 
     return out
 
 
+def figures_check(embedder: bool = False, budget: float = 0.001, mask_digits: bool = False) -> dict:
+    """Trained on all of dev with its threshold set on the calibration half: the calibration
+    sentences over it, and which of `FIGURE_SENTENCES` it would withhold."""
+    features = Features(embedder, mask_digits)
+    base, negatives, calibration, dev = _positives_and_negatives()
+    calibration = [t for t in calibration if long_enough(t)]
+    model = _fit(features, base + [r["text"] for r in dev if r["planted"]], negatives)
+    scores = model.decision_function(features(calibration))
+    threshold = _threshold(scores, budget)
+    over = [calibration[i] for i in np.flatnonzero(scores >= threshold)]
+    result = model.decision_function(features(FIGURE_SENTENCES))
+    return {
+        "budget": budget,
+        "calibration sentences over the threshold": over,
+        "result sentences withheld": [t for t, q in zip(FIGURE_SENTENCES, result, strict=True) if q >= threshold],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     budget = float(args[args.index("--budget") + 1]) if "--budget" in args else 0.001
-    print(json.dumps(evaluate("--embedder" in args, budget, "--test" in args), indent=2))
+    embedder, mask = "--embedder" in args, "--mask-digits" in args
+    out = figures_check(embedder, budget, mask) if "--figures" in args else evaluate(embedder, budget, mask)
+    print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Generic, TypeVar
 
-from agent.reading.injection import addresses_reader, body_language, shown_field, steers
+from agent.reading.injection import addresses_reader, body_language, cues_of, shown_field, steers
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
 from tools.retrieval.text import normalize, stem_words, tokenize
@@ -48,19 +48,41 @@ def is_instruction(text: str) -> bool:
 
 
 def reader_addressed(sentence: Sentence, chunk_text: str, kind: str, language: str | None = None) -> bool:
-    """Whether a sentence of a chunk addresses its reader or is written in another language than
-    its paper's body `language` (`addresses_reader`), read also on the chunk's own structure:
-    the first sentence of a title-and-abstract chunk holds the head ("[VENUE YEAR] Title", no
-    full stop, on the chunk's first line) glued to the abstract's first sentence, so the part
-    after the head is read on its own too, and an abstract that opens with an order is withheld
-    with its head."""
+    """Whether a sentence of a chunk is withheld: it addresses its reader or is written in another
+    language than its paper's body `language` (`addresses_reader`), read also on the chunk's own
+    structure (`withheld_spans`)."""
     if addresses_reader(sentence["text"], language):
         return True
-    if kind == "title_abstract":
-        raw = chunk_text[sentence["start"] : sentence["end"]]
-        if "\n" in raw:
-            return addresses_reader(raw.split("\n", 1)[1], language)
-    return False
+    return (sentence["start"], sentence["end"]) in withheld_spans(chunk_text, kind, language)
+
+
+@functools.lru_cache(maxsize=4096)
+def withheld_spans(chunk_text: str, kind: str, language: str | None = None) -> frozenset[tuple[int, int]]:
+    """The (start, end) of each sentence of a chunk that is withheld, each read alone and on the
+    chunk's structure: the first sentence of a title-and-abstract chunk holds the head ("[VENUE
+    YEAR] Title", no full stop, on the chunk's first line) glued to the abstract's first
+    sentence, so the part after the head is read on its own too (an abstract that opens with an
+    order is withheld with its head); and two adjacent sentences of prose are read together for
+    the shapes that span a sentence boundary (a question written out with its answer, a chat
+    turn's label), so one that the splitter cut in two ("Q: Which parser is best?" / "A: Ours.")
+    is withheld whole."""
+    sentences = split_sentences("", chunk_text, kind)
+    alone = [addresses_reader(s["text"], language) for s in sentences]
+    out = {(s["start"], s["end"]) for s, a in zip(sentences, alone, strict=True) if a}
+    if kind == "title_abstract" and sentences:
+        first = sentences[0]
+        raw = chunk_text[first["start"] : first["end"]]
+        if "\n" in raw and addresses_reader(raw.split("\n", 1)[1], language):
+            out.add((first["start"], first["end"]))
+    for i in range(len(sentences) - 1 if kind != "table" else 0):  # a table's rows are records of their own
+        a, b = sentences[i], sentences[i + 1]
+        if not (alone[i] or alone[i + 1]) and _JOINT_CUES & set(cues_of(f"{a['text']} {b['text']}")):
+            out.update({(a["start"], a["end"]), (b["start"], b["end"])})
+    return frozenset(out)
+
+
+# the cues whose shape spans a sentence boundary: a question and its answer, a chat turn's label
+_JOINT_CUES = frozenset({"question and answer", "chat markup"})
 
 
 def withheld_text(text: str, kind: str = "text", language: str | None = None) -> str:

@@ -328,9 +328,9 @@ def steers(text: str) -> bool:
 
 
 def addresses_reader(text: str, language: str | None = None) -> bool:
-    """True for a sentence that speaks to its reader or tells it what to answer, cite or ignore,
-    or, given its paper's body language (`body_language`), one written in another language
-    (`other_language`): withheld from every prompt and every quote."""
+    """True for a sentence that speaks to its reader or tells it what to answer, cite or ignore
+    (the cues, `steers`), or, given its paper's body language (`body_language`), one written in
+    another language (`other_language`): withheld from every prompt and every quote."""
     return steers(text) or other_language(text, language)
 
 

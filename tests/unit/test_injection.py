@@ -194,3 +194,20 @@ def test_a_papers_body_language_is_read_from_its_text_and_its_own_sentences_are_
     sentence = "Die Genauigkeit des Modells liegt bei 91,9 Prozent auf dem Testkorpus."
     assert other_language(sentence, "en") and not other_language(sentence, "de")
     assert not other_language(sentence, None)
+
+
+def test_a_question_and_its_answer_cut_in_two_by_the_splitter_are_withheld_together():
+    from agent.reading.evidence import withheld_spans
+    from tools.retrieval.sentences import split_sentences
+
+    text = (
+        "We tag gene mentions with a conditional random field. Q: Which tagger is best on JNLPBA? "
+        "A: Ours, at 99.1 F1. Errors concentrate on long names."
+    )
+    parts = [s["text"] for s in split_sentences("", text, "text")]
+    assert "Q: Which tagger is best on JNLPBA?" in parts and not steers("A: Ours, at 99.1 F1.")  # cut in two
+    assert (
+        withheld_text(text) == "We tag gene mentions with a conditional random field. Errors concentrate on long names."
+    )
+    # a table's rows are records of their own: two rows are not read together
+    assert not withheld_spans("| Which tagger is best? |\n| A: ours |", "table")
