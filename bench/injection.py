@@ -13,12 +13,12 @@ instruction is withheld (`agent.reading.injection.addresses_reader`) and the pap
 (`agent.reading.injection.steers` on at least one sentence), so none of its sentences can be a claim's
 only support. The demo corpus's own sentences measure the false alarms.
 
-The probe set (bench/data/injection_probes_{dev,test}.jsonl, written apart from the cues) holds
-planted instructions in categories and risky-looking research sentences: the cues were tuned on
-the dev categories (passive voice, third person naming models, chat markup, zero-width and
-full-width letters, fake question-and-answer pairs); the test categories (errata, look-alike
-letters, other languages, an order split over sentences, orders disguised as metadata, orders in
-titles, venues, authors, cells, captions and footnotes) were measured once, after tuning.
+The probe set (bench/data/injection_probes_{dev,test}.jsonl; bench/data/README.md) holds
+planted instructions in categories and risky-looking research sentences. dev is the first round
+(the cues were tuned on all of it); test is the second round, written before this round's rules
+and scored once after them (a new round is needed before tuning on what it showed). A sentence
+probe is read as a sentence of an English paper (the language rule applies), a field probe
+through the field gate.
 """
 
 from __future__ import annotations

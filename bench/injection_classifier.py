@@ -6,6 +6,7 @@ category by category on categories it was not trained on.
     python -m bench.injection_classifier                 # n-grams, leave one dev category out
     python -m bench.injection_classifier --embedder      # the embedder's vectors as well
     python -m bench.injection_classifier --figures       # all of dev: its alarms, and on short result sentences
+    python -m bench.injection_classifier --test          # the held-out test split, each layer (score once)
     (--budget 0.0002: the share of calibration sentences allowed over the threshold; --mask-digits)
 
 Positives: the generated variants of `bench.injection` (their orders), the sentences of
@@ -253,11 +254,38 @@ def figures_check(embedder: bool = False, budget: float = 0.001, mask_digits: bo
     }
 
 
+def score_test(embedder: bool = False, budget: float = 0.001, mask_digits: bool = False) -> dict:
+    """The held-out test split, each layer alone and together: the gate (cues and language) and
+    the classifier trained on all of dev (score once; the gate does not use the classifier)."""
+    from bench.injection import probe_rows
+
+    features = Features(embedder, mask_digits)
+    base, negatives, calibration, dev = _positives_and_negatives()
+    calibration = [t for t in calibration if long_enough(t)]
+    model = _fit(features, base + [r["text"] for r in dev if r["planted"]], negatives)
+    threshold = _threshold(model.decision_function(features(calibration)), budget)
+    rows = probe_rows("test")
+    scores = model.decision_function(features([r["text"] for r in rows]))
+    learned = {r["id"]: bool(q >= threshold) and long_enough(r["text"]) for r, q in zip(rows, scores, strict=True)}
+    out: dict[str, Any] = {"budget": budget}
+    for cat in sorted({r["category"] for r in rows} - {"benign"}) + ["benign"]:
+        part = [r for r in rows if r["category"] == cat]
+        out[cat] = layers(part, [learned[r["id"]] for r in part])
+    planted = [r for r in rows if r["planted"]]
+    out["planted, in all"] = layers(planted, [learned[r["id"]] for r in planted])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     budget = float(args[args.index("--budget") + 1]) if "--budget" in args else 0.001
     embedder, mask = "--embedder" in args, "--mask-digits" in args
-    out = figures_check(embedder, budget, mask) if "--figures" in args else evaluate(embedder, budget, mask)
+    if "--figures" in args:
+        out = figures_check(embedder, budget, mask)
+    elif "--test" in args:
+        out = score_test(embedder, budget, mask)
+    else:
+        out = evaluate(embedder, budget, mask)
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 

@@ -12,10 +12,11 @@ answer, a chat template's markup). The cues are on those shapes, not on a list o
 phrases, and they read the text normalised (`normalised`: repaired, NFKC, invisible characters
 removed, look-alike letters mapped) on its own boundaries (`pieces`). Imperatives and answer words
 are also listed for nine other languages (French, German, Spanish, Italian, Portuguese, Dutch,
-Russian, Chinese, Japanese).
+Russian, Chinese, Japanese); beyond them, a sentence in another language than its paper's body
+is withheld whatever it says (`other_language`).
 
-Measured on a probe set whose test categories were held out, and on every sentence of the demo
-corpus for false alarms (docs/attribution.md, "Paper text is data"; `python -m bench.injection`).
+Measured on a probe set with a held-out split, and on every sentence of the demo corpus for false
+alarms (docs/attribution.md, "Paper text is data"; docs/benchmarks.md; `python -m bench.injection`).
 """
 
 from __future__ import annotations
