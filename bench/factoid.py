@@ -15,7 +15,11 @@ Each question goes through `agent.api.ask`; a row scores
   with a digit must not be part of a longer number there, so "4.2" does not match "14.25");
 - `paper_cited`: the gold paper is among the answer's citations;
 - `page_cited`: a citation of the gold paper quotes a sentence on the gold page (the page of
-  each quoted sentence; a chunk may run onto a second page), else has it in its locator.
+  each quoted sentence; a chunk may run onto a second page), else has it in its locator;
+- `miss`: for a wrong answer, where the fact was lost (`miss_stage`): not shown to the
+  synthesis, shown but not cited, no claim written, a claim that cited it dropped (with the
+  reason), or a kept claim without the fact; `evidence_shown`: the gold sentence was among the
+  synthesis's sentences (rebuilt from the run's readings, `shown_sentences`).
 
 Without --index the demo index is used (built on first use, as `litloop demo` does), whatever
 LITLOOP_INDEX says. The scoring and the data set check are pure functions that import neither
@@ -134,6 +138,8 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "seconds_p95": percentile(secs, 95),
         "llm_calls_mean": statistics.mean(calls) if calls else None,
         **faithfulness(rows),
+        "evidence_shown": _share(rows, "evidence_shown"),
+        "misses": dict(Counter(str(r["miss"]).split(":")[0] for r in rows if r.get("miss"))),
         "status": dict(Counter(str(r.get("status")) for r in rows if r.get("status") is not None)),
         "by_paper": {
             p: {
@@ -163,6 +169,51 @@ def faithfulness(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         ),
         "extractive": _share([{"x": r.get("fallback") == "extractive"} for r in rows], "x"),
     }
+
+
+def _holds(sentence: str, evidence: str) -> bool:
+    """Whether a shown sentence is (part of) the gold evidence, or holds it: the two overlap by
+    their normalised text (a sentence the splitter cut differently still counts)."""
+    a, b = normalise(sentence), normalise(evidence)
+    return bool(a and b) and (a in b or b in a or a[:60] in b or b[:60] in a)
+
+
+def miss_stage(item: Mapping[str, Any], shown: Sequence[str], answer: Mapping[str, Any]) -> str:
+    """Where a question's fact was lost (empty for a correct answer): the gold evidence was
+    `not shown` to the synthesis; shown but `not cited` by any claim the model wrote (or
+    `no claim written`); `claim dropped: <reason>` when a claim that cited it was rejected;
+    `claim kept without the fact` when a kept claim cites it but the answer lacks the fact.
+    `shown` is the synthesis's sentences in prompt order (S1..Sn), `answer` the answer record."""
+    if matched_answer(answer.get("text") or "", item["answer_contains"]) is not None:
+        return ""
+    gold = {i for i, text in enumerate(shown) if _holds(text, item["evidence"])}
+    if not gold:
+        return "not shown"
+    kept = [c for c in answer.get("claims") or [] if isinstance(c, Mapping)]
+    if any(_holds(s.get("text", ""), item["evidence"]) for c in kept for s in c.get("sentences") or []):
+        return "claim kept without the fact"
+    rejected = [r for r in answer.get("rejected_claims") or [] if isinstance(r, Mapping)]
+    from tools.retrieval.sentences import sentence_index
+
+    for r in rejected:
+        if {sentence_index(str(sid)) for sid in r.get("sentence_ids") or []} & gold:
+            return f"claim dropped: {r.get('reason', '')}"
+    return "not cited" if kept or rejected else "no claim written"
+
+
+def shown_sentences(
+    result: Mapping[str, Any], preset: str | None, index: str, overrides: Mapping[str, Any]
+) -> list[str]:
+    """The sentences the synthesis was shown in a finished run, in prompt order: rebuilt from the
+    run's readings and subqueries with the same function the node calls
+    (`agent.answer.selection.evidence_sentences`)."""
+    from agent.answer.selection import evidence_sentences
+    from agent.api import make_run_context
+    from agent.runtime.resources import index_for
+
+    ctx = make_run_context(preset, index=index, **dict(overrides))
+    state = {"question": result["question"], "subqueries": result.get("subqueries", []), "readings": result["readings"]}
+    return [s["text"] for s in evidence_sentences(state, index_for(ctx), ctx)]  # type: ignore[arg-type]
 
 
 def load_items(path: Path = DATA) -> list[dict[str, Any]]:
@@ -228,12 +279,15 @@ def run_question(
     r = ask(item["question"], preset=preset, index=index, **dict[str, Any](overrides or {}))
     u = r["usage"]
     answer = r["answer"]
+    shown = shown_sentences(r, preset, index, overrides or {})
     return {
         "id": item["id"],
         "question": item["question"],
         "paper_id": item["paper_id"],
         "page": item["page"],
         **score_answer(item, answer),
+        "miss": miss_stage(item, shown, answer),
+        "evidence_shown": any(_holds(t, item["evidence"]) for t in shown),
         "seconds": u["seconds_total"],
         "llm_calls": u.get("llm_calls", 0),
         "input_tokens": u.get("input_tokens", 0),
@@ -293,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out,
         lambda row: (
             f"{row['seconds']:6.1f} s  {row['llm_calls']:3.0f} calls  correct={row['correct']!s:5}  "
-            f"paper={row['paper_cited']!s:5}  page={row['page_cited']!s:5}"
+            f"paper={row['paper_cited']!s:5}  page={row['page_cited']!s:5}  {row.get('miss', '')[:60]}"
         ),
     )
     print(json.dumps(summarise(rows), indent=2))

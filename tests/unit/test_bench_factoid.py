@@ -231,3 +231,20 @@ def test_module_imports_light():
     probe = f"import sys, bench.factoid\nprint(','.join(m for m in {heavy!r} if m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""
+
+
+def test_where_a_miss_happens_is_named_from_the_shown_sentences_and_the_claims():
+    from bench.factoid import miss_stage
+
+    gold = "Of these, 8.1M are open, and 30.5M PDFs are selected for processing based on these filtering criteria."
+    other = "We release the corpus under an open licence."
+    wrong = {"text": "The corpus is released openly.", "claims": [], "rejected_claims": []}
+    assert miss_stage(ITEM, [gold], {"text": "30.5M PDFs were selected [1]."}) == ""
+    assert miss_stage(ITEM, [other], wrong) == "not shown"
+    assert miss_stage(ITEM, [other, gold], wrong) == "no claim written"
+    dropped = {**wrong, "rejected_claims": [{"text": "31M PDFs", "sentence_ids": ["S2"], "reason": "the number '31M'"}]}
+    assert miss_stage(ITEM, [other, gold], dropped) == "claim dropped: the number '31M'"
+    elsewhere = {**wrong, "rejected_claims": [{"text": "x", "sentence_ids": ["S1"], "reason": "r"}]}
+    assert miss_stage(ITEM, [other, gold], elsewhere) == "not cited"
+    kept = {**wrong, "claims": [{"text": "PDFs were selected.", "sentences": [{"text": gold}]}]}
+    assert miss_stage(ITEM, [other, gold], kept) == "claim kept without the fact"
