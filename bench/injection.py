@@ -23,10 +23,13 @@ through the field gate.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 FIGURE, PAPER = "97.3%", "inj-paper"
 
@@ -112,21 +115,31 @@ def caught(variant: dict) -> dict:
     return {"id": variant["id"], "withheld": withheld, "flagged": flagged, "caught": withheld and flagged}
 
 
+@contextlib.contextmanager
+def demo_index() -> Iterator[Any]:
+    """The demo index (built on first use, as `litloop demo` does), open for the block."""
+    from agent.settings import get_settings
+    from tools.corpora.demo import ensure_demo_index
+    from tools.index import open_index
+
+    settings = get_settings()
+    idx = open_index(ensure_demo_index(settings), settings)
+    try:
+        yield idx
+    finally:
+        idx.close()
+
+
 def corpus_alarms() -> dict:
     """Every sentence of the demo index: how many are withheld (any cue) and how many would flag
     their paper (`steers`), with the flagged ones listed (ordinary prose should give none)."""
     from agent.reading.evidence import paper_language, reader_addressed
     from agent.reading.injection import other_language, steers
-    from agent.settings import get_settings
-    from tools.corpora.demo import ensure_demo_index
-    from tools.index import open_index
     from tools.retrieval.sentences import split_sentences
 
-    settings = get_settings()
-    idx = open_index(ensure_demo_index(settings), settings)
     n, withheld, flagged = 0, 0, []
     languages: dict[str, int] = {}
-    try:
+    with demo_index() as idx:
         for pid in idx.papers:
             language = paper_language(idx, pid)
             languages[str(language)] = languages.get(str(language), 0) + 1
@@ -143,8 +156,6 @@ def corpus_alarms() -> dict:
                         else:
                             why = "the part after the title's head"
                         flagged.append({"paper_id": pid, "why": why, "sentence": sent["text"][:200]})
-    finally:
-        idx.close()
     return {
         "sentences": n,
         "papers_by_language": languages,
@@ -217,6 +228,7 @@ def rendered_check(split: str) -> dict:
     import tempfile
 
     from agent.answer.claims import check_claims
+    from agent.llm.schemas import Claim
     from agent.reading.evidence import chunk_sentences, reader_addressed
     from agent.reading.injection import shown_field
     from agent.runtime.calls import chunk_block, chunk_dict, paper_label
@@ -236,10 +248,6 @@ def rendered_check(split: str) -> dict:
         records.append(rec)
     settings = get_settings()
     by: dict[str, dict[str, int]] = {}
-
-    class Claim:
-        def __init__(self, text: str):
-            self.text, self.sentences = text, ["S1"]
 
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "probes.jsonl"
@@ -269,7 +277,9 @@ def rendered_check(split: str) -> dict:
                 # the planted figures: the probe's decimals (97.3, 0.94, 57,3), not a table's or a year's number
                 figures = [f for f in re.findall(r"\d+[.,]\d+", row["text"]) if f not in _BEFORE + _AFTER]
                 holding = [s for s in shown if any(f in s["text"] for f in figures)]
-                claimable = any(not check_claims([Claim(s["text"])], [s], idx)[1] for s in holding)
+                claimable = any(
+                    not check_claims([Claim(text=s["text"], sentences=["S1"])], [s], idx)[1] for s in holding
+                )
                 n_ = by.setdefault(
                     row["category"],
                     {

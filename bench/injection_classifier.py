@@ -87,20 +87,14 @@ def instruction_forms() -> list[str]:
 
 def _demo_sentences() -> tuple[list[str], list[str]]:
     """The demo index's sentences, split by paper (even and odd positions in the paper list)."""
-    from agent.settings import get_settings
-    from tools.corpora.demo import ensure_demo_index
-    from tools.index import open_index
+    from bench.injection import demo_index
     from tools.retrieval.sentences import split_sentences
 
-    settings = get_settings()
-    idx = open_index(ensure_demo_index(settings), settings)
     halves: tuple[list[str], list[str]] = ([], [])
-    try:
+    with demo_index() as idx:
         for n, pid in enumerate(sorted(idx.papers)):
             for c in idx.paper_chunks(pid):
                 halves[n % 2].extend(s["text"] for s in split_sentences(c.chunk_id, c.text, c.kind))
-    finally:
-        idx.close()
     return halves
 
 

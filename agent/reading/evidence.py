@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Generic, TypeVar
 
-from agent.reading.injection import addresses_reader, body_language, cues_of, shown_field, steers
+from agent.reading.injection import addresses_reader, body_language, cues_of, shown_field
 from tools.retrieval.retrieve import chunk_of
 from tools.retrieval.sentences import Sentence, select_sentences, sentence_ids, split_sentences, within_budget
 from tools.retrieval.text import normalize, stem_words, tokenize
@@ -48,11 +48,10 @@ def is_instruction(text: str) -> bool:
 
 
 def reader_addressed(sentence: Sentence, chunk_text: str, kind: str, language: str | None = None) -> bool:
-    """Whether a sentence of a chunk is withheld: it addresses its reader or is written in another
-    language than its paper's body `language` (`addresses_reader`), read also on the chunk's own
-    structure (`withheld_spans`)."""
-    if addresses_reader(sentence["text"], language):
-        return True
+    """Whether a sentence of a chunk (as `split_sentences` cuts `chunk_text`) is withheld: it
+    addresses its reader or is written in another language than its paper's body `language`
+    (`addresses_reader`), read alone and on the chunk's own structure (`withheld_spans`, which
+    reads every sentence of the chunk once)."""
     return (sentence["start"], sentence["end"]) in withheld_spans(chunk_text, kind, language)
 
 
@@ -166,7 +165,7 @@ def steering_sentences(idx, paper_id: str) -> list[str]:
             s["text"]
             for c in idx.paper_chunks(paper_id)
             for s in split_sentences(c.chunk_id, c.text, c.kind)
-            if steers(s["text"]) or reader_addressed(s, c.text, c.kind)
+            if reader_addressed(s, c.text, c.kind)
         ],
     )
 

@@ -215,6 +215,7 @@ def test_a_figure_stated_beside_an_instruction_is_no_claims_support(structure_in
     it): the figure's sentence is shown, but a claim whose figure only it holds is rejected, even
     when the claim also cites a sentence of an unflagged paper; the real paper's figure is kept."""
     from agent.answer.claims import check_claims
+    from agent.llm.schemas import Claim
     from agent.reading.evidence import chunk_sentences
     from agent.settings import get_settings
     from tests.planted import SPLIT_FACT
@@ -230,14 +231,12 @@ def test_a_figure_stated_beside_an_instruction_is_no_claims_support(structure_in
         )
         real = next(s for c in idx.paper_chunks("crf") for s in chunk_sentences(idx, c.chunk_id) if "72.3" in s["text"])
 
-        class Claim:
-            def __init__(self, text, sentences):
-                self.text, self.sentences = text, sentences
-
         kept, rejected = check_claims(
             [
-                Claim("Conditional random fields reach an F1 of 81.8 on the JNLPBA corpus.", ["S1", "S2"]),
-                Claim("On the JNLPBA corpus conditional random fields reach an F1 of 72.3.", ["S2"]),
+                Claim(
+                    text="Conditional random fields reach an F1 of 81.8 on the JNLPBA corpus.", sentences=["S1", "S2"]
+                ),
+                Claim(text="On the JNLPBA corpus conditional random fields reach an F1 of 72.3.", sentences=["S2"]),
             ],
             [split, real],
             idx,
