@@ -5,6 +5,8 @@
 The sets (bench/data/README.md says how they were built and which split is held out):
 - `factoid_test.jsonl`: held-out factoid questions over the four demo PDFs, in the shape of
   `factoid_demo.jsonl` (scored by `bench.factoid --data`);
+- `factoid_heldout.jsonl`: the factoid test split written after `factoid_test.jsonl` became a
+  development set (bench/data/README.md says why), same shape;
 - `selector_gold.jsonl`: a question and the 1-3 sentences or table rows of one page that answer
   it, for measuring an evidence-sentence selector on its own;
 - `multi_paper.jsonl`: "which papers ..." questions with the paper ids that answer them.
@@ -43,6 +45,7 @@ DEMO_PDFS = ("2020.acl-main.207", "2020.acl-main.447", "2023.eacl-main.121", "N1
 MIN_FACTOID = 32
 MIN_FACTOID_PER_PAPER = 6
 MIN_FACTOID_TABLE = 8
+MIN_HELDOUT_PER_PAPER = 6
 MIN_SELECTOR = 64
 MIN_SELECTOR_TABLE = 20
 MIN_MULTI = 16
@@ -91,6 +94,7 @@ class MultiPaperItem(_Line):
 
 SETS: dict[str, type[_Line]] = {
     "factoid_test.jsonl": FactoidItem,
+    "factoid_heldout.jsonl": FactoidItem,
     "selector_gold.jsonl": SelectorItem,
     "multi_paper.jsonl": MultiPaperItem,
 }
@@ -199,6 +203,25 @@ def lint(sets: Mapping[str, Sequence[tuple[int, Any]]], demo: Iterable[tuple[str
     at_least(
         "factoid_test.jsonl: table-row evidence", sum(_is_table_row(it.evidence) for it in fact), MIN_FACTOID_TABLE
     )
+    held = [it for _, it in sets.get("factoid_heldout.jsonl", [])]
+    held_papers = Counter(it.paper_id for it in held)
+    for pid in DEMO_PDFS:
+        at_least(f"factoid_heldout.jsonl: questions on {pid}", held_papers[pid], MIN_HELDOUT_PER_PAPER)
+    # a held-out fact is one no other set asks for: its evidence is in none of theirs
+    used = {
+        _flat(text): name
+        for name, items in sets.items()
+        if name != "factoid_heldout.jsonl"
+        for _, it in items
+        for text in [getattr(it, "evidence", None), *getattr(it, "gold", [])]
+        if text
+    }
+    for n, it in sets.get("factoid_heldout.jsonl", []):
+        ev = _flat(it.evidence)
+        for text, name in used.items():
+            if ev in text or text in ev:
+                problems.append(f"factoid_heldout.jsonl:{n}: field 'evidence': also the evidence of a line of {name}")
+                break
     at_least("selector_gold.jsonl: pairs", len(sel), MIN_SELECTOR)
     at_least("selector_gold.jsonl: table rows", sum(it.kind == "table" for it in sel), MIN_SELECTOR_TABLE)
     sel_papers = Counter(it.paper_id for it in sel)

@@ -113,3 +113,16 @@ def test_lint_catches_a_question_repeated_from_factoid_demo_and_a_broken_alterna
     problems = lint(load_sets(tmp_path), demo)
     assert any(p.startswith("multi_paper.jsonl:1: field 'question': repeats") for p in problems)
     assert any(p.startswith("multi_paper.jsonl:1: field 'split'") for p in problems)
+
+
+def test_lint_refuses_a_held_out_fact_that_another_set_asks_for(tmp_path):
+    for name in evalsets.SETS:
+        shutil.copy(DATA / name, tmp_path / name)
+    taken = json.loads((DATA / "factoid_test.jsonl").read_text(encoding="utf-8").splitlines()[3])["evidence"]
+    lines = (tmp_path / "factoid_heldout.jsonl").read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[2])
+    row["evidence"] = taken
+    lines[2] = json.dumps(row)
+    (tmp_path / "factoid_heldout.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    problems = lint(load_sets(tmp_path), evalsets.demo_questions())
+    assert problems == ["factoid_heldout.jsonl:3: field 'evidence': also the evidence of a line of factoid_test.jsonl"]
