@@ -42,6 +42,8 @@ EvidenceSelector = Literal["chunks", "paper", "mixed"]
 AnswerShape = Literal["auto", "fact", "papers", "overview", "comparison"]
 ShapeReading = Literal["meaning", "wording"]
 ReadingMode = Literal["per_paper", "joint"]
+FactAnswer = Literal["write", "choose"]
+ChooseBy = Literal["words", "letter", "yesno"]
 ListReading = Literal["per_paper", "similarity", "judge", "pick"]
 VerifyWithoutLLM = Literal["listing", "coverage"]
 
@@ -106,6 +108,23 @@ class Context:
     overview_papers: Count = 20
     overview_themes: Count = 4
     fact_claims: Count = 2
+    # how a fact's answer is written: "write", the synthesis writes claims from the sentences
+    # shown; "choose", the shown sentences are ranked by the question's words (BM25, figures first
+    # for a quantity question), the best `choose_sentences` are offered to one call that copies the
+    # answer's value from them (an enum of their word spans in the schema: no figure or name they
+    # do not hold) and writes the claim around it, checked as any claim; with no claim left the
+    # quote starts with the sentence holding the value and names it (agent/answer/copy.py).
+    # `choose_by` "letter" or "yesno" re-ranks the offered sentences by the model's next-token
+    # probabilities first (each sentence's letter; each sentence's P(yes)): with the 1.5B model
+    # both ranked the answering sentence first less often than the words (docs/benchmarks.md)
+    # A fact answered by "choose" is read jointly (no model call per paper): the best-ranked
+    # candidate's best sentences within `choose_chars` (half that for each other paper), at most
+    # `choose_pool` of them ranked in all
+    fact_answer: FactAnswer = "write"
+    choose_sentences: Count = 3
+    choose_by: ChooseBy = "words"
+    choose_chars: Count = 3000
+    choose_pool: Count = 24
     # show the model each table row's cells after their column names, and tell the reader and the
     # synthesis to give the number for a question that asks for a quantity. Off: on the factoid
     # development set it moved answers both ways with the 1.5B model (docs/benchmarks.md)

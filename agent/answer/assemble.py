@@ -77,13 +77,17 @@ def build_answer(
     judge: Any = None,
     threshold: float = 0.5,
     reanchor: int = 0,
+    ranked: bool = False,
+    figure: str = "",
 ) -> Answer:
     """The answer record: the claims that passed the support check, rendered as prose with
     numbered citations that quote their sentences; the claims that failed in
     `rejected_claims`. With no claim left, or a reply that could not be used (`value` None
     with sentences shown), the answer quotes what the papers say and says that they do not
     answer the question (`fallback` "extractive"). With nothing shown at all, the no-evidence
-    sentence; `unread` (failed, total readings) says how many papers could not be judged."""
+    sentence; `unread` (failed, total readings) says how many papers could not be judged.
+    `ranked`: `shown` is best first (a chosen fact), and the quote follows that order; `figure`,
+    the value copied from the first, which the quote's lead names."""
     options = state.get("options") or {}
     base = _blank()
     if not shown:
@@ -130,12 +134,17 @@ def build_answer(
             text = f"{text} {disagreement_note(found, claims)}"
         insufficient, fallback = False, ""
     else:
-        quoted = extractive(shown, question=state["question"])
+        quoted = shown[:3] if ranked else extractive(shown, question=state["question"])
         said = " ".join(f"{_quote(s['text'])} [{n}]" for s in quoted for n in cites.cite([s]))
         if choice:
             lead = (
                 f"{choice} ({options[choice]}) was chosen, but no claim for it could be checked "
                 "against the papers. What they say:"
+            )
+        elif figure:
+            lead = (
+                "No claim could be checked against the papers. The sentence most likely to answer, "
+                f"quoted first, gives {figure}. What they say:"
             )
         else:
             lead = "The papers found do not answer this question directly. What they say:"

@@ -170,6 +170,30 @@ def synthesis_model(
     return create_model("Synthesis", __base__=Synthesis, **fields)
 
 
+class CopiedFact(BaseModel):
+    """A fact's answer copied from the one sentence chosen as answering it: the value first (in
+    the schema an enum of the sentence's own word spans, so a grammar-constrained model cannot
+    write a figure or name the sentence does not hold), then the claim written around it."""
+
+    value: str = Field(description="The words of the sentence that answer the question, copied exactly.")
+    claim: str = Field(
+        description="One sentence answering the question that states the value exactly as written; no citation markers."
+    )
+
+
+def copied_fact_model(values: Sequence[str]) -> type[CopiedFact]:
+    """CopiedFact whose `value` is one of `values` (an enum); both fields required, `value`
+    first, so a grammar writes the copied value before the claim."""
+    return create_model(
+        "CopiedFact",
+        __base__=CopiedFact,
+        value=(
+            str,
+            Field(description=CopiedFact.model_fields["value"].description, json_schema_extra={"enum": list(values)}),
+        ),
+    )
+
+
 class KnowledgeDeclaration(BaseModel):
     """KADR step 3 (docs/design.md section 6): what the question needs and what one document holds."""
 

@@ -19,6 +19,7 @@ from agent.answer.assemble import build_answer, comparison_answer, flagged_paper
 from agent.answer.choice import score_options
 from agent.answer.citations import mark_contexts
 from agent.answer.claims import support_judge
+from agent.answer.copy import choose_then_copy, chooses_fact, offered_sentences
 from agent.answer.selection import evidence_sentences
 from agent.answer.status import (
     answer_status,
@@ -134,9 +135,13 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         if status == "failed":
             return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
         return {"answer": {**build_answer(state, idx, None, [], failed_readings(readings)), "status": status}}
-    schema = synthesis_schema(state, ctx, shown)
-    call = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime)
-    value, usage, errors = call.value, call.usage, call.errors
+    chosen = choose_then_copy(state, runtime, offered_sentences(state, idx, ctx)) if chooses_fact(ctx, state) else None
+    if chosen is not None:  # chosen, then copied (agent/answer/copy.py)
+        shown, value, usage, errors = chosen.shown, chosen.synthesis, chosen.usage, chosen.errors
+    else:
+        schema = synthesis_schema(state, ctx, shown)
+        call = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime)
+        value, usage, errors = call.value, call.usage, call.errors
     if value is None and any(e.get("kind") in ENDPOINT_KINDS for e in errors):
         return {
             "answer": failed_answer(f"the synthesis failed: {errors[0]['error'] if errors else 'no reply'}"),
@@ -167,7 +172,12 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         judge=judge,
         threshold=ctx.support_threshold,
         reanchor=ctx.support_reanchor,
+        ranked=chosen is not None,
+        figure=chosen.value if chosen is not None and asks_quantity(state["question"]) else "",
     )
+    if chosen is not None:
+        answer["rejected_claims"] = [*chosen.rejected, *answer["rejected_claims"]]
+        answer["chosen"] = chosen.record()
     if judge is not None:
         usage = _added(usage, judged)
         usage["seconds_support"] = time.perf_counter() - t

@@ -500,13 +500,19 @@ def pick_evidence(
     return pick_sentences(idx, chunk_ids, queries, budget_chars)
 
 
-def listing(idx, sentences: Sequence[Sentence], with_paper: bool = False, labelled_rows: bool = False) -> str:
-    """Sentences numbered S1..Sn, grouped under a header per chunk (its kind and locator; with
-    `with_paper`, the paper's id and title too; with `labelled_rows`, a table row's cells after their
-    column names, `shown_text`)."""
+def listing(
+    idx,
+    sentences: Sequence[Sentence],
+    with_paper: bool = False,
+    labelled_rows: bool = False,
+    ids: Sequence[str] | None = None,
+) -> str:
+    """Sentences numbered S1..Sn (or by `ids`), grouped under a header per chunk (its kind and
+    locator; with `with_paper`, the paper's id and title too; with `labelled_rows`, a table row's
+    cells after their column names, `shown_text`)."""
     lines: list[str] = []
     last = None
-    for sid, s in zip(sentence_ids(len(sentences)), sentences):
+    for sid, s in zip(ids if ids is not None else sentence_ids(len(sentences)), sentences, strict=True):
         if s["chunk_id"] != last:
             chunk = chunk_of(idx, s["chunk_id"])
             where = shown_field(chunk.locator.describe(), "section")

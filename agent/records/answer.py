@@ -95,6 +95,18 @@ class ChoiceScores(TypedDict, total=False):
     abstain: str | None
 
 
+class ChosenSentence(TypedDict, total=False):
+    """A fact chosen, then copied (`agent.answer.copy`): what ordered the sentences offered to the
+    copy step ("words": BM25, no model call; "letter", "yesno": the model's probabilities), their
+    scores in the order the answer quotes them (the one holding the value first), the value
+    copied, and why no claim was made from it when none was."""
+
+    chooser: str
+    scores: list[float]
+    value: str
+    note: str
+
+
 class Answer(TypedDict):
     """The answer record (`agent.answer.assemble.build_answer`, `agent.answer.status.failed_answer`)."""
 
@@ -115,5 +127,6 @@ class Answer(TypedDict):
     disagreements: NotRequired[list[dict[str, Any]]]  # claims giving different figures (answer/disagree.py)
     # "fact", "papers", "overview" or "comparison" (agent/reading/shape.py): what the question asked for
     shape: NotRequired[str]
+    chosen: NotRequired[ChosenSentence]  # a fact's sentence chosen and its value copied
     # an overview's themes (agent/answer/overview.py): name, key terms, the papers in the theme
     themes: NotRequired[list[dict[str, Any]]]

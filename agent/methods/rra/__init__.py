@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from agent.answer.copy import chooses_fact
 from agent.methods.base import register
 from agent.methods.rra.joint import read_jointly
 from agent.methods.rra.read import question_chunk_scores, read_one
@@ -40,7 +41,7 @@ def read_paper(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     from langchain_core.runnables.config import ContextThreadPoolExecutor
 
     ctx = runtime.context
-    if reads_jointly(ctx, state["question"]):
+    if reads_jointly(ctx, state["question"]) or chooses_fact(ctx, state):
         return read_jointly(state, runtime)
     papers = state.get("candidates", [])[: papers_to_read(ctx, state["question"])]
     t = time.perf_counter()

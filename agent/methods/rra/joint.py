@@ -7,6 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agent import prompts
+from agent.answer.copy import chooses_fact
 from agent.answer.qualify import by_similarity, paper_similarities, selected_reading, unread_reading
 from agent.llm.schemas import selection_model
 from agent.methods.rra.read import (
@@ -38,13 +39,15 @@ if TYPE_CHECKING:
     from agent.context import Context
 
 
-def joint_budget(ctx: Context, shape: str, rank: int) -> int:
+def joint_budget(ctx: Context, shape: str, rank: int, chosen: bool = False) -> int:
     """Characters of a candidate's best sentences in a joint reading: for a "which papers"
-    question or a comparison `list_sentence_chars` each; for a fact `read_sentence_chars` for the best-ranked
-    paper and half of it for each other (the fact is most often in the first)."""
+    question or a comparison `list_sentence_chars` each; for a fact `read_sentence_chars` (with
+    `chosen`, a fact answered by choose-then-copy, `choose_chars`) for the best-ranked paper and
+    half of it for each other (the fact is most often in the first)."""
     if shape != "fact":  # "which papers", a comparison: every candidate alike
         return ctx.list_sentence_chars
-    return ctx.read_sentence_chars if rank == 0 else max(1, ctx.read_sentence_chars // 2)
+    chars = ctx.choose_chars if chosen else ctx.read_sentence_chars
+    return chars if rank == 0 else max(1, chars // 2)
 
 
 def read_jointly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -64,7 +67,8 @@ def read_jointly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     shown: dict[str, list[Sentence]] = {}
     readings: dict[str, dict[str, Any]] = {}
     for rank, pid in enumerate(papers):
-        sents = sentences_to_read(state, runtime, pid, all_scores, joint_budget(ctx, shape, rank))
+        budget = joint_budget(ctx, shape, rank, chooses_fact(ctx, state))
+        sents = sentences_to_read(state, runtime, pid, all_scores, budget)
         if sents and matches_question(sents, queries):
             shown[pid] = sents
         else:
