@@ -139,6 +139,7 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "llm_calls_mean": statistics.mean(calls) if calls else None,
         **faithfulness(rows),
         "evidence_shown": _share(rows, "evidence_shown"),
+        "evidence_offered": _share([r for r in rows if "evidence_offered" in r], "evidence_offered"),
         "misses": dict(Counter(str(r["miss"]).split(":")[0] for r in rows if r.get("miss"))),
         "status": dict(Counter(str(r.get("status")) for r in rows if r.get("status") is not None)),
         "by_paper": {
@@ -178,17 +179,31 @@ def _holds(sentence: str, evidence: str) -> bool:
     return bool(a and b) and (a in b or b in a or a[:60] in b or b[:60] in a)
 
 
-def miss_stage(item: Mapping[str, Any], shown: Sequence[str], answer: Mapping[str, Any]) -> str:
+def miss_stage(
+    item: Mapping[str, Any], shown: Sequence[str], answer: Mapping[str, Any], pool: Sequence[str] | None = None
+) -> str:
     """Where a question's fact was lost (empty for a correct answer): the gold evidence was
     `not shown` to the synthesis; shown but `not cited` by any claim the model wrote (or
     `no claim written`); `claim dropped: <reason>` when a claim that cited it was rejected;
     `claim kept without the fact` when a kept claim cites it but the answer lacks the fact.
-    `shown` is the synthesis's sentences in prompt order (S1..Sn), `answer` the answer record."""
+    `shown` is the synthesis's sentences in prompt order (S1..Sn), `answer` the answer record.
+    For a fact chosen then copied, `shown` is the sentences offered to the copy step and `pool`
+    those ranked for it: the gold sentence `not offered` (not in the pool), `ranked below the
+    sentences copied from`, or shown and `copied another value` (the value is not in it)."""
     if matched_answer(answer.get("text") or "", item["answer_contains"]) is not None:
         return ""
     gold = {i for i, text in enumerate(shown) if _holds(text, item["evidence"])}
     if not gold:
-        return "not shown"
+        if pool is None:
+            return "not shown"
+        if not any(_holds(text, item["evidence"]) for text in pool):
+            return "not offered"
+        return "ranked below the sentences copied from"
+    value = (answer.get("chosen") or {}).get("value")
+    if value and not any(" ".join(value.split()) in " ".join(shown[i].split()) for i in gold):
+        words = value.split()
+        if not all(w in shown[i] for i in gold for w in words):
+            return "copied another value"
     kept = [c for c in answer.get("claims") or [] if isinstance(c, Mapping)]
     if any(_holds(s.get("text", ""), item["evidence"]) for c in kept for s in c.get("sentences") or []):
         return "claim kept without the fact"
@@ -203,17 +218,28 @@ def miss_stage(item: Mapping[str, Any], shown: Sequence[str], answer: Mapping[st
 
 def shown_sentences(
     result: Mapping[str, Any], preset: str | None, index: str, overrides: Mapping[str, Any]
-) -> list[str]:
-    """The sentences the synthesis was shown in a finished run, in prompt order: rebuilt from the
-    run's readings and subqueries with the same function the node calls
-    (`agent.answer.selection.evidence_sentences`)."""
+) -> tuple[list[str], list[str] | None]:
+    """The sentences the synthesis was shown in a finished run, in prompt order, rebuilt from the
+    run's readings and subqueries with the functions the node calls: (shown, None), or for a fact
+    chosen then copied (the sentences offered to the copy step, the pool ranked for it)."""
+    from agent.answer.copy import chooses_fact, offered_sentences, ranked_offered
     from agent.answer.selection import evidence_sentences
     from agent.api import make_run_context
     from agent.runtime.resources import index_for
 
     ctx = make_run_context(preset, index=index, **dict(overrides))
-    state = {"question": result["question"], "subqueries": result.get("subqueries", []), "readings": result["readings"]}
-    return [s["text"] for s in evidence_sentences(state, index_for(ctx), ctx)]  # type: ignore[arg-type]
+    idx = index_for(ctx)
+    state: Any = {
+        "question": result["question"],
+        "subqueries": result.get("subqueries", []),
+        "readings": result["readings"],
+    }
+    if not chooses_fact(ctx, state):
+        return [s["text"] for s in evidence_sentences(state, idx, ctx)], None
+    pool = offered_sentences(state, idx, ctx)
+    scores = ranked_offered(idx, result["question"], pool, "bm25")
+    top = sorted(range(len(pool)), key=lambda i: (-scores[i], i))[: ctx.choose_sentences]
+    return [pool[i]["text"] for i in top], [s["text"] for s in pool]
 
 
 def load_items(path: Path = DATA) -> list[dict[str, Any]]:
@@ -279,15 +305,19 @@ def run_question(
     r = ask(item["question"], preset=preset, index=index, **dict[str, Any](overrides or {}))
     u = r["usage"]
     answer = r["answer"]
-    shown = shown_sentences(r, preset, index, overrides or {})
+    shown, pool = shown_sentences(r, preset, index, overrides or {})
     return {
         "id": item["id"],
         "question": item["question"],
         "paper_id": item["paper_id"],
         "page": item["page"],
         **score_answer(item, answer),
-        "miss": miss_stage(item, shown, answer),
+        "miss": miss_stage(item, shown, answer, pool),
         "evidence_shown": any(_holds(t, item["evidence"]) for t in shown),
+        **({"evidence_offered": any(_holds(t, item["evidence"]) for t in pool)} if pool is not None else {}),
+        "seconds_by_step": {
+            k[8:]: round(v, 2) for k, v in u.items() if k.startswith("seconds_") and k != "seconds_total"
+        },
         "seconds": u["seconds_total"],
         "llm_calls": u.get("llm_calls", 0),
         "input_tokens": u.get("input_tokens", 0),

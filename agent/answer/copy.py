@@ -40,6 +40,9 @@ SPAN_WORDS = 6  # longest value copied, in words
 MOST_SPANS = 400  # enum size kept in the schema (short spans first)
 _EDGE = "\"'“”‘’.,;:()[]{}"
 _DIGIT = re.compile(r"\d")
+_REFERENCE = re.compile(
+    r"\b(?:Tables?|Figs?\.?|Figures?|Sections?|Appendix|Equations?|Eqs?\.?)\s*\(?[A-Z]?\d+(?:\.\d+)*\)?|§\s*\d+(?:\.\d+)*"
+)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
@@ -47,6 +50,7 @@ def word_spans(text: str, quantity: bool = False) -> list[str]:
     """The spans of 1 to SPAN_WORDS consecutive words of a sentence (a table row's cells one by
     one), punctuation trimmed at their edges, shortest first, each once: what a value may be
     copied as. For a quantity, only the spans that hold a digit, when there are any."""
+    text = _REFERENCE.sub(" ", text)  # "Table 6", "§ 2.1": where a value is, not a value
     parts = [c for c in text.split("|") if c.strip()] if "|" in text else [text]
     seen: dict[str, None] = {}
     for n in range(1, SPAN_WORDS + 1):
@@ -88,6 +92,11 @@ class Chosen:
     usage: dict[str, Any] = field(default_factory=dict)
     errors: list[RunError] = field(default_factory=list)
 
+    def figure(self, quantity: bool) -> str:
+        """The copied value as a quote's lead names it: for a question asking for a quantity, a
+        value that holds a figure; else nothing."""
+        return self.value if quantity and _DIGIT.search(self.value) else ""
+
     def record(self) -> ChosenSentence:
         out: ChosenSentence = {
             "chooser": self.chooser,
@@ -97,6 +106,18 @@ class Chosen:
         if self.note:
             out["note"] = self.note
         return out
+
+
+def _with_table_context(idx: IndexHandle, s: Sentence) -> Sentence:
+    """A table row scored beside its table's caption and column names (what its cells are);
+    any other sentence as it is."""
+    from agent.reading.evidence import table_context
+    from tools.retrieval.retrieve import chunk_of
+
+    chunk = chunk_of(idx, s["chunk_id"])
+    if chunk.kind != "table":
+        return s
+    return {**s, "text": f"{s['text']} {table_context(chunk.text)}"}
 
 
 def ranked_offered(idx: IndexHandle, question: str, shown: list[Sentence], how: str = "hybrid") -> list[float]:
@@ -109,7 +130,7 @@ def ranked_offered(idx: IndexHandle, question: str, shown: list[Sentence], how: 
 
     if not shown:
         return []
-    lex = list(sentence_scores(shown, [question], stem=True))
+    lex = list(sentence_scores([_with_table_context(idx, s) for s in shown], [question], stem=True))
     if asks_quantity(question):
         lex = [sc * (FIGURE_WEIGHT if holds_figure(s["text"]) else 1.0) for sc, s in zip(lex, shown, strict=True)]
     if how == "bm25":

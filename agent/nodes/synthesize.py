@@ -173,7 +173,7 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         threshold=ctx.support_threshold,
         reanchor=ctx.support_reanchor,
         ranked=chosen is not None,
-        figure=chosen.value if chosen is not None and asks_quantity(state["question"]) else "",
+        figure=chosen.figure(asks_quantity(state["question"])) if chosen is not None else "",
     )
     if chosen is not None:
         answer["rejected_claims"] = [*chosen.rejected, *answer["rejected_claims"]]

@@ -248,3 +248,16 @@ def test_where_a_miss_happens_is_named_from_the_shown_sentences_and_the_claims()
     assert miss_stage(ITEM, [other, gold], elsewhere) == "not cited"
     kept = {**wrong, "claims": [{"text": "PDFs were selected.", "sentences": [{"text": gold}]}]}
     assert miss_stage(ITEM, [other, gold], kept) == "claim kept without the fact"
+
+
+def test_a_chosen_fact_names_whether_the_gold_sentence_was_offered_ranked_or_copied_from():
+    from bench.factoid import miss_stage
+
+    gold = "Of these, 8.1M are open, and 30.5M PDFs are selected for processing based on these filtering criteria."
+    other = "We release the corpus under an open licence."
+    wrong = {"text": "The corpus is released openly.", "claims": [], "rejected_claims": []}
+    assert miss_stage(ITEM, [other], wrong, pool=[other]) == "not offered"
+    assert miss_stage(ITEM, [other], wrong, pool=[other, gold]) == "ranked below the sentences copied from"
+    copied = {**wrong, "chosen": {"value": "8.1M"}}
+    assert miss_stage(ITEM, [gold], {**copied, "chosen": {"value": "31M"}}, pool=[gold]) == "copied another value"
+    assert miss_stage(ITEM, [gold], copied, pool=[gold]) == "no claim written"

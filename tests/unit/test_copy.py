@@ -3,6 +3,8 @@ spans, and a claim must state the value it copied."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agent.answer.copy import states_value, word_spans
@@ -51,3 +53,16 @@ def test_the_schema_lets_the_value_be_one_of_the_spans_only():
     schema = copied_fact_model(["5.4K", "23.3%"]).model_json_schema()
     assert schema["properties"]["value"]["enum"] == ["5.4K", "23.3%"]
     assert schema["required"][:2] == ["value", "claim"]
+
+
+def test_references_to_tables_figures_and_sections_are_not_values():
+    spans = word_spans("Table 6 and Figure 2 (§ 3.1) give the accuracy of 0.93 in Section 4.", quantity=True)
+    assert {n for s in spans for n in re.findall(r"\d+(?:\.\d+)?", s)} == {"0.93"}
+
+
+def test_a_quote_names_the_copied_value_only_for_a_quantity_and_only_when_it_holds_a_figure():
+    from agent.answer.copy import Chosen
+
+    assert Chosen(shown=[], scores=[], value="23K papers").figure(quantity=True) == "23K papers"
+    assert Chosen(shown=[], scores=[], value="the model receives one paper").figure(quantity=True) == ""
+    assert Chosen(shown=[], scores=[], value="23K papers").figure(quantity=False) == ""
