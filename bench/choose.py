@@ -5,12 +5,14 @@ sentences offered, and which way of choosing puts it first?
 
 Each question goes through the graph up to Read (LLM-free with `local-fast`: a fact answered by
 choose-then-copy is read jointly); the sentences offered are those choose-then-copy ranks
-(`agent.answer.copy.offered_sentences`, at most `choose_pool`), and each chooser ranks them: `bm25` (the question's stems over the sentences, a sentence holding a figure weighing
-`FIGURE_WEIGHT` times more for a quantity question: no model), `letter` (the sentences lettered in
-one prompt, each letter's probability as the model's next token) and `yesno` (each sentence's
-P(yes) that it states the answer, one token a sentence), from `agent.answer.copy`. Reported:
-`offered` (the gold sentence among them), and per chooser the share with the gold sentence first
-and within the first three, and seconds a question.
+(`agent.answer.copy.offered_sentences`, at most `choose_pool`), and each chooser ranks them: `bm25` (the product's `ranked_offered`: the question's stems over the sentences, a table
+row with its caption and column names, a sentence holding a figure weighing `FIGURE_WEIGHT` times
+more for a quantity question: no model), `hybrid` (that fused with the embedder's cosine), and the
+model re-ranking bm25's best `choose_sentences` as `choose_by` does: `letter` (the sentences
+lettered in one prompt, each letter's probability as the model's next token) and `yesno` (each
+sentence's P(yes) that it states the answer, one token a sentence). Reported: `offered` (the gold
+sentence among them), and per chooser the share with the gold sentence first and within the
+first three, and seconds a question.
 """
 
 from __future__ import annotations
@@ -74,16 +76,19 @@ def main(argv: list[str] | None = None) -> int:
         shown, _ = offered_sentences(item, ctx)
         gold = [i for i, s in enumerate(shown) if _holds(s["text"], item["evidence"])]
         row: dict[str, Any] = {"id": item["id"], "offered": len(shown), "gold_at": gold}
+        words = ranked_offered(idx, item["question"], shown, "bm25")
+        by_words = sorted(range(len(shown)), key=lambda i: (-words[i], i))
+        top = by_words[: ctx.choose_sentences]
         for name in choosers:
             t = time.perf_counter()
             usage: dict[str, Any] = {}
             if name in ("bm25", "hybrid"):
-                scores: list[float] | None = ranked_offered(idx, item["question"], shown, name)
-            elif name == "letter":
-                scores = sentence_probabilities(model, item["question"], idx, shown, usage)
-            else:
-                scores = answer_probabilities(model, item["question"], idx, shown, usage)
-            order = sorted(range(len(shown)), key=lambda i: (-(scores or [0.0] * len(shown))[i], i))
+                scores = words if name == "bm25" else ranked_offered(idx, item["question"], shown, name)
+                order = sorted(range(len(shown)), key=lambda i: (-scores[i], i))
+            else:  # the model re-ranks the words' best `choose_sentences`, as `choose_by` does
+                pick = sentence_probabilities if name == "letter" else answer_probabilities
+                probs = pick(model, item["question"], idx, [shown[i] for i in top], usage) or [0.0] * len(top)
+                order = [top[j] for j in sorted(range(len(top)), key=lambda j: (-probs[j], j))] + by_words[len(top) :]
             rank = next((r for r, i in enumerate(order, 1) if i in gold), None)
             row[name] = {"rank": rank, "seconds": round(time.perf_counter() - t, 2)}
         rows.append(row)
