@@ -115,8 +115,9 @@ class Context:
     # do not hold) and writes the claim around it, checked as any claim; with no claim left the
     # quote starts with the sentence holding the value and names it (agent/answer/copy.py).
     # `choose_by` "letter" or "yesno" re-ranks the offered sentences by the model's next-token
-    # probabilities first (each sentence's letter; each sentence's P(yes)): with the 1.5B model
-    # both ranked the answering sentence first less often than the words (docs/benchmarks.md)
+    # probabilities first (each sentence's letter; each sentence's P(yes)); on the development
+    # set P(yes) put the answering sentence first more often than the words, for 5 s a question,
+    # and is not yet measured end to end (docs/benchmarks.md)
     # A fact answered by "choose" is read jointly (no model call per paper): the best-ranked
     # candidate's best sentences within `choose_chars` (half that for each other paper), at most
     # `choose_pool` of them ranked in all

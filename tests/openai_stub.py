@@ -29,6 +29,7 @@ Reply = Callable[[str, dict[str, Any], str], dict[str, Any]]
 
 # Which node asks: the properties of the JSON schema in response_format (or tool) it sends.
 _ROLE_BY_FIELD = (
+    ("value", "copy"),
     ("subqueries", "decompose"),
     ("evidence_papers", "verify"),
     ("relevant", "read"),
@@ -69,8 +70,21 @@ def role_of(body: dict[str, Any], prompt: str) -> str:
     return "unknown"
 
 
+def copied_value(body: dict[str, Any], fragment: str) -> str:
+    """The first value of the copy step's enum (the offered sentences' word spans) that holds
+    `fragment`, else its first value."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    if not schema and body.get("tools"):
+        schema = body["tools"][0].get("function", {}).get("parameters", {})
+    values = ((schema.get("properties") or {}).get("value") or {}).get("enum") or [""]
+    return next((v for v in values if fragment in v), values[0])
+
+
 def literature_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, Any]:
     """Plausible answers about the CRF papers of the tests' small corpus."""
+    if role == "copy":
+        value = copied_value(body, "95.7")
+        return {"value": value, "claim": f"Conditional random fields reach {value} on chunking."}
     if role == "decompose":
         return {"subqueries": ["conditional random fields sequence labeling F1", "CRF layer neural tagger"]}
     if role == "verify":
@@ -106,6 +120,9 @@ SPECTER = "2020.acl-main.207"  # the demo corpus's SPECTER paper (tools/corpora/
 def demo_reply(role: str, body: dict[str, Any], prompt: str) -> dict[str, Any]:
     """Answers about the demo corpus's SPECTER paper, for the demo question (agent.cli.main.DEMO_QUESTION):
     SPECTER is the evidence when it was retrieved, and each claim cites its sentences on citations."""
+    if role == "copy":
+        value = copied_value(body, "citation")
+        return {"value": value, "claim": f"SPECTER learns document-level representations of papers from {value}."}
     if role == "decompose":
         return {"subqueries": ["SPECTER document-level representation citations", "citation-informed transformer"]}
     if role == "verify":

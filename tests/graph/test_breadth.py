@@ -81,7 +81,9 @@ def test_pick_names_only_the_papers_whose_sentences_the_call_chose(scripted):
 
 def test_a_fact_read_jointly_is_one_synthesis_over_the_best_papers(scripted):
     m = scripted(read=[], synthesize=[ANSWER])
-    out = ask("What F1 do CRFs reach on chunking?", preset="local-fast", reading="joint", read_papers=3)
+    out = ask(
+        "What F1 do CRFs reach on chunking?", preset="local-fast", reading="joint", read_papers=3, fact_answer="write"
+    )
     assert m["read"].calls == []  # no call per paper
     syntheses = [c for c in m["synthesize"].calls if c.kwargs.get("scripted_method")]
     assert len(syntheses) == 1

@@ -56,9 +56,13 @@ def test_a_value_the_offered_sentences_do_not_hold_is_never_copied(scripted):
     assert answer["chosen"]["value"] == "" and "no value" in answer["chosen"]["note"]
 
 
-def test_write_stays_the_default_path(scripted):
+def test_write_stays_the_path_of_the_other_presets_and_a_setting_away(scripted):
+    from agent.context import make_context
+
+    assert make_context("local-fast").fact_answer == "choose"
+    assert {make_context(p).fact_answer for p in ("paper", "local", "kadr", "kadr-local")} == {"write"}
     m = scripted(synthesize=[{"claims": [{"text": "CRFs reach 95.7 F1 on chunking.", "sentences": ["S1"]}]}])
-    answer = ask(QUESTION, preset="local-fast", reading="joint")["answer"]
+    answer = ask(QUESTION, preset="local-fast", reading="joint", fact_answer="write")["answer"]
     assert "chosen" not in answer and answer["claims"]
     assert "claims" in _copy_call(m["synthesize"]).kwargs["scripted_schema"]["properties"]
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.graph
 
 COVERED = "What F1 do conditional random fields reach on chunking?"
 UNCOVERED = "What F1 do conditional random fields reach on chunking of zebrafish genomes?"
-LOOP = dict(preset="local-fast", verify_without_llm="coverage")
+LOOP = dict(preset="local-fast", verify_without_llm="coverage", fact_answer="write")  # the readers' path
 
 
 def install(scripted):
@@ -48,5 +48,5 @@ def test_the_loop_never_runs_past_max_rounds(scripted, rounds):
 
 def test_the_listing_verdict_still_ends_after_round_one(scripted):
     install(scripted)
-    out = ask(UNCOVERED, preset="local-fast", max_rounds=2)
+    out = ask(UNCOVERED, preset="local-fast", max_rounds=2, fact_answer="write")
     assert out["rounds"] == 1 and "missing_terms" not in out["verdict"]

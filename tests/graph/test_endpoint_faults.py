@@ -210,7 +210,8 @@ def test_eval_records_a_failed_answer_as_a_failure(endpoint, graph_index, tmp_pa
     )
     assert r.exit_code == 1 and "0/1 answered (0 partial, 1 failed)" in r.stderr
     failure = json.loads((out / "failures.jsonl").read_text().splitlines()[0])
-    assert failure["query_id"] == "q1" and "AnswerFailed: no answer: every paper read failed" in failure["error"]
+    # local-fast answers a fact with one copy call and no reader: that call is what failed
+    assert failure["query_id"] == "q1" and "AnswerFailed: no answer: the synthesis failed" in failure["error"]
     assert not (out / "submission.jsonl").read_text().strip()
 
 

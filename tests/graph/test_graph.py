@@ -229,12 +229,22 @@ def test_graph_structure_snapshot():
 
 def test_local_fast_asks_the_llm_only_to_read_and_answer(scripted):
     m = scripted(decompose=numbered("never"), verify=[NOT_SATISFIED], read=(cite_first_chunk,), synthesize=[ANSWER])
-    out = ask("What F1 do CRFs reach on chunking?", preset="local-fast", max_rounds=3)
+    out = ask("What F1 do CRFs reach on chunking?", preset="local-fast", max_rounds=3, fact_answer="write")
     assert not m["decompose"].calls and not m["verify"].calls  # their LLM-free fallbacks ran
     assert out["rounds"] == 1 and out["subqueries"] == ["What F1 do CRFs reach on chunking?"]
     syntheses = [c for c in m["synthesize"].calls if c.kwargs.get("scripted_method")]  # not the judge's probe
     assert len(m["read"].calls) == 2 and len(syntheses) == 1
     assert "crf" in out["candidates"][:3]
+
+
+def test_local_fast_answers_a_fact_with_one_copy_call_and_no_reader(scripted):
+    copy = {"value": "95.7 F1", "claim": "CRFs reach 95.7 F1 on chunking."}
+    m = scripted(decompose=numbered("never"), verify=[NOT_SATISFIED], read=(cite_first_chunk,), synthesize=[copy])
+    out = ask("What F1 do CRFs reach on chunking?", preset="local-fast")
+    assert not m["decompose"].calls and not m["verify"].calls and not m["read"].calls
+    [call] = [c for c in m["synthesize"].calls if c.kwargs.get("scripted_method")]
+    assert "value" in call.kwargs["scripted_schema"]["properties"]
+    assert out["answer"]["claims"][0]["text"] == "CRFs reach 95.7 F1 on chunking."
 
 
 def test_verify_without_llm_takes_the_listing_as_evidence():

@@ -40,7 +40,7 @@ def test_agent_pool_and_ranking_equal_the_pipeline(scripted):
 
 def test_llm_free_steps_equal_the_pipeline_on_the_question(scripted):
     scripted(read=(cite_first_chunk,), synthesize=[ANSWER])
-    out = ask(QUESTION, preset="local-fast")
+    out = ask(QUESTION, preset="local-fast", fact_answer="write")
     ctx = make_context("local-fast")
     idx = index_for(ctx)
     listed = out["verdict"]["evidence_papers"]

@@ -110,7 +110,7 @@ def test_a_preset_extends_another_and_its_own_values_win(tmp_path, monkeypatch):
         context.load_preset("orphan")
 
 
-def test_local_fast_is_local_with_the_retrieve_loops_llm_steps_off():
+def test_local_fast_is_local_with_the_retrieve_loops_llm_steps_off_and_facts_chosen_then_copied():
     from dataclasses import fields
 
     fast, local = make_context("local-fast"), make_context("local")
@@ -123,5 +123,7 @@ def test_local_fast_is_local_with_the_retrieve_loops_llm_steps_off():
         "subqueries_per_round",
         "verify_chunks_per_paper",
         "verify_chunk_chars",
+        "fact_answer",
     }
+    assert fast.fact_answer == "choose" and local.fact_answer == "write"
     assert not fast.decompose_with_llm and not fast.verify_with_llm and fast.max_rounds == 1
