@@ -31,13 +31,12 @@ from bench.questions import add_set_option, run_knobs
 CHOOSERS = ("bm25", "hybrid", "letter", "yesno")
 
 
-def offered_sentences(item: dict[str, Any], ctx: Any) -> tuple[list[Any], Any]:
-    """The sentences a chooser is offered for the question, and the graph state after Read."""
+def pool_for(item: dict[str, Any], ctx: Any, graph: Any) -> list[Any]:
+    """The sentences a chooser is offered for the question: `graph` run up to Read, then the
+    product's `agent.answer.copy.offered_sentences` on that state."""
     from agent.answer.copy import offered_sentences
-    from agent.graph import build_graph
     from agent.runtime.resources import index_for
 
-    graph = build_graph()
     state: Any = {}
     inputs = {"question": item["question"], "query_id": item["id"], "answer_types": ["freeform"]}
     for mode, chunk in graph.stream(inputs, context=ctx, stream_mode=["updates", "values"]):
@@ -47,8 +46,7 @@ def offered_sentences(item: dict[str, Any], ctx: Any) -> tuple[list[Any], Any]:
         if "read_paper" in chunk:
             state = {**state, **chunk["read_paper"]}
             break
-    shown = offered_sentences(state, index_for(ctx), ctx)
-    return shown, state
+    return offered_sentences(state, index_for(ctx), ctx)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,19 +62,21 @@ def main(argv: list[str] | None = None) -> int:
     from agent.answer.choice import synthesis_model
     from agent.answer.copy import answer_probabilities, ranked_offered, sentence_probabilities
     from agent.api import make_run_context
+    from agent.graph import build_graph
     from agent.runtime.resources import index_for
     from bench.factoid import demo_index_path
 
     ctx = make_run_context(args.preset, index=demo_index_path(), **knobs)
     idx = index_for(ctx)
     model = synthesis_model(ctx)
+    graph = build_graph()
     choosers = [c for c in args.choosers.split(",") if c]
     rows = []
     for item in load_items(args.data)[: args.limit]:
-        shown, _ = offered_sentences(item, ctx)
+        shown = pool_for(item, ctx, graph)
         gold = [i for i, s in enumerate(shown) if _holds(s["text"], item["evidence"])]
         row: dict[str, Any] = {"id": item["id"], "offered": len(shown), "gold_at": gold}
-        words = ranked_offered(idx, item["question"], shown, "bm25")
+        words = ranked_offered(idx, item["question"], shown)
         by_words = sorted(range(len(shown)), key=lambda i: (-words[i], i))
         top = by_words[: ctx.choose_sentences]
         for name in choosers:

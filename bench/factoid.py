@@ -237,7 +237,7 @@ def shown_sentences(
     if not chooses_fact(ctx, state):
         return [s["text"] for s in evidence_sentences(state, idx, ctx)], None
     pool = offered_sentences(state, idx, ctx)
-    scores = ranked_offered(idx, result["question"], pool, "bm25")
+    scores = ranked_offered(idx, result["question"], pool)
     top = sorted(range(len(pool)), key=lambda i: (-scores[i], i))[: ctx.choose_sentences]
     return [pool[i]["text"] for i in top], [s["text"] for s in pool]
 

@@ -1,21 +1,22 @@
-"""Choose, then copy: a fact's answer taken from the one sentence the model picks.
+"""Choose, then copy: a fact's answer copied from the sentences that best match its question.
 
-A small model chooses better than it writes. Among the sentences the synthesis would be shown,
-the model picks the one that states the answer: each sentence's letter is scored as its next
-token (`agent.answer.choice.option_logprobs`), so the choice is a probability over the shown
-sentences, never text. From the best sentence the answer's value is copied: the reply's `value`
-is an enum of that sentence's own word spans (`word_spans`; only those holding a figure for a
-question that asks for a quantity), so a grammar-constrained model cannot write a figure or name
-the sentence does not hold; the claim is then written around the value and checked as every
-claim is (`agent.answer.claims.check_claims`, the support judge). With no claim left, the answer
-quotes the sentences in the chooser's order, best first, and names the copied value
-(`agent.answer.assemble.build_answer`).
+A small model chooses better than it writes. The joint reading's sentences (`offered_sentences`)
+are ranked by the question's words with no model call (`ranked_offered`); with `choose_by` the
+model's next-token probabilities re-rank the best few (`sentence_probabilities`: each sentence's
+letter; `answer_probabilities`: each sentence's P(yes)). One call then copies the answer's value
+from the best `choose_sentences`: the reply's `value` is an enum of their own word spans
+(`copy_values`; only those holding a figure for a question that asks for a quantity), so a
+grammar-constrained model cannot write a figure or name they do not hold; the claim is written
+around the value and checked as every claim is (`agent.answer.claims.check_claims`, the support
+judge). With no claim left, the answer quotes the sentence holding the value first and names the
+value (`agent.answer.assemble.build_answer`).
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,10 +47,10 @@ _REFERENCE = re.compile(
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-def word_spans(text: str, quantity: bool = False) -> list[str]:
+def word_spans(text: str) -> list[str]:
     """The spans of 1 to SPAN_WORDS consecutive words of a sentence (a table row's cells one by
-    one), punctuation trimmed at their edges, shortest first, each once: what a value may be
-    copied as. For a quantity, only the spans that hold a digit, when there are any."""
+    one), punctuation trimmed at their edges, shortest first, each once, at most MOST_SPANS:
+    what a value may be copied as."""
     text = _REFERENCE.sub(" ", text)  # "Table 6", "§ 2.1": where a value is, not a value
     parts = [c for c in text.split("|") if c.strip()] if "|" in text else [text]
     seen: dict[str, None] = {}
@@ -59,10 +60,16 @@ def word_spans(text: str, quantity: bool = False) -> list[str]:
             words = [w for w in words if w]
             for i in range(len(words) - n + 1):
                 seen.setdefault(" ".join(words[i : i + n]), None)
-    spans = list(seen)
-    if quantity and any(_DIGIT.search(s) for s in spans):
-        spans = [s for s in spans if _DIGIT.search(s)]
-    return spans[:MOST_SPANS]
+    return list(seen)[:MOST_SPANS]
+
+
+def copy_values(spans: Sequence[Sequence[str]], quantity: bool = False) -> list[str]:
+    """The values a copy may take from the offered sentences' `word_spans`, each once, at most
+    MOST_SPANS: for a quantity, only those that hold a digit, when any does."""
+    values = list(dict.fromkeys(v for per in spans for v in per))
+    if quantity and any(_DIGIT.search(v) for v in values):
+        values = [v for v in values if _DIGIT.search(v)]
+    return values[:MOST_SPANS]
 
 
 def states_value(claim: str, value: str) -> bool:
@@ -120,7 +127,7 @@ def _with_table_context(idx: IndexHandle, s: Sentence) -> Sentence:
     return {**s, "text": f"{s['text']} {table_context(chunk.text)}"}
 
 
-def ranked_offered(idx: IndexHandle, question: str, shown: list[Sentence], how: str = "hybrid") -> list[float]:
+def ranked_offered(idx: IndexHandle, question: str, shown: list[Sentence], how: str = "bm25") -> list[float]:
     """Scores that order the offered sentences for a fact, best first, with no model call:
     BM25 over the question's stems, a sentence holding a figure weighing `FIGURE_WEIGHT` times
     more when the question asks for a quantity ("bm25"); "hybrid" fuses that order with the
@@ -221,7 +228,7 @@ def choose_then_copy(state: State, runtime: Runtime[Context], shown: list[Senten
     question = state["question"]
     usage: dict[str, Any] = {"llm_calls": 0}
     errors: list[RunError] = []
-    scores = ranked_offered(idx, question, shown, "bm25")
+    scores = ranked_offered(idx, question, shown)
     order = sorted(range(len(shown)), key=lambda i: (-scores[i], i))
     top = [shown[i] for i in order[: min(len(LABELS), ctx.choose_sentences)]]
     rest = [shown[i] for i in order[len(top) :]]
@@ -241,10 +248,7 @@ def choose_then_copy(state: State, runtime: Runtime[Context], shown: list[Senten
             top, top_scores, chooser = [top[i] for i in by_p], [probs[i] for i in by_p], ctx.choose_by
     chosen = Chosen(shown=[*top, *rest], scores=top_scores, chooser=chooser, usage=usage, errors=errors)
     spans = [word_spans(s["text"]) for s in top]
-    values = list(dict.fromkeys(v for per in spans for v in per))
-    if asks_quantity(question) and any(_DIGIT.search(v) for v in values):
-        values = [v for v in values if _DIGIT.search(v)]
-    values = values[:MOST_SPANS]
+    values = copy_values(spans, asks_quantity(question))
     if not values:
         chosen.note = "the sentences offered have no words to copy"
         return chosen

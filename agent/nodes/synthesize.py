@@ -129,14 +129,15 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         else:
             answer = papers_answer(state, idx, readings)
         return {"answer": {**answer, "status": answer_status(readings, state.get("errors", []))}}
-    shown = evidence_sentences(state, idx, ctx)
+    chooses = chooses_fact(ctx, state)  # choose, then copy (agent/answer/copy.py): its own pool
+    shown = offered_sentences(state, idx, ctx) if chooses else evidence_sentences(state, idx, ctx)
     if not shown:
         status = answer_status(readings, state.get("errors", []))
         if status == "failed":
             return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
         return {"answer": {**build_answer(state, idx, None, [], failed_readings(readings)), "status": status}}
-    chosen = choose_then_copy(state, runtime, offered_sentences(state, idx, ctx)) if chooses_fact(ctx, state) else None
-    if chosen is not None:  # chosen, then copied (agent/answer/copy.py)
+    chosen = choose_then_copy(state, runtime, shown) if chooses else None
+    if chosen is not None:
         shown, value, usage, errors = chosen.shown, chosen.synthesis, chosen.usage, chosen.errors
     else:
         schema = synthesis_schema(state, ctx, shown)

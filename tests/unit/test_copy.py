@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agent.answer.copy import states_value, word_spans
+from agent.answer.copy import copy_values, states_value, word_spans
 from agent.llm.schemas import copied_fact_model
 
 pytestmark = pytest.mark.unit
@@ -29,10 +29,10 @@ def test_a_table_row_gives_its_cells_and_no_span_across_two_cells():
 
 
 def test_a_quantity_keeps_only_spans_with_a_figure_when_the_sentence_has_one():
-    spans = word_spans("We train on a single Titan V GPU for 2 epochs.", quantity=True)
+    spans = copy_values([word_spans("We train on a single Titan V GPU for 2 epochs.")], quantity=True)
     assert spans and all(any(ch.isdigit() for ch in s) for s in spans)
     assert "2 epochs" in spans and "Titan V" not in spans
-    assert "Titan V" in word_spans("We train on a single Titan V GPU.", quantity=True)  # no figure: all spans
+    assert "Titan V" in copy_values([word_spans("We train on a single Titan V GPU.")], quantity=True)  # no figure
 
 
 def test_long_sentences_are_capped_shortest_spans_first():
@@ -56,7 +56,9 @@ def test_the_schema_lets_the_value_be_one_of_the_spans_only():
 
 
 def test_references_to_tables_figures_and_sections_are_not_values():
-    spans = word_spans("Table 6 and Figure 2 (§ 3.1) give the accuracy of 0.93 in Section 4.", quantity=True)
+    spans = copy_values(
+        [word_spans("Table 6 and Figure 2 (§ 3.1) give the accuracy of 0.93 in Section 4.")], quantity=True
+    )
     assert {n for s in spans for n in re.findall(r"\d+(?:\.\d+)?", s)} == {"0.93"}
 
 

@@ -66,9 +66,9 @@ def read_jointly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     queries = reading_queries(state)
     shown: dict[str, list[Sentence]] = {}
     readings: dict[str, dict[str, Any]] = {}
+    chosen = chooses_fact(ctx, state)
     for rank, pid in enumerate(papers):
-        budget = joint_budget(ctx, shape, rank, chooses_fact(ctx, state))
-        sents = sentences_to_read(state, runtime, pid, all_scores, budget)
+        sents = sentences_to_read(state, runtime, pid, all_scores, joint_budget(ctx, shape, rank, chosen))
         if sents and matches_question(sents, queries):
             shown[pid] = sents
         else:
