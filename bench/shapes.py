@@ -1,7 +1,7 @@
 """How well the answer's shape is read from a question (agent/reading/shape.py, agent/reading/shape_reader.py).
 
-    python -m bench.shapes --lofo [--confidence 0.5 ...]   # development: one wording family out at a time
-    python -m bench.shapes                                  # held out: fitted on every example, scored on the test set
+    python -m bench.shapes --lofo [--confidence 0.5 ...]   # training examples, one wording family out at a time
+    python -m bench.shapes                                  # held out: fitted on every example; score once
 
 Each labelled question (`question`, `shape`: fact, papers, overview, comparison or citation,
 `family`: its wording family) is read three ways:
@@ -12,10 +12,11 @@ Each labelled question (`question`, `shape`: fact, papers, overview, comparison 
 A question is `citation` when `citation_subject` reads a cited work from it (the graph's route
 to the citation contexts), whatever the passes say.
 
-`--lofo` fits the reader on the development examples (agent/data/question_shapes.jsonl) less one
+`--lofo` fits the reader on the training examples (agent/data/question_shapes.jsonl) less one
 wording family and scores that family, for each family: how a wording nobody wrote an example
 for fares. Without it the reader is fitted on all of them and scored on
-bench/data/question_shapes_test.jsonl, families written apart and never tuned on.
+bench/data/question_shapes_heldout.jsonl: families written after the reader was fixed, sharing no
+template and no topic with the examples or the topic list (bench/data/README.md).
 `facts_as_lists` counts fact questions read as anything else (a fact must not become a list).
 """
 
@@ -32,7 +33,7 @@ from typing import Any
 from agent.reading.shape import MEANING_CONFIDENCE, citation_subject, shape_by_meaning, shape_by_wording, shape_from
 from agent.reading.shape_reader import EXAMPLES, SHAPES, ShapeReader, fitted, load_examples, load_topics
 
-TEST = Path(__file__).resolve().parent / "data" / "question_shapes_test.jsonl"
+HELDOUT = Path(__file__).resolve().parent / "data" / "question_shapes_heldout.jsonl"
 WAYS = ("wording", "meaning", "both")
 
 
@@ -87,6 +88,7 @@ def summarise(scored: Sequence[dict[str, Any]], confidences: Sequence[float]) ->
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lofo", action="store_true", help="leave one wording family of the examples out at a time")
+    ap.add_argument("--data", type=Path, default=HELDOUT, help="the labelled questions scored without --lofo")
     ap.add_argument("--confidence", type=float, nargs="*", default=[MEANING_CONFIDENCE])
     ap.add_argument("--out", type=Path, help="write each question's readings here as JSON lines")
     args = ap.parse_args(argv)
@@ -116,10 +118,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             scored += score(held, fitted(encode, kept, topics), args.confidence)
         rows = examples
     else:
-        rows = load_examples(TEST)
+        rows = load_examples(args.data)
         scored = score(rows, fitted(encode, examples, topics), args.confidence)
     report = {
-        "set": "development, one family out at a time" if args.lofo else f"held out ({TEST.name})",
+        "set": "training examples, one family out at a time" if args.lofo else args.data.name,
         "questions": len(rows),
         "families": len({(r["shape"], r["family"]) for r in rows}),
         "seconds": round(time.perf_counter() - t, 1),

@@ -32,7 +32,7 @@ SHAPES: tuple[Shape, ...] = ("fact", "papers", "overview", "comparison")
 # the meaning pass moves a question that no pattern matched off `fact` only when the reader
 # gives the other shape at least this probability (chosen on the labelled examples, leaving one
 # wording family out at a time: docs/benchmarks.md, "Shape from meaning")
-MEANING_CONFIDENCE = 0.6
+MEANING_CONFIDENCE = 0.4
 
 _WORKS = r"(?:papers?|works?|studies|study|articles?|publications?|documents?|references?|sources?)"
 # the words that may stand between "which" and "papers" ("which of the demo papers"); not any

@@ -1,18 +1,19 @@
-"""The shape of a question read from its meaning: a softmax regression over the bundled embedder's
-vectors of labelled example questions (agent/data/question_shapes.jsonl), so that wordings no
-pattern lists ("Give me an overview of ...", "Do any of the indexed documents discuss ...") are
-read as what they ask for. `agent.reading.shape` calls it after its patterns, as the second pass.
+"""The shape of a question read from its meaning: a multinomial logistic regression over labelled
+example questions (agent/data/question_shapes.jsonl), so that wordings no pattern lists ("Bring me
+up to speed on ...", "Do the indexed documents cover ...") are read as what they ask for.
+`agent.reading.shape` calls it after its patterns, as the second pass.
 
-A question is read as two vectors side by side: the whole question, and its first
-`OPENING_WORDS` words, where English puts what a question asks for ("Give me an overview of",
-"How many", "Which papers"); the topic of a question says little about its shape, so while
-training each example is also seen with its topic swapped for others
-(agent/data/question_topics.txt). The examples are the development set of the shape benchmark
-(`python -m bench.shapes`); its held-out set (bench/data/question_shapes_test.jsonl, wording
-families written apart) is never trained on. The reader is fitted on the embedder the settings
-name, so a user who configures another embedder gets a reader fitted to it; the fitted weights
-are kept under the data folder (`cache/shape-reader-*.npy`), so only the first run pays the few
-seconds of fitting.
+A question is read as four blocks of features side by side: the bundled embedder's vector of the
+whole question and of its first `OPENING_WORDS` words (where English puts what a question asks
+for: "Give me an overview of", "How many", "Which papers"), and hashed word one- and two-grams
+and character three- to five-grams (scikit-learn's `HashingVectorizer`: stateless, so nothing but
+the weights is kept; the characters carry a typo like "overveiw"). The topic of a question says
+little about its shape, so while training each example is also seen with its topic swapped for
+others (agent/data/question_topics.txt). The examples are the training set of the shape benchmark
+(`python -m bench.shapes`); its development and held-out sets (bench/data/) are never trained on.
+The reader is fitted on the embedder the settings name, so a user who configures another embedder
+gets a reader fitted to it; the fitted weights are kept under the data folder
+(`cache/shape-reader-*.npy`), so only the first run pays the seconds of fitting.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import random
 import re
 import threading
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +36,10 @@ OPENING_WORDS = 5
 SWAPS = 5  # topic swaps per example while fitting
 _WORD = re.compile(r"[A-Za-z0-9][\w'-]*")
 
-# training: full-batch gradient descent on the cross-entropy with an L2 penalty; vectors are unit
-# length, so one learning rate fits every embedder
-_STEPS = 400
-_RATE = 2.0
-_PENALTY = 1e-3
+# the hashed n-gram blocks' widths, and the inverse L2 penalty of the regression (chosen on the
+# development set: docs/benchmarks.md, "Shape from meaning")
+HASHED = 2**15
+_C = 4.0
 
 
 def load_examples(path: Path = EXAMPLES) -> list[dict[str, Any]]:
@@ -82,8 +83,9 @@ def with_swapped_topics(
 
 
 class ShapeReader:
-    """P(shape | question) from a question's embedding: `fit` on labelled questions, then
-    `probabilities` for any question. `encode` maps texts to unit-length rows."""
+    """P(shape | question) from a question's features (`features`): `fit` on labelled questions,
+    then `probabilities` for any question. `encode` maps texts to rows of the embedder's vectors.
+    `weights` is one array: a row per feature, the last row the bias, a column per shape."""
 
     def __init__(self, encode: Callable[[Sequence[str]], Any]):
         self.encode = encode
@@ -92,31 +94,46 @@ class ShapeReader:
 
     def fit(self, questions: Sequence[str], shapes: Sequence[str]) -> ShapeReader:
         import numpy as np
+        from sklearn.linear_model import LogisticRegression
 
-        x = self._features(questions)
-        y = np.zeros((len(shapes), len(self.shapes)))
-        y[np.arange(len(shapes)), [self.shapes.index(s) for s in shapes]] = 1.0
-        w = np.zeros((x.shape[1], len(self.shapes)))
-        for _ in range(_STEPS):
-            p = _softmax(x @ w)
-            w -= _RATE * (x.T @ (p - y) / len(x) + _PENALTY * w)
-        self.weights = w
+        missing = sorted(set(self.shapes) - set(shapes))
+        if missing:
+            raise ValueError(f"the shape examples need at least one question of each shape; none for {missing}")
+        model = LogisticRegression(C=_C, max_iter=3000).fit(self.features(questions), list(shapes))
+        order = [list(model.classes_).index(s) for s in self.shapes]
+        self.weights = np.vstack([model.coef_[order].T, model.intercept_[order][None, :]])
         return self
 
     def probabilities(self, questions: Sequence[str]) -> list[dict[str, float]]:
         if self.weights is None:
             raise RuntimeError("ShapeReader.fit must run before probabilities")
-        p = _softmax(self._features(questions) @ self.weights)
+        x = self.features(questions)
+        p = _softmax(x @ self.weights[:-1] + self.weights[-1])
         return [dict(zip(self.shapes, map(float, row), strict=True)) for row in p]
 
-    def _features(self, questions: Sequence[str]):
+    def features(self, questions: Sequence[str]):
+        """One sparse row per question: the embedder's unit vectors of the whole question and of its
+        opening, then its hashed word and character n-grams (each block of unit length)."""
         import numpy as np
+        from scipy import sparse
 
         texts = [q.strip() for q in questions]
         vecs = np.asarray(self.encode([*texts, *(opening(q) or q for q in texts)]), dtype=float)
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        whole, start = vecs[: len(texts)], vecs[len(texts) :]
-        return np.hstack([whole, start, np.ones((len(texts), 1))])  # the last column is the bias
+        words, chars = _hashers()
+        dense = sparse.csr_matrix(np.hstack([vecs[: len(texts)], vecs[len(texts) :]]))
+        return sparse.hstack([dense, words.transform(texts), chars.transform(texts)]).tocsr()
+
+
+@lru_cache(maxsize=1)
+def _hashers():
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    common = {"n_features": HASHED, "alternate_sign": False, "norm": "l2", "lowercase": True}
+    return (
+        HashingVectorizer(ngram_range=(1, 2), **common),
+        HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), **common),
+    )
 
 
 def _softmax(z):
@@ -157,7 +174,7 @@ def default_reader() -> ShapeReader:
                     key,
                     EXAMPLES.read_text(encoding="utf-8"),
                     TOPICS.read_text(encoding="utf-8"),
-                    f"{OPENING_WORDS},{SWAPS},{_STEPS},{_RATE},{_PENALTY}",
+                    f"{OPENING_WORDS},{SWAPS},{HASHED},{_C},lr2",
                 ]
             ).encode()
         ).hexdigest()[:16]
