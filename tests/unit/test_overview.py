@@ -133,3 +133,29 @@ def test_the_web_chat_sets_each_theme_as_a_heading_above_its_papers():
     assert answer_markdown(fact) == fact["text"] and table_rows_shown(fact) == fact["table_rows"]
     compared = {"text": "Compared:\n| Paper | F1 |\n|---|---|\n| A | 1 |", "table_rows": [{"paper": "A", "F1": "1"}]}
     assert table_rows_shown(compared) == []  # the text is that table already
+
+
+def test_the_held_out_shape_set_shares_no_template_and_no_topic_with_the_examples():
+    import json
+    import re
+    from pathlib import Path
+
+    rows = [json.loads(line) for line in (Path("bench/data/question_shapes_heldout.jsonl")).read_text().splitlines()]
+    assert len(rows) >= 100 and len({r["family"] for r in rows}) >= 20
+    assert sum(r["shape"] == "fact" for r in rows) >= 20
+    examples = [e["question"].lower() for e in load_examples()]
+    topics = [t.lower() for t in load_topics()]
+
+    def names(text: str, term: str) -> bool:
+        return re.search(rf"(?<!\w){re.escape(term.lower())}s?(?!\w)", text) is not None
+
+    def start(q: str) -> str:
+        return " ".join(re.findall(r"[a-z0-9']+", q.lower())[:4])
+
+    starts = {start(e) for e in examples}
+    for r in rows:
+        assert r["topics"] and all(names(r["question"].lower(), t) for t in r["topics"]), r["id"]
+        for t in r["topics"]:
+            assert not any(names(e, t) for e in examples), (r["id"], t)
+            assert not any(names(x, t) for x in topics), (r["id"], t)
+        assert start(r["question"]) not in starts, r["id"]
