@@ -19,6 +19,7 @@ from agent.state import State
 from tools.retrieval.sentences import Sentence
 
 if TYPE_CHECKING:
+    from agent.answer.leads import LeadWriter
     from agent.state import Reading
     from tools.handle import IndexHandle
 
@@ -221,12 +222,18 @@ def papers_answer(state: State, idx: IndexHandle, readings: list[Reading]) -> An
     return _quoted_answer(idx, "\n".join([lead, *lines]), claims, cites, shown, "papers")
 
 
-def overview_answer(state: State, idx: IndexHandle, readings: list[Reading], most_themes: int) -> Answer:
+def overview_answer(
+    state: State, idx: IndexHandle, readings: list[Reading], most_themes: int, write_lead: LeadWriter | None = None
+) -> Answer:
     """The answer to an overview question read jointly: the papers that qualified (as for
     `papers_answer`), grouped into themes named by their key terms (agent/answer/overview.py),
     each paper quoted with its sentences and cited; a markdown table (theme, paper, what it
-    says) instead of the list when the question asks for one. Nothing in it is the model's
-    words; `themes` holds each theme's name, terms and papers."""
+    says) instead of the list when the question asks for one. With `write_lead`
+    (agent/answer/leads.py), each theme opens with the one sentence the model wrote from its
+    papers' sentences where it passed the claims' checks (`themes[n]["lead"]`, a claim with
+    `theme` set); a lead that failed is among `rejected_claims`. Nothing else in it is the
+    model's words; `themes` holds each theme's name, terms and papers."""
+    from agent.answer.leads import lead_sentences
     from agent.answer.overview import asks_for_table, theme_heading, themes
 
     picked = [(r, s) for r in readings if r.get("relevant") and (s := reading_sentences(r, idx))]
@@ -242,8 +249,18 @@ def overview_answer(state: State, idx: IndexHandle, readings: list[Reading], mos
     claims: list[Any] = []
     lines: list[str] = []
     rows: list[dict[str, str]] = []
+    rejected: list[dict[str, Any]] = []
     for t_no, theme in enumerate(grouped, 1):
         lines.append(theme_heading(t_no, theme))
+        if write_lead is not None:
+            kept, dropped = write_lead(theme, lead_sentences(theme["papers"], sents_of))
+            rejected += [{**r, "theme": t_no} for r in dropped]
+            if kept is not None:
+                numbers = cites.cite(kept["sentences"], kept["text"])
+                sentences = [sentence_record(idx, x) for x in kept["sentences"]]
+                claims.append({"text": kept["text"], "citations": numbers, "sentences": sentences, "theme": t_no})
+                theme["lead"] = kept["text"]
+                lines.append(f"{kept['text']} {''.join(f'[{n}]' for n in numbers)}")
         for pid in theme["papers"]:
             claim, quote, marks = _quoted_claim(idx, cites, sents_of[pid])
             claims.append(claim)
@@ -259,7 +276,9 @@ def overview_answer(state: State, idx: IndexHandle, readings: list[Reading], mos
     else:
         text = "\n".join([lead, *lines])
     shown = [x for _, s in picked for x in s]
-    return _quoted_answer(idx, text, claims, cites, shown, "overview", themes=grouped, table_rows=rows)
+    return _quoted_answer(
+        idx, text, claims, cites, shown, "overview", themes=grouped, table_rows=rows, rejected_claims=rejected
+    )
 
 
 def comparison_answer(state: State, idx: IndexHandle, readings: list[Reading], columns: list[str]) -> Answer:

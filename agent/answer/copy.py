@@ -192,8 +192,9 @@ def answer_probabilities(
 
 def chooses_fact(ctx: Context, state: State) -> bool:
     """Whether this run answers its question by choose-then-copy: `fact_answer` "choose" and a
-    fact question with no options and no table asked for."""
-    from agent.reading.shape import shape_of
+    fact question with no options and no table asked for, that does not ask how or why (an
+    explanation is written from the sentences, not copied: `asks_explanation`)."""
+    from agent.reading.shape import asks_explanation, shape_of
 
     types = state.get("answer_types") or ["freeform"]
     return (
@@ -201,6 +202,7 @@ def chooses_fact(ctx: Context, state: State) -> bool:
         and not state.get("options")
         and "table" not in types
         and shape_of(ctx, state["question"]) == "fact"
+        and not asks_explanation(state["question"])
     )
 
 

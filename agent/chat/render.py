@@ -65,17 +65,20 @@ def citation_label(c: dict[str, Any]) -> str:
 def answer_markdown(answer: dict[str, Any]) -> str:
     """The answer's text as the web chat shows it: an overview's theme lines (`theme_heading`, as
     the answer wrote them) set as headings above their papers' lines, a blank line before each so
-    the papers read as that theme's list."""
+    the papers read as that theme's list; a theme's lead, in italics, as a paragraph between."""
     from agent.api import theme_heading
 
     text = str(answer.get("text") or "")
     heads = {theme_heading(n, t) for n, t in enumerate(answer.get("themes") or [], 1)}
+    leads = tuple(t["lead"] for t in answer.get("themes") or [] if t.get("lead"))
     if not heads:
         return text
     out = []
     for line in text.split("\n"):
         if line in heads:
             out.extend(["", f"**{line}**", ""])
+        elif leads and line.startswith(leads):  # the theme's lead: a paragraph of its own
+            out.extend([f"*{line}*", ""])
         else:
             out.append(line)
     return "\n".join(out).strip("\n")

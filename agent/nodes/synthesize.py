@@ -20,6 +20,7 @@ from agent.answer.choice import score_options
 from agent.answer.citations import mark_contexts
 from agent.answer.claims import support_judge
 from agent.answer.copy import choose_then_copy, chooses_fact, offered_sentences
+from agent.answer.leads import LeadCalls
 from agent.answer.selection import evidence_sentences
 from agent.answer.status import (
     answer_status,
@@ -122,13 +123,19 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         # the joint reading already chose each paper's sentences: the answer names them, no call
         if any(r.get("failed") for r in readings) and all(r.get("failed") or not r.get("relevant") for r in readings):
             return {"answer": failed_answer(failure_reason(readings, state.get("errors", [])))}
-        if shape == "comparison":
+        usage: dict = {}
+        errors: list = []
+        if shape == "overview":
+            leads = LeadCalls(state, runtime, idx) if ctx.overview_leads else None
+            answer = overview_answer(state, idx, readings, ctx.overview_themes, leads.write if leads else None)
+            if leads is not None:
+                usage, errors = leads.cost(), leads.errors
+        elif shape == "comparison":
             answer = comparison_answer(state, idx, readings, comparison_columns(state["question"]))
-        elif shape == "overview":
-            answer = overview_answer(state, idx, readings, ctx.overview_themes)
         else:
             answer = papers_answer(state, idx, readings)
-        return {"answer": {**answer, "status": answer_status(readings, state.get("errors", []))}}
+        status = answer_status(readings, [*state.get("errors", []), *errors])
+        return {"answer": {**answer, "status": status}, **({"usage": usage, "errors": errors} if usage else {})}
     chooses = chooses_fact(ctx, state)  # choose, then copy (agent/answer/copy.py): its own pool
     shown = offered_sentences(state, idx, ctx) if chooses else evidence_sentences(state, idx, ctx)
     if not shown:

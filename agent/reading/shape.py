@@ -100,11 +100,32 @@ _QUANTITY = re.compile(
 )
 
 
+_MEASURE = re.compile(rf"\b(?:{_MEASURES})\b", re.IGNORECASE)
+
+
 def asks_quantity(question: str) -> bool:
     """True for a question that asks for a number ("How many ...", "What F1 does ...", "What
     share of ..."): its claims must state that number, and sentences that hold one are preferred
     as its evidence."""
     return bool(_QUANTITY.search(question or ""))
+
+
+# a question that asks for an explanation ("How does X use Y?", "Why ...", "Explain ..."): its
+# answer is written from the sentences, not one value copied from them (agent/answer/copy.py)
+_EXPLANATION = re.compile(
+    r"^\s*(?:(?:and|so|but)\s+)?(?:how\s+(?:does|do|did|is|are|was|were|can|could)\b(?!\s+(?:many|much)\b)"
+    r"|why\b|explain\b|describe\b|in\s+what\s+(?:way|ways|manner)\b|by\s+what\s+(?:means|mechanism)\b"
+    r"|what\s+(?:role|purpose)\b|walk\s+me\s+through\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_explanation(question: str) -> bool:
+    """True for a question that asks how or why ("How does SPECTER use citations ...?", "Why
+    does ...", "Explain ..."), unless it asks for a quantity or names a measure ("How does the
+    model compare to the baseline on F1?" asks for the figures)."""
+    q = question or ""
+    return bool(_EXPLANATION.search(q)) and not asks_quantity(q) and not _MEASURE.search(q)
 
 
 # a comparison: "compare" opening the question, "how do A and B differ/compare", "difference(s)

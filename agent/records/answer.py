@@ -70,6 +70,7 @@ class Claim(TypedDict):
     sentences: list[SentenceRecord]
     support_p: NotRequired[float]  # the judge's P(yes), when it was asked
     reanchored_from: NotRequired[Reanchored]
+    theme: NotRequired[int]  # an overview theme's lead (agent/answer/leads.py): the theme's number, from 1
 
 
 class RejectedClaim(TypedDict):
@@ -79,6 +80,7 @@ class RejectedClaim(TypedDict):
     sentence_ids: list[str]
     reason: str
     support_p: NotRequired[float]
+    theme: NotRequired[int]  # a theme's lead that was dropped
 
 
 class ChoiceScores(TypedDict, total=False):
@@ -128,5 +130,6 @@ class Answer(TypedDict):
     # "fact", "papers", "overview" or "comparison" (agent/reading/shape.py): what the question asked for
     shape: NotRequired[str]
     chosen: NotRequired[ChosenSentence]  # a fact's sentence chosen and its value copied
-    # an overview's themes (agent/answer/overview.py): name, key terms, the papers in the theme
+    # an overview's themes (agent/answer/overview.py): name, key terms, the papers in the theme,
+    # and `lead`, the one sentence that opens it where one was written and kept (agent/answer/leads.py)
     themes: NotRequired[list[dict[str, Any]]]

@@ -5,6 +5,7 @@ same record in the answer a client reads. The real graph index, the scripted mod
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.graph
 
 OVERVIEW = "Give me an overview of the literature on Markov models for tagging or information extraction."
 WHICH = "Which papers use Markov models for tagging or information extraction?"
-KNOBS = dict(preset="local-fast", list_min_similarity=0.2)
+KNOBS = dict(preset="local-fast", list_min_similarity=0.2, overview_leads=False)
 
 
 def test_an_overview_groups_the_qualifying_papers_into_themes_without_a_model_call(scripted):
@@ -56,3 +57,38 @@ def test_an_overview_asked_as_a_table_is_a_table_of_themes(scripted):
     assert header.startswith("| Theme | Paper | What it says |") and set(rule) <= set("|-: ")
     assert len(rows) == len(answer["papers"]) == len(answer["table_rows"])
     assert {r["theme"] for r in answer["table_rows"]} == {t["name"] for t in answer["themes"]}
+
+
+def _first_words(messages, words=8):
+    """A lead made of the first words of the first sentence the prompt shows (S1)."""
+    prompt = messages[-1].content
+    first = next(line for line in prompt.splitlines() if line.startswith("S1 "))
+    return " ".join(re.sub(r"\[[^]]*\]", "", first).split()[1 : words + 1]).rstrip(",;:")
+
+
+def test_each_theme_opens_with_a_lead_the_model_wrote_and_the_checks_kept(scripted):
+    m = scripted(read=[], synthesize=(lambda msgs: {"text": _first_words(msgs), "sentences": ["S1"]},))
+    answer = ask(OVERVIEW, **{**KNOBS, "overview_leads": True})["answer"]
+    themes = answer["themes"]
+    written = [c for c in m["synthesize"].calls if c.method]  # not the support judge's probes
+    assert answer["shape"] == "overview" and len(written) == len(themes) >= 1
+    lines = answer["text"].splitlines()
+    for n, theme in enumerate(themes, 1):
+        # the lead is the line under the theme's heading, cited, and a claim of the answer
+        head = lines.index(next(x for x in lines if x.startswith(f"Theme {n}: ")))
+        assert lines[head + 1].startswith(theme["lead"]) and "[" in lines[head + 1]
+        claim = next(c for c in answer["claims"] if c.get("theme") == n)
+        assert claim["text"] == theme["lead"] and claim["citations"]
+        # written from the theme's own papers' sentences
+        assert {s["paper_id"] for s in claim["sentences"]} <= set(theme["papers"])
+
+
+def test_a_lead_that_says_what_its_sentences_do_not_is_dropped(scripted):
+    scripted(
+        read=[], synthesize=({"text": "These papers report 97.3% accuracy on every corpus.", "sentences": ["S1"]},)
+    )
+    answer = ask(OVERVIEW, **{**KNOBS, "overview_leads": True})["answer"]
+    assert answer["themes"] and not any(t.get("lead") for t in answer["themes"])
+    assert "97.3" not in answer["text"]
+    dropped = [r for r in answer["rejected_claims"] if r.get("theme")]
+    assert len(dropped) == len(answer["themes"]) and all("97.3" in r["reason"] for r in dropped)

@@ -108,6 +108,36 @@ def test_themes_are_named_by_terms_their_papers_share_and_others_do_not():
     assert not any(t == "extraction" for n in names for t in n)  # the question's word names nothing
 
 
+def test_an_overview_over_papers_of_two_topics_has_a_theme_for_each():
+    from types import SimpleNamespace
+
+    from agent.answer.overview import themes
+    from agent.settings import get_settings
+    from tools.ingest.plan import settings_embedder
+
+    texts = [
+        "Wrapper induction learns extraction rules for semi-structured web sources from labelled pages.",
+        "PageRank ranks web pages by the stationary distribution of a random surfer on the link graph.",
+        "Inducing wrappers for web data extraction from a few example pages.",
+        "HITS computes hub and authority scores from the hyperlink structure of the web.",
+        "A wrapper learner that extracts records from HTML pages.",
+        "Link analysis ranking: the eigenvector of the web graph ranks pages.",
+    ]
+    idx = SimpleNamespace(embedder=settings_embedder(get_settings()))
+    got = themes(idx, "Give me an overview of web research", list("abcdef"), texts, 4)
+    assert len(got) >= 2
+    for theme in got:  # no theme mixes the two topics
+        assert set(theme["papers"]) <= {"a", "c", "e"} or set(theme["papers"]) <= {"b", "d", "f"}, got
+
+
+def test_a_lead_longer_than_its_limit_is_dropped():
+    from agent.answer.leads import lead_sentences, too_long
+
+    assert too_long("one two three", 3) is None and "4 words" in too_long("one two three four", 3)
+    sents = {p: [{"chunk_id": p, "start": i, "end": i + 1, "text": f"{p}{i}"} for i in range(3)] for p in "ab"}
+    assert [s["text"] for s in lead_sentences(["b", "a"], sents)] == ["b0", "b1", "a0", "a1"]
+
+
 def test_a_table_is_given_where_the_question_asks_for_one():
     assert asks_for_table("Give me an overview of crawling as a table")
     assert not asks_for_table("Give me an overview of crawling")
@@ -129,6 +159,12 @@ def test_the_web_chat_sets_each_theme_as_a_heading_above_its_papers():
     assert all(lines[n - 1] == "" and lines[n + 1] == "" for n in heads)  # a list of its own below each
     assert lines[heads[0] + 2 : heads[0] + 4] == ["- A (a): “x” [1]", "- B (b): “y” [2]"]
     assert table_rows_shown(answer) == []  # the themed list already shows these rows
+    # a theme's lead is a paragraph of its own between the heading and the papers
+    answer["text"] = answer["text"].replace("(2 papers)\n", "(2 papers)\nBoth learn rules [1]\n")
+    answer["themes"][0]["lead"] = "Both learn rules"
+    lines = answer_markdown(answer).split("\n")
+    head = lines.index("**Theme 1: wrapper, induction (2 papers)**")
+    assert lines[head + 1 : head + 5] == ["", "*Both learn rules [1]*", "", "- A (a): “x” [1]"]
     fact = {"text": "CRFs reach 95.7 F1 [1].", "table_rows": [{"model": "CRF", "f1": "95.7"}]}
     assert answer_markdown(fact) == fact["text"] and table_rows_shown(fact) == fact["table_rows"]
     compared = {"text": "Compared:\n| Paper | F1 |\n|---|---|\n| A | 1 |", "table_rows": [{"paper": "A", "F1": "1"}]}

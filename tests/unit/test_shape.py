@@ -156,3 +156,23 @@ def test_the_meaning_pass_reads_no_comparison_where_nothing_is_compared():
     assert shape_from("Which model is best on SciDocs?", lambda q: sure) == "fact"
     assert shape_from("Which works better on SciDocs, SPECTER or SciBERT?", lambda q: sure) == "comparison"
     assert shape_from("What separates SPECTER from SciBERT?", lambda q: sure) == "comparison"
+
+
+@pytest.mark.parametrize(
+    ("question", "explains"),
+    [
+        ("How does SPECTER use citations to learn document-level representations of papers?", True),
+        ("Why does co-training help when labelled data is scarce?", True),
+        ("Explain the HITS algorithm.", True),
+        ("How many papers does S2ORC contain?", False),
+        ("How does the model compare to the baseline on F1?", False),  # a figure is asked for
+        ("What margin does SPECTER's loss use?", False),
+    ],
+)
+def test_an_explanation_is_written_not_copied(question, explains):
+    from agent.answer.copy import chooses_fact
+    from agent.reading.shape import asks_explanation
+
+    assert asks_explanation(question) == explains
+    ctx = make_context("local-fast")  # answers a fact by choose-then-copy
+    assert chooses_fact(ctx, {"question": question}) == (not explains)
