@@ -107,11 +107,11 @@ class Context:
     # at most `overview_themes` themes, each named by its key terms (agent/answer/overview.py)
     overview_papers: Count = 20
     overview_themes: Count = 4
-    # with `overview_leads`, each theme opens with one sentence of at most `lead_words` words the
-    # model writes from its papers' quoted sentences, checked like any claim and dropped when it
-    # fails (agent/answer/leads.py); off, an overview makes no model call
+    # with `overview_leads`, each theme of two papers or more opens with one sentence of at most
+    # `lead_words` words the model writes from its papers' quoted sentences, checked like any claim
+    # and dropped when it fails (agent/answer/leads.py); off, an overview makes no model call
     overview_leads: bool = True
-    lead_words: Count = 30
+    lead_words: Count = 25
     fact_claims: Count = 2
     # how a fact's answer is written: "write", the synthesis writes claims from the sentences
     # shown; "choose", the shown sentences are ranked by the question's words (BM25, figures first

@@ -12,6 +12,7 @@ from agent.answer.citations import Citations, with_markers
 from agent.answer.claims import check_claims
 from agent.answer.disagree import disagreement_note, disagreements
 from agent.answer.selection import extractive, reading_sentences
+from agent.answer.titles import title_only
 from agent.llm.schemas import Synthesis
 from agent.reading.evidence import sentence_record
 from agent.records.answer import Answer, ChoiceScores
@@ -208,7 +209,7 @@ def papers_answer(state: State, idx: IndexHandle, readings: list[Reading]) -> An
         claim, quote, marks = _quoted_claim(idx, cites, sents)
         claims.append(claim)
         paper = idx.papers[r["paper_id"]]
-        lines.append(f"{len(lines) + 1}. {paper.title} ({r['paper_id']}): {_quote(quote)} {marks}")
+        lines.append(f"{len(lines) + 1}. {title_only(paper.title)} ({r['paper_id']}): {_quote(quote)} {marks}")
     read = sum(1 for r in readings if not r.get("failed"))
     if not claims:
         text = f"None of the {read} papers read shows that it is one the question asks for."
@@ -243,8 +244,9 @@ def overview_answer(
         return cast(Answer, {**_blank(), "text": text, "insufficient_evidence": True, "shape": "overview"})
     sents_of = {r["paper_id"]: s for r, s in picked}
     pids = list(sents_of)
-    texts = [" ".join([idx.papers[p].title, *(x["text"] for x in sents_of[p])]) for p in pids]
-    grouped = themes(idx, state["question"], pids, texts, most_themes)
+    titles = [title_only(idx.papers[p].title) for p in pids]
+    texts = [" ".join([t, *(x["text"] for x in sents_of[p])]) for t, p in zip(titles, pids, strict=True)]
+    grouped = themes(idx, state["question"], pids, texts, most_themes, titles)
     cites = Citations(idx)
     claims: list[Any] = []
     lines: list[str] = []
@@ -264,7 +266,7 @@ def overview_answer(
         for pid in theme["papers"]:
             claim, quote, marks = _quoted_claim(idx, cites, sents_of[pid])
             claims.append(claim)
-            title = f"{idx.papers[pid].title} ({pid})"
+            title = f"{title_only(idx.papers[pid].title)} ({pid})"
             lines.append(f"- {title}: {_quote(quote)} {marks}")
             rows.append(
                 {"theme": theme["name"], "paper": title, "what it says": f"{_quote(quote, CELL_CHARS)} {marks}"}
@@ -298,7 +300,7 @@ def comparison_answer(state: State, idx: IndexHandle, readings: list[Reading], c
         if not r.get("relevant") or "cells" not in r:
             continue
         paper = idx.papers[r["paper_id"]]
-        row = {"paper": f"{paper.title} ({r['paper_id']})"}
+        row = {"paper": f"{title_only(paper.title)} ({r['paper_id']})"}
         for col in columns:
             cell = r["cells"].get(col)
             if cell is None or cell["chunk_id"] not in idx.chunk_row:

@@ -1,5 +1,5 @@
 """A lead sentence per theme of an overview answer (agent/answer/overview.py groups the papers):
-the model writes at most one short sentence from the theme's quoted sentences, and it is checked
+for a theme of two papers or more, the model writes one short sentence from their quoted sentences, and it is checked
 like any claim (`agent.answer.claims.check_claims`: each figure, name and quoted phrase in the
 sentences it cites, then the support judge where the run has one); a lead that fails is dropped,
 with its reason, and the theme keeps its name and its papers' quotes."""
@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from agent.state import State
     from tools.handle import IndexHandle
 
-# what a theme's lead is written from: each paper's first quoted sentences, at most this many
-SENTENCES_PER_PAPER = 2
-SENTENCES = 6
+# what a theme's lead is written from: each paper's first quoted sentence, at most this many; a
+# theme of one paper gets none (its quote already says what the paper does)
+SENTENCES_PER_PAPER = 1
+SENTENCES = 4
+MIN_PAPERS = 2
 
 # (theme, its sentences) -> (the lead kept, with the sentences it cites, or None; the leads dropped)
 LeadWriter = Callable[[dict[str, Any], list[Sentence]], tuple[dict[str, Any] | None, list[dict[str, Any]]]]
@@ -33,7 +35,9 @@ LeadWriter = Callable[[dict[str, Any], list[Sentence]], tuple[dict[str, Any] | N
 
 def lead_sentences(papers: Sequence[str], sentences_of: dict[str, list[Sentence]]) -> list[Sentence]:
     """What a theme's lead is written from: its papers' first `SENTENCES_PER_PAPER` quoted
-    sentences, in the theme's order, at most `SENTENCES`."""
+    sentences, in the theme's order, at most `SENTENCES`; none for fewer than `MIN_PAPERS` papers."""
+    if len(papers) < MIN_PAPERS:
+        return []
     return [s for pid in papers for s in sentences_of[pid][:SENTENCES_PER_PAPER]][:SENTENCES]
 
 

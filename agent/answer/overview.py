@@ -83,12 +83,19 @@ def _terms(text: str, drop: frozenset[str]) -> list[str]:
 
 
 def theme_names(
-    texts: Sequence[str], groups: Sequence[Sequence[int]], question: str, terms: int = NAME_TERMS
+    texts: Sequence[str],
+    groups: Sequence[Sequence[int]],
+    question: str,
+    terms: int = NAME_TERMS,
+    titles: Sequence[str] | None = None,
 ) -> list[list[str]]:
     """Each group's key terms: words and two-word phrases frequent in its papers' texts and rare
     in the other groups' (class TF-IDF), a phrase preferred to its words, the question's words
     left out; a term must occur in at least two of the group's papers when the group has more
-    than one."""
+    than one. With `titles` (each paper's), a term must also stand in a title of the group: titles
+    name what a paper is about in noun phrases ("information extraction", "hidden markov"), where
+    the sentences' words may be any ("become crucial"); a group none of whose title terms qualify
+    is named from its texts alone."""
     drop = frozenset(_WORD.findall(normalize(question)))
     per_paper = [Counter(_terms(t, drop)) for t in texts]
     in_groups: list[Counter[str]] = [Counter() for _ in groups]
@@ -108,6 +115,9 @@ def theme_names(
             for t, n in in_groups[g].items()
             if papers_with[g][t] >= need
         }
+        if titles is not None:
+            in_titles = {t for i in rows for t in _terms(titles[i], drop)}
+            scored = {t: v for t, v in scored.items() if t in in_titles} or scored
         chosen: list[str] = []
         for t in sorted(scored, key=lambda t: (-scored[t], t)):
             if any(set(t.split()) & set(c.split()) for c in chosen):
@@ -126,10 +136,16 @@ def theme_heading(n: int, theme: dict[str, Any]) -> str:
 
 
 def themes(
-    idx: IndexHandle, question: str, papers: Sequence[str], texts: Sequence[str], most: int
+    idx: IndexHandle,
+    question: str,
+    papers: Sequence[str],
+    texts: Sequence[str],
+    most: int,
+    titles: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The themes of `papers` (in their order) from `texts` (each paper's title and quoted
-    sentences): [{"name", "terms", "papers"}], the themes in the order of their best paper."""
+    sentences), named from the terms of their `titles` where given (`theme_names`):
+    [{"name", "terms", "papers"}], the themes in the order of their best paper."""
     if not papers:
         return []
     k = theme_count(len(papers), most)
@@ -137,7 +153,7 @@ def themes(
         groups = [list(range(len(papers)))]
     else:
         groups = cluster(idx.embedder.encode(list(texts)), k)
-    names = theme_names(texts, groups, question)
+    names = theme_names(texts, groups, question, titles=titles)
     out = []
     for rows, terms in zip(groups, names, strict=True):
         out.append(

@@ -135,7 +135,20 @@ def test_a_lead_longer_than_its_limit_is_dropped():
 
     assert too_long("one two three", 3) is None and "4 words" in too_long("one two three four", 3)
     sents = {p: [{"chunk_id": p, "start": i, "end": i + 1, "text": f"{p}{i}"} for i in range(3)] for p in "ab"}
-    assert [s["text"] for s in lead_sentences(["b", "a"], sents)] == ["b0", "b1", "a0", "a1"]
+    assert [s["text"] for s in lead_sentences(["b", "a"], sents)] == ["b0", "a0"]
+    assert lead_sentences(["a"], sents) == []  # one paper's quote is its own lead
+
+
+def test_theme_names_come_from_the_titles_when_they_are_given():
+    texts = [
+        "Hidden Markov models for information extraction. Extraction will become crucial as text becomes available.",
+        "Information extraction with hidden Markov models. Such tools become crucial when text becomes available.",
+    ]
+    titles = ["Hidden Markov models for information extraction", "Information extraction with hidden Markov models"]
+    plain = theme_names(texts, [[0, 1]], "Give me an overview of text tools")[0]
+    named = theme_names(texts, [[0, 1]], "Give me an overview of text tools", titles=titles)[0]
+    assert "become crucial" in plain  # the sentences' verbs name a theme without the titles
+    assert named and all(any(t in title.lower() for title in titles) for t in named)
 
 
 def test_a_table_is_given_where_the_question_asks_for_one():
