@@ -152,6 +152,9 @@ class Context:
     list_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.35
     list_similarity_margin: Annotated[float, Field(ge=0.0, le=3.0)] = 0.25
     list_coverage_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.25
+    # under "similarity", a candidate whose text mentions less than this share of the question's
+    # aspects does not qualify, however similar (1.0: every aspect)
+    list_min_coverage: Probability = 0.0
     # under "similarity", each phrase of the question (a run of two or more content words,
     # "conditional random fields") is one aspect of the coverage, met only where one sentence of
     # the paper says it in full: a paper on Markov random fields shares two of its words, not

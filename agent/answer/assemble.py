@@ -40,6 +40,13 @@ def _quote(text: str, limit: int = 400) -> str:
     return "\u201c" + (text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …") + "\u201d"
 
 
+def _after_title(quote: str, title: str) -> str:
+    """A paper's quote as its line shows it after its title: without the title where the quote
+    opens with it (a record's first sentence often carries it), "… " marking the cut."""
+    rest = quote[len(title) :].lstrip(" :.-") if title and quote.startswith(title) else ""
+    return f"… {rest}" if rest else quote
+
+
 def _blank() -> dict[str, Any]:
     """The fields of an answer record that say nothing yet: no choice, rows, claims, citations."""
     return {
@@ -209,7 +216,8 @@ def papers_answer(state: State, idx: IndexHandle, readings: list[Reading]) -> An
         claim, quote, marks = _quoted_claim(idx, cites, sents)
         claims.append(claim)
         paper = idx.papers[r["paper_id"]]
-        lines.append(f"{len(lines) + 1}. {title_only(paper.title)} ({r['paper_id']}): {_quote(quote)} {marks}")
+        title = title_only(paper.title)
+        lines.append(f"{len(lines) + 1}. {title} ({r['paper_id']}): {_quote(_after_title(quote, title))} {marks}")
     read = sum(1 for r in readings if not r.get("failed"))
     if not claims:
         text = f"None of the {read} papers read shows that it is one the question asks for."
@@ -266,8 +274,9 @@ def overview_answer(
         for pid in theme["papers"]:
             claim, quote, marks = _quoted_claim(idx, cites, sents_of[pid])
             claims.append(claim)
-            title = f"{title_only(idx.papers[pid].title)} ({pid})"
-            lines.append(f"- {title}: {_quote(quote)} {marks}")
+            shown_title = title_only(idx.papers[pid].title)
+            title = f"{shown_title} ({pid})"
+            lines.append(f"- {title}: {_quote(_after_title(quote, shown_title))} {marks}")
             rows.append(
                 {"theme": theme["name"], "paper": title, "what it says": f"{_quote(quote, CELL_CHARS)} {marks}"}
             )

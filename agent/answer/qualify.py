@@ -34,10 +34,15 @@ def list_scores(sims: dict[str, float], covs: dict[str, float], weight: float) -
     return {pid: round(sims[pid] + weight * covs.get(pid, 0.0), 4) for pid in sims}
 
 
-def qualifies(sim: float, score: float, best: float, floor: float, margin: float) -> str:
+def qualifies(
+    sim: float, score: float, best: float, floor: float, margin: float, coverage: float = 1.0, least: float = 0.0
+) -> str:
     """Why a candidate does not qualify, or "" when it does: its cosine must reach `floor` (an
-    absolute minimum) and its score must be within `margin` of the best candidate's (a floor
-    relative to the question: how similar papers are to a question depends on its wording)."""
+    absolute minimum), its score must be within `margin` of the best candidate's (a floor
+    relative to the question: how similar papers are to a question depends on its wording), and
+    its `coverage` of the question's aspects must reach `least`."""
+    if coverage < least:
+        return f"it mentions {coverage:.0%} of the question's aspects < {least:.0%}"
     if sim < floor:
         return f"similarity {sim:.2f} < {floor:.2f}"
     if score < best - margin:
@@ -54,7 +59,15 @@ def by_similarity(
     best = max(scores.values(), default=0.0)
     out: dict[str, dict[str, Any]] = {}
     for pid, sents in shown.items():
-        why = qualifies(sims[pid], scores[pid], best, ctx.list_min_similarity, ctx.list_similarity_margin)
+        why = qualifies(
+            sims[pid],
+            scores[pid],
+            best,
+            ctx.list_min_similarity,
+            ctx.list_similarity_margin,
+            covs.get(pid, 0.0),
+            ctx.list_min_coverage,
+        )
         if not why:
             out[pid] = selected_reading(idx, pid, sents, "similarity", len(sents))
         else:

@@ -45,3 +45,16 @@ from agent.answer.titles import title_only
 )
 def test_a_sentence_run_into_a_title_is_cut_and_a_title_is_kept(title, shown):
     assert title_only(title) == shown
+
+
+def test_a_papers_line_does_not_quote_its_title_twice():
+    from agent.answer.assemble import _after_title
+
+    title = "A Hierarchical Approach to Wrapper Induction"
+    quote = title + " With the tremendous amount of information that becomes available on the Web ..."
+    assert (
+        _after_title(quote, title)
+        == "… With the tremendous amount of information that becomes available on the Web ..."
+    )
+    assert _after_title("We advocate wrapper induction.", title) == "We advocate wrapper induction."
+    assert _after_title(title, title) == title  # nothing after it: the quote stays whole
