@@ -242,11 +242,51 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# what makes a question lean on the conversation: it opens by continuing it ("and for X?", "what
+# about ...", "same for ..."), points back with a pronoun or a determiner and a noun ("which of
+# them", "that paper", "those results"), picks from a list ("the second one", "the latter"), or
+# names what was said ("you mentioned", "above", "earlier")
+_CONTINUES = re.compile(
+    r"^\s*(?:and|but|also|so|then|or|now|plus|what\s+about|how\s+about|same\s+(?:for|question|with)|likewise)\b",
+    re.IGNORECASE,
+)
+_POINTS_BACK = re.compile(
+    r"\b(?:they|them|their|theirs|themselves|he|she|him|his|hers)\b"
+    r"|\b(?:these|those|this|that|such)\s+(?:\w+\s+)?(?:papers?|ones?|works?|studies|study|articles?|methods?|models?"
+    r"|approach(?:es)?|results?|authors?|datasets?|corpora|corpus|findings?|numbers?|figures?|claims?|answers?|tables?"
+    r"|systems?|tools?|techniques?|values?|scores?|experiments?|benchmarks?)\b"
+    r"|\b(?:the|that)\s+(?:first|second|third|fourth|fifth|last|latter|former|other|previous|above|same)\b"
+    r"|\b(?:you|your\s+answer)\s+(?:just\s+)?(?:mentioned|said|cited|listed|found|named|gave|quoted|showed)\b"
+    r"|\b(?:above|earlier|previously|aforementioned)\b|\b(?:of|among|between|from)\s+(?:these|those|them)\b"
+    r"|^\s*(?:why|how|where|really|which\s+one|next|more|continue|go\s+on|elaborate|tell\s+me\s+more"
+    r"|anything\s+else|any\s+others?|others?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+# "it" points back unless it is the empty subject of "is it true that", "it is known that"
+_IT = re.compile(r"\b(?:it|its|it's)\b", re.IGNORECASE)
+_EMPTY_IT = re.compile(
+    r"\b(?:is|was)\s+it\s+(?:true|possible|correct|right|wrong|the\s+case|known|better|worth|fair|likely)\b"
+    r"|\bit(?:'s|\s+is|\s+was)\s+(?:\w+\s+){0,2}?(?:that|to|whether)\b",
+    re.IGNORECASE,
+)
+
+
+def refers_back(question: str) -> bool:
+    """Whether a question leans on the conversation before it (`_CONTINUES`, `_POINTS_BACK`, a
+    pronoun "it" that is not an empty subject): only such a question is asked with the earlier
+    turns; one that stands alone is answered alone."""
+    q = question or ""
+    if _CONTINUES.search(q) or _POINTS_BACK.search(q):
+        return True
+    return bool(_IT.search(_EMPTY_IT.sub(" ", q)))
+
+
 def contextualise(question: str, history: list[Turn], max_turns: int = FOLLOW_UP_TURNS) -> str:
-    """The question the graph gets: as typed for a thread's first question; for a follow-up,
-    followed by the last answered turns (question, answer without [n] markers, cited papers)."""
+    """The question the graph gets: as typed for a thread's first question and for one that
+    stands alone (`refers_back`); for a follow-up that refers back, followed by the last answered
+    turns (question, answer without [n] markers, cited papers)."""
     answered = [t for t in history if not t.error and (t.answer or {}).get("text")][-max_turns:]
-    if not answered:
+    if not answered or not refers_back(question):
         return question
     lines = []
     for t in answered:

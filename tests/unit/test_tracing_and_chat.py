@@ -270,6 +270,42 @@ def test_follow_up_carries_the_last_answered_turns():
     assert "Papers cited: Conditional random fields (crf); BiLSTM-CRF (lstm)" in context
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "and which of them use a CRF?",
+        "What about on NER?",
+        "Which of those papers report F1?",
+        "How does the second one train its model?",
+        "What dataset does it use?",
+        "Do they release their code?",
+        "Can you quote the sentence you mentioned?",
+        "Same for SciBERT?",
+        "Why?",
+    ],
+)
+def test_a_question_that_refers_back_is_asked_with_the_conversation(question):
+    history = [turn(1, "Which papers use CRFs?", "CRFs [1] are used by two papers.", [{"paper_id": "crf"}])]
+    asked = contextualise(question, history)
+    assert asked.startswith(question) and FOLLOW_UP_HEADER in asked and "Q: Which papers use CRFs?" in asked
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which papers use conditional random fields for information extraction?",
+        "What F1 does S2ORC report for titles?",
+        "Is it true that dropout is switched off at test time?",
+        "Give me an overview of the literature on wrapper induction.",
+        "How does SPECTER use citations to learn document representations?",
+    ],
+)
+def test_a_question_that_stands_alone_is_asked_alone(question):
+    # asked after another in the same conversation, it gets no earlier paper
+    history = [turn(1, "How does SPECTER train?", "With a triplet loss [1].", [{"paper_id": "specter"}])]
+    assert contextualise(question, history) == question
+
+
 def test_follow_up_context_is_bounded():
     long = turn(1, "q" * 1000, "a" * 5000, [{"paper_id": f"p{i}", "title": "t" * 300} for i in range(20)])
     asked = contextualise("next?", [long])
