@@ -36,6 +36,7 @@ from agent.chat.session import (
     demo_index_ready,
     index_problem,
     model_problem,
+    question_problem,
     start_demo,
 )
 from agent.chat.steps_web import MODEL_STARTING, STARTING, LiveTimeline, show_timeline
@@ -129,7 +130,7 @@ def endpoint_caption(base_url: str, model: str, api_key: str) -> str:
 def conversations(store: ChatStore | RemoteChat) -> None:
     """The new-conversation button and the list of conversations."""
     if st.button("New conversation", icon=":material/add:", width="stretch"):
-        st.session_state.thread = None
+        open_thread(None)
     try:
         threads = store.threads()
     except ServerProblem as exc:
@@ -146,8 +147,31 @@ def conversations(store: ChatStore | RemoteChat) -> None:
             type="primary" if current else "secondary",
             help=plural(t["turns"], "question"),
         ):
-            st.session_state.thread = t["thread_id"]
+            open_thread(t["thread_id"])
             st.rerun()
+
+
+def open_thread(thread: str | None) -> None:
+    """Show conversation `thread` (None: a new one), and name it in the page's address, so that a
+    reload opens it again (`reopened_thread`)."""
+    st.session_state.thread = thread
+    if thread:
+        st.query_params["thread"] = thread
+    else:
+        st.query_params.pop("thread", None)
+
+
+def reopened_thread(store: ChatStore | RemoteChat) -> None:
+    """After a reload (a new session), the conversation the address names, when the store holds
+    it for this user; else none."""
+    if "thread" in st.session_state:
+        return
+    wanted = st.query_params.get("thread")
+    try:
+        known = wanted and any(t["thread_id"] == wanted for t in store.threads())
+    except ServerProblem:
+        known = False
+    open_thread(wanted if known else None)
 
 
 def server_sidebar(remote: RemoteChat) -> dict[str, Any]:
@@ -374,7 +398,7 @@ def show_turn(turn: Turn) -> None:
 
 def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, Any]) -> None:
     thread = st.session_state.get("thread") or store.new_thread()
-    st.session_state.thread = thread
+    open_thread(thread)
     with st.chat_message("user"):
         st.markdown(md(question))
     with st.chat_message("assistant"):
@@ -448,15 +472,18 @@ def access_granted() -> bool:
 
 
 def main() -> None:
-    st.set_page_config(page_title="litloop", page_icon=":material/menu_book:", layout="wide")
+    # an emoji icon is drawn in the page (a material icon is fetched from fonts.gstatic.com)
+    st.set_page_config(page_title="litloop", page_icon="📚", layout="wide")
     if not access_granted():
         st.stop()
     remote = remote_chat()
     store: ChatStore | RemoteChat
     if remote is not None:
+        reopened_thread(remote)
         store, options = remote, server_sidebar(remote)
     else:
         local = store_at(str(default_store_path(settings())))
+        reopened_thread(local)
         store, options = local, sidebar(local)
     st.title("litloop")
     st.caption("Questions about the papers in your index, answered with the evidence for each claim.")
@@ -468,11 +495,14 @@ def main() -> None:
         except ServerProblem as exc:
             st.error(md(str(exc)))
     question = st.chat_input("Ask about the literature…")
-    if question:
-        if options["problem"]:
+    if question is not None:
+        refused = question_problem(question)
+        if refused:
+            st.warning(refused)
+        elif options["problem"]:
             st.error(md(options["problem"]))
         else:
-            ask_live(store, question, options)
+            ask_live(store, question.strip(), options)
 
 
 main()

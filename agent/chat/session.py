@@ -281,6 +281,22 @@ def refers_back(question: str) -> bool:
     return bool(_IT.search(_EMPTY_IT.sub(" ", q)))
 
 
+QUESTION_CHARS = 2000  # the longest question a chat takes (a paragraph of context fits; a paper does not)
+
+
+def question_problem(question: str, limit: int = QUESTION_CHARS) -> str | None:
+    """Why a chat refuses a question before it runs, or None: no words, or more than `limit`
+    characters (the message names the limit)."""
+    text = (question or "").strip()
+    if not text:
+        return "Type a question first: an empty or blank question is not sent."
+    if len(text) > limit:
+        return (
+            f"A question may have at most {limit:,} characters; this one has {len(text):,}. Shorten it and ask again."
+        )
+    return None
+
+
 def contextualise(question: str, history: list[Turn], max_turns: int = FOLLOW_UP_TURNS) -> str:
     """The question the graph gets: as typed for a thread's first question and for one that
     stands alone (`refers_back`); for a follow-up that refers back, followed by the last answered

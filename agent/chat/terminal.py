@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from agent.chat import render
 from agent.chat.cites_view import CannotFollow, Listing
-from agent.chat.session import ChatStore, Turn, TurnFailed, ask_turn
+from agent.chat.session import ChatStore, Turn, TurnFailed, ask_turn, question_problem
 from agent.records.progress import Timeline
 
 HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conversations · [bold]/open ID[/] switch to one
@@ -68,6 +68,10 @@ class TerminalChat:
             if line.startswith("/"):
                 if not self.command(line):
                     return
+                continue
+            problem = question_problem(line)
+            if problem:
+                c.print(f"[yellow]{escape(problem)}[/]")
                 continue
             self.ask(line)
 

@@ -315,3 +315,41 @@ def test_a_chat_that_asks_a_server_says_where_the_citations_are():
     (caption,) = at.caption
     assert "asks a server" in caption.value and "litloop cites N18-3011" in caption.value
     assert not at.button
+
+
+def test_a_reload_reopens_the_conversation_the_address_names(chat_env):
+    chat_env(
+        decompose=({"subqueries": ["crf chunking"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
+    at = ask(app(), "What F1 do CRFs reach on chunking?")
+    thread = at.query_params["thread"]
+    assert thread == at.session_state["thread"]
+    # a reload is a new session on the same address: the conversation is open again
+    from streamlit.testing.v1 import AppTest
+
+    again = AppTest.from_file(str(APP), default_timeout=120)
+    again.query_params["thread"] = thread
+    again.run()
+    assert not again.exception, again.exception
+    assert [c for c in again.chat_message if c.name == "user"]
+    assert any("CRFs reach 95.7 F1 on chunking [1]." in m.value for m in again.markdown)
+    # an address naming no conversation of this store opens none
+    stranger = AppTest.from_file(str(APP), default_timeout=120)
+    stranger.query_params["thread"] = "not-a-thread"
+    stranger.run()
+    assert not [c for c in stranger.chat_message if c.name == "user"]
+
+
+@pytest.mark.parametrize(
+    ("question", "says"), [("   ", "Type a question first"), ("why " * 600, "at most 2,000 characters")]
+)
+def test_a_blank_or_overlong_question_is_refused_before_it_runs(chat_env, question, says):
+    m = chat_env(decompose=[], verify=[], read=[], synthesize=[])
+    at = ask(app(), question)
+    assert any(says in w.value for w in at.warning), [w.value for w in at.warning]
+    assert not [c for c in at.chat_message if c.name == "user"]  # nothing asked, no conversation made
+    assert not [b for b in at.button if b.key and b.key.startswith("thread-")]
+    assert m["decompose"].calls == []

@@ -214,3 +214,10 @@ def test_terminal_chat_cites_a_work_by_its_title_words(cites_chat_env):
     # /cites #1: who cites the citing paper (nobody among the two PDFs)
     assert "SPECTER" in specter and "cited by 0 papers, 0 sentences" in specter
     assert "nothing in index" in unknown and "is a paper or a cited work named" in unknown
+
+
+def test_an_overlong_question_is_refused_with_the_limit_named(chat_env):
+    m = chat_env(decompose=[], verify=[], read=[], synthesize=[])
+    r = runner.invoke(app, ["chat", "--preset", "paper"], input="why " * 600 + "\n/quit\n")
+    assert r.exit_code == 0, r.output
+    assert "at most 2,000 characters" in r.output and m["decompose"].calls == []

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -211,6 +212,16 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            elsewhere: list[str] = []  # every request the page makes to a host other than the chat's
+            server = urlparse(url).netloc
+            page.on(
+                "request",
+                lambda req: (
+                    elsewhere.append(req.url)
+                    if urlparse(req.url).scheme in ("http", "https", "ws", "wss") and urlparse(req.url).netloc != server
+                    else None
+                ),
+            )
             page.goto(url.split("?")[0], wait_until="domcontentloaded")  # without the token: refused
             expect(page.get_by_text("needs the URL that", exact=False).first).to_be_visible(timeout=60_000)
             assert page.get_by_placeholder("Ask about the literature…").count() == 0
@@ -218,6 +229,10 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
             box = page.get_by_placeholder("Ask about the literature…")
             expect(box).to_be_visible(timeout=60_000)
             expect(page.get_by_text("Searching ~/corpus/idx", exact=False).first).to_be_visible(timeout=30_000)
+            box.fill("   ")  # a blank question is refused in place: no run, no conversation
+            box.press("Enter")
+            expect(page.get_by_text("Type a question first", exact=False).first).to_be_visible(timeout=30_000)
+            assert page.get_by_text(re.compile(r"^Round 1/")).count() == 0
             box.fill(QUESTION)
             box.press("Enter")
             assert progress_within(page, 2.0, 0), "no progress shown within 2 s of sending the question"
@@ -247,6 +262,12 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
                 SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
                 SCREENSHOT.write_bytes(shot.read_bytes())
 
+            # a reload keeps the conversation open (its address names it), and the follow-up goes on in it
+            page.reload(wait_until="domcontentloaded")
+            expect(
+                page.get_by_text("Conditional random fields reach 95.7 F1 on chunking [1]", exact=False).first
+            ).to_be_visible(timeout=60_000)
+            box = page.get_by_placeholder("Ask about the literature…")
             # the follow-up: progress at once, the user's words in its steps, a table cited
             rounds_before = page.get_by_text(re.compile(r"^Round 1/")).count()
             box.fill(FOLLOW_UP)
@@ -276,6 +297,7 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
             expect(page.get_by_role("button", name="Close").last).to_be_visible()
             problems = page_problems(page, home)
             assert not problems, problems
+            assert not elsewhere, f"the page asked other hosts than the chat's: {elsewhere}"
         finally:
             browser.close()
     assert shot.stat().st_size > 10_000
