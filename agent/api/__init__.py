@@ -70,8 +70,27 @@ def make_run_context(preset: str | None = None, **overrides: Any) -> Context:
     return make_context(preset or default_preset(), **overrides)
 
 
+def paper_titles(ctx: Context, ids: Any) -> dict[str, str]:
+    """The titles a progress event names its papers by (`agent.records.progress` shows them in
+    place of the ids): each paper's title as an answer shows it; none where the index cannot say."""
+    from agent.answer.titles import title_only
+    from agent.runtime.resources import index_for
+
+    out: dict[str, str] = {}
+    try:
+        idx = index_for(ctx)
+        for pid in dict.fromkeys(ids or []):
+            paper = idx.papers.get(pid)
+            if paper is not None and paper.title:
+                out[pid] = title_only(paper.title)
+    except Exception:  # a progress line never fails a run: the ids stand
+        return out
+    return out
+
+
 def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> list[Event]:
-    """Progress events a user sees while the graph runs (chat UIs and `ask` on stderr)."""
+    """Progress events a user sees while the graph runs (chat UIs and `ask` on stderr); the
+    papers they name come with their titles (`titles`)."""
     if node == "decompose":
         return [
             {
@@ -93,21 +112,32 @@ def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> l
                 "node": node,
                 "sufficient": v.get("sufficient"),
                 "evidence_papers": v.get("evidence_papers", []),
+                "titles": paper_titles(ctx, v.get("evidence_papers", [])),
                 "missing": v.get("missing", ""),
                 "llm": v.get("llm", True),
             }
         ]
     if node == "expand_neighbors":
-        return [{"node": node, "seeds": update.get("seeds", []), "candidates": len(update.get("candidates", []))}]
+        seeds = update.get("seeds", [])
+        return [
+            {
+                "node": node,
+                "seeds": seeds,
+                "titles": paper_titles(ctx, seeds),
+                "candidates": len(update.get("candidates", [])),
+            }
+        ]
     if node == "read_citations" and not update.get("readings"):
         return []  # nothing cites the work: the run searches as usual
     if node in ("read_paper", "read_citations"):  # the citing papers' sentences are a reading too
         readings = update.get("readings", [])
+        relevant = [r["paper_id"] for r in readings if r.get("relevant")]
         return [
             {
                 "node": "read_paper",
                 "papers_read": len(readings),
-                "relevant": [r["paper_id"] for r in readings if r.get("relevant")],
+                "relevant": relevant,
+                "titles": paper_titles(ctx, relevant),
             }
         ]
     if node == "synthesize":

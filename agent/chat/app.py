@@ -39,7 +39,7 @@ from agent.chat.session import (
     question_problem,
     start_demo,
 )
-from agent.chat.steps_web import MODEL_STARTING, STARTING, LiveTimeline, show_timeline
+from agent.chat.steps_web import MODEL_STARTING, STARTING, LiveTimeline, quiet_thread_warnings, show_timeline
 from agent.records.progress import plural
 
 ENDPOINT_HINT = (
@@ -472,6 +472,7 @@ def access_granted() -> bool:
 
 
 def main() -> None:
+    quiet_thread_warnings()
     # an emoji icon is drawn in the page (a material icon is fetched from fonts.gstatic.com)
     st.set_page_config(page_title="litloop", page_icon="📚", layout="wide")
     if not access_granted():

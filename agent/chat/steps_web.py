@@ -6,11 +6,29 @@ steps."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 import streamlit as st
 
 from agent.records.progress import Timeline, timeline_of
+
+_CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
+class _NoMissingContext(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "missing ScriptRunContext" not in record.getMessage()
+
+
+def quiet_thread_warnings() -> None:
+    """Drop Streamlit's "missing ScriptRunContext!" warning, which the index build's and the
+    model's worker threads trigger by the hundred and a user cannot act on; other warnings of
+    that logger stay."""
+    logger = logging.getLogger(_CONTEXT_LOGGER)
+    if not any(isinstance(f, _NoMissingContext) for f in logger.filters):
+        logger.addFilter(_NoMissingContext())
+
 
 STARTING = "Starting: opening the index…"
 MODEL_STARTING = "Starting the embedded model (some seconds, the first time)…"

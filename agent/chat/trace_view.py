@@ -71,7 +71,8 @@ def describe_run(r: dict[str, Any]) -> dict[str, Any]:
             kind = f" ({e['kind']})" if e.get("kind") else ""
             errors.append(f"{e.get('node')}{kind}: {str(e.get('error') or '')[:200]}")
     return {
-        "name": r.get("name"),
+        # a model call is named as one, not by its client's class (ChatOpenAI, ChatScripted...)
+        "name": "model call" if r.get("run_type") == "llm" else r.get("name"),
         "run_type": r.get("run_type"),
         "detail": " · ".join(bits),
         "seconds": run_seconds(r),

@@ -51,11 +51,13 @@ class Timeline:
                 self._round.done = True
             read = self.stage("read") or self._new("read", "Reading related papers…")
             if node == "expand_neighbors":
-                seeds = ", ".join(ev.get("seeds") or []) or "-"
+                seeds = named(ev.get("seeds"), ev.get("titles"))
                 read.lines.append(f"Related papers: {ev.get('candidates', 0)} candidates from seeds {seeds}")
             else:
                 relevant = ev.get("relevant") or []
-                read.lines.append(f"Papers read: {ev.get('papers_read', 0)}; relevant: {', '.join(relevant) or '-'}")
+                read.lines.append(
+                    f"Papers read: {ev.get('papers_read', 0)}; relevant: {named(relevant, ev.get('titles'))}"
+                )
                 read.title = f"Read {plural(ev.get('papers_read', 0), 'paper')}, {len(relevant)} relevant"
                 read.done = True
             return read
@@ -95,7 +97,7 @@ class Timeline:
         elif node == "rerank":
             r.lines.append(f"Evidence pool: {ev.get('pooled_chunks', 0)} chunks")
         else:
-            papers = ", ".join(ev.get("evidence_papers") or []) or "-"
+            papers = named(ev.get("evidence_papers"), ev.get("titles"))
             if ev.get("llm") is False:
                 r.lines.append(f"No LLM verdict (this preset): the top papers are the evidence ({papers})")
                 r.title = self._round_title("top papers taken as evidence")
@@ -121,6 +123,28 @@ def as_typed(query: str) -> str:
     (`agent.chat.session.contextualise`; a preset with no LLM decomposition searches for the
     question as asked, block included)."""
     return " ".join(str(query).split(FOLLOW_UP_HEADER, 1)[0].split())
+
+
+TITLE_CHARS = 60  # a title in a step line, cut at a word
+NAMED_PAPERS = 5  # papers a step line names before "and N more"
+
+
+def named(ids: Any, titles: Any = None) -> str:
+    """Papers as a step line names them: each by its title where the event gives one (cut at
+    `TITLE_CHARS`), else by its id; at most `NAMED_PAPERS`, then how many more; "-" for none."""
+    ids = list(ids or [])
+    if not ids:
+        return "-"
+    titles = titles or {}
+
+    def one(pid: str) -> str:
+        title = " ".join(str(titles.get(pid) or "").split())
+        if not title:
+            return str(pid)
+        return f"“{title if len(title) <= TITLE_CHARS else title[:TITLE_CHARS].rsplit(' ', 1)[0] + '…'}”"
+
+    shown = "; ".join(one(p) for p in ids[:NAMED_PAPERS])
+    return shown + (f" and {len(ids) - NAMED_PAPERS} more" if len(ids) > NAMED_PAPERS else "")
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

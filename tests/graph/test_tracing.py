@@ -160,6 +160,8 @@ def test_errors_recorded_on_the_failing_node(scripted, traces):
         assert all(r["error"] is None for r in records if r["name"] == name)
     text = tree_text(records)
     assert "! " in text and "synthesis exploded" in text
+    # a model call is shown as one, not by its client's class name
+    assert "model call [llm]" in text and "Chat" not in text.replace("chat", "")
 
 
 def test_one_root_per_question_and_list(scripted, traces):

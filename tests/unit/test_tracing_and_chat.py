@@ -349,7 +349,7 @@ def test_timeline_says_when_no_llm_gave_the_verdict():
     t.add({"node": "decompose", "round": 1, "max_rounds": 1, "subqueries": ["q"]})
     t.add({"node": "verify", "sufficient": True, "evidence_papers": ["p1", "p2"], "missing": "", "llm": False})
     assert t.stages[0].title == "Round 1/1: top papers taken as evidence"
-    assert t.stages[0].lines[-1] == "No LLM verdict (this preset): the top papers are the evidence (p1, p2)"
+    assert t.stages[0].lines[-1] == "No LLM verdict (this preset): the top papers are the evidence (p1; p2)"
 
 
 def test_citation_label_and_totals():
@@ -510,3 +510,41 @@ def test_highlighted_chunk_escapes_paper_text_and_marks_the_quote():
     assert dropped_lines(
         {"rejected_claims": [{"text": "X is 9.", "reason": "the number '9' is not in the cited sentences"}]}
     ) == ["\u201cX is 9.\u201d (the number '9' is not in the cited sentences)"]
+
+
+def test_steps_name_papers_by_their_titles():
+    t = Timeline()
+    t.add({"node": "decompose", "round": 1, "max_rounds": 1, "subqueries": ["q"]})
+    titles = {"14331": "Wrapper Induction: Efficiency and Expressiveness", "p2": "A" * 80}
+    ids = ["14331", "p2", "p3", "p4", "p5", "p6", "p7"]
+    t.add({"node": "verify", "sufficient": True, "evidence_papers": ids, "titles": titles, "llm": False})
+    line = t.stages[0].lines[-1]
+    assert "“Wrapper Induction: Efficiency and Expressiveness”" in line and "14331" not in line
+    assert "A" * 61 not in line and "…" in line  # a long title is cut
+    assert "p3" in line and "and 2 more" in line and "p6" not in line  # no title: the id; at most five
+    t.add({"node": "read_paper", "papers_read": 3, "relevant": ["14331"], "titles": titles})
+    assert t.stages[-1].lines[-1] == "Papers read: 3; relevant: “Wrapper Induction: Efficiency and Expressiveness”"
+
+
+def test_the_web_chat_drops_the_thread_context_warning_only(caplog):
+    import logging
+    import threading
+
+    pytest.importorskip("streamlit")
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    from agent.chat.steps_web import quiet_thread_warnings
+
+    quiet_thread_warnings()
+    logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    logger.propagate, was = True, logger.propagate
+    try:
+        with caplog.at_level(logging.WARNING, logger=logger.name):
+            worker = threading.Thread(target=get_script_run_ctx)  # a thread with no context, as the index build's
+            worker.start()
+            worker.join()
+            logger.warning("something else")
+        messages = [r.getMessage() for r in caplog.records]
+        assert "something else" in messages and not any("ScriptRunContext" in m for m in messages)
+    finally:
+        logger.propagate = was
