@@ -442,6 +442,47 @@ def start_model(live: LiveTimeline) -> None:
     live.waiting(STARTING)
 
 
+# ----------------------------------------------------------------------------- first page
+
+
+@st.cache_data(show_spinner=False, ttl=600)
+def collection_of(index: str | None, preset: str | None, corpora: tuple[str, ...]) -> dict[str, Any] | None:
+    """The collection the chat searches (`agent.api.collection.collection_summary`), or None
+    where it cannot be opened yet (the demo index before its first build)."""
+    from agent.api import make_run_context
+    from agent.api.collection import collection_summary
+
+    if not index and not corpora and settings().index is None and not demo_index_ready(settings()):
+        return None
+    try:
+        where = {k: v for k, v in {"index": index, "corpora": list(corpora)}.items() if v}
+        return collection_summary(make_run_context(preset, **where))
+    except Exception:  # the page still works without its description
+        return None
+
+
+def welcome(options: dict[str, Any]) -> str | None:
+    """An empty conversation's page: what the collection holds and three example questions drawn
+    from it, as buttons; the question of the button clicked, or None."""
+    about = collection_of(options["index"], options["preset"], tuple(options.get("corpora") or ()))
+    if about is None:
+        st.markdown("Ask a question about the papers in your index; the first question builds the demo index.")
+        return None
+    years = (
+        f", published {about['years'][0]}–{about['years'][1]} ({about['dated']:,} give a year)"
+        if about["years"]
+        else ""
+    )
+    st.markdown(
+        f"**{about['papers']:,} papers** in this collection, **{about['full_texts']:,}** with their full text"
+        f"{years}. Try one of these:"
+    )
+    for n, example in enumerate(about["examples"]):
+        if st.button(example, key=f"example-{n}"):
+            return str(example)
+    return None
+
+
 # ----------------------------------------------------------------------------- page
 
 
@@ -495,7 +536,8 @@ def main() -> None:
                 show_turn(turn)
         except ServerProblem as exc:
             st.error(md(str(exc)))
-    question = st.chat_input("Ask about the literature…")
+    picked = welcome(options) if not thread and remote is None and not options["problem"] else None
+    question = st.chat_input("Ask about the literature…") or picked
     if question is not None:
         refused = question_problem(question)
         if refused:

@@ -353,3 +353,24 @@ def test_a_blank_or_overlong_question_is_refused_before_it_runs(chat_env, questi
     assert not [c for c in at.chat_message if c.name == "user"]  # nothing asked, no conversation made
     assert not [b for b in at.button if b.key and b.key.startswith("thread-")]
     assert m["decompose"].calls == []
+
+
+def test_the_first_page_describes_the_collection_and_offers_its_example_questions(chat_env):
+    chat_env(
+        decompose=({"subqueries": ["crf chunking"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
+    at = app()
+    about = " ".join(m.value for m in at.markdown)
+    assert "papers** in this collection" in about and "with their full text" in about
+    examples = [b for b in at.button if b.key and b.key.startswith("example-")]
+    assert 1 <= len(examples) <= 3
+    question = examples[0].label
+    examples[0].click().run()
+    assert not at.exception, at.exception
+    users = [c for c in at.chat_message if c.name == "user"]
+    assert len(users) == 1 and users[0].markdown[0].value == question  # the example was asked
+    # an open conversation shows its turns, not the first page
+    assert not [b for b in at.button if b.key and b.key.startswith("example-")]
