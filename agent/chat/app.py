@@ -42,6 +42,15 @@ from agent.chat.session import (
 from agent.chat.steps_web import MODEL_STARTING, STARTING, LiveTimeline, quiet_thread_warnings, show_timeline
 from agent.records.progress import plural
 
+# a citation marker opens its quote inside the sentence it ends (render.with_open_markers)
+CITE_STYLE = (
+    "<style>.litloop-cite{cursor:pointer;color:#1f6feb;outline:none}"
+    ".litloop-cite>.litloop-cite-body{display:none;color:inherit}"
+    ".litloop-cite:focus>.litloop-cite-body,.litloop-cite:focus-within>.litloop-cite-body{display:block;"
+    "color:#31333f;cursor:text;margin:0.3em 0 0.5em 1em;padding:0.4em 0.6em;border-left:3px solid #1f6feb;"
+    "background:rgba(31,111,235,0.06);font-size:0.92em}</style>"
+)
+
 ENDPOINT_HINT = (
     "Check the model endpoint in the sidebar (base URL and model name), or clear the base URL "
     "to use the embedded local model."
@@ -298,11 +307,13 @@ def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
 
     if answer.get("choice"):
         st.markdown(f"**Answer: {md(answer['choice'])}**")
-    st.markdown(md(render.answer_markdown(answer) or "(no answer)"))
+    citations = answer.get("citations") or []
+    text = render.answer_markdown(answer)
+    # each [n] opens its quote in place (the text escaped first: paper text is data)
+    st.markdown(md(render.with_open_markers(text, citations)) if text else "(no answer)", unsafe_allow_html=True)
     rows = render.table_rows_shown(answer)
     if rows:
         st.table(rows)
-    citations = answer.get("citations") or []
     if citations:
         st.markdown("**Evidence**")
     for c in citations:
@@ -527,6 +538,7 @@ def main() -> None:
         local = store_at(str(default_store_path(settings())))
         reopened_thread(local)
         store, options = local, sidebar(local)
+    st.markdown(CITE_STYLE, unsafe_allow_html=True)
     st.title("litloop")
     st.caption("Questions about the papers in your index, answered with the evidence for each claim.")
     thread = st.session_state.get("thread")

@@ -4,6 +4,7 @@ library imported here."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agent.records.progress import plural
@@ -165,3 +166,32 @@ def totals_line(totals: dict[str, Any], trace_id: str | None = None) -> str:
 def short_id(trace_id: str) -> str:
     """The distinctive end of a UUIDv7 trace id (what `litloop trace show` accepts)."""
     return trace_id[-12:]
+
+
+_MARKERS = re.compile(r"\[(\d+)\]")
+
+
+def with_open_markers(markdown: str, citations: list[dict[str, Any]]) -> str:
+    """The answer's Markdown as HTML-safe Markdown whose citation markers open their evidence
+    in place: the text escaped (paper text is data: nothing in it becomes markup), then each
+    "[n]" a focusable marker whose body, shown while it has the focus, is the quote with its paper
+    and location, escaped too. A marker with no citation stays as it is."""
+    import html
+
+    by_n = {int(c["n"]): c for c in citations if c.get("n") is not None}
+
+    def opened(m: re.Match[str]) -> str:
+        c = by_n.get(int(m.group(1)))
+        if c is None:
+            return m.group(0)
+        quote = html.escape(" ".join(str(c.get("quote") or "").split()), quote=False)
+        paper = html.escape(str(c.get("title") or c.get("paper_id") or ""), quote=False)
+        place = html.escape(where(c), quote=False)
+        # phrasing elements only (a <details> would close the paragraph the marker ends); the
+        # marker takes focus on a click, and the page's style shows the body while it has it
+        return (
+            f"<span class='litloop-cite' tabindex='0' title='open the quote'>[{m.group(1)}]"
+            f"<span class='litloop-cite-body'>“{quote}” — <b>{paper}</b> · {place}</span></span>"
+        )
+
+    return _MARKERS.sub(opened, html.escape(markdown, quote=False))

@@ -50,7 +50,8 @@ def test_asking_shows_steps_and_a_cited_answer(chat_env):
     assert steps[1].startswith("Round 2/3") and "sufficient" in steps[1]
     assert any(s.startswith("Read ") and "relevant" in s for s in steps) and "Answer written" in steps
     texts = [m.value for m in at.markdown]
-    assert any("CRFs reach 95.7 F1 on chunking [1]." in t for t in texts)
+    # the marker opens its quote in place: a focusable span after the claim, its quote inside
+    assert any("CRFs reach 95.7 F1 on chunking <span class='litloop-cite' tabindex='0'" in t for t in texts)
     evidence = [e for e in at.expander if e.label.startswith("[1] ")]
     assert len(evidence) == 1
     label = evidence[0].label
@@ -335,7 +336,7 @@ def test_a_reload_reopens_the_conversation_the_address_names(chat_env):
     again.run()
     assert not again.exception, again.exception
     assert [c for c in again.chat_message if c.name == "user"]
-    assert any("CRFs reach 95.7 F1 on chunking [1]." in m.value for m in again.markdown)
+    assert any("CRFs reach 95.7 F1 on chunking <span class='litloop-cite'" in m.value for m in again.markdown)
     # an address naming no conversation of this store opens none
     stranger = AppTest.from_file(str(APP), default_timeout=120)
     stranger.query_params["thread"] = "not-a-thread"

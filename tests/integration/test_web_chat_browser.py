@@ -246,8 +246,17 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
                 page.get_by_text("Conditional random fields reach 95.7 F1 on chunking [1]", exact=False).first
             ).to_be_visible()
             expect(page.get_by_text("[2] Bidirectional LSTM-CRF models", exact=False).first).to_be_visible()
+            # the claim's marker opens its quote in place, inside the answer
+            marker = page.locator("span.litloop-cite", has_text="[1]").first
+            body = marker.locator(".litloop-cite-body")
+            expect(body).to_be_hidden()
+            marker.click()
+            expect(body).to_be_visible(timeout=10_000)
+            expect(body).to_contain_text("Conditional random fields")
+            page.mouse.click(5, 5)  # a click elsewhere closes it
             first.click()  # open the evidence
-            expect(page.get_by_text("We present conditional random fields", exact=False).first).to_be_visible()
+            quoted = page.get_by_text("We present conditional random fields", exact=False).filter(visible=True)
+            expect(quoted.first).to_be_visible()
             expect(page.get_by_text("Where:", exact=False).first).to_be_visible()
             expect(page.get_by_text("LLM calls", exact=False).first).to_be_visible()
             roles = [r["role"] for r in stub.requests]

@@ -548,3 +548,17 @@ def test_the_web_chat_drops_the_thread_context_warning_only(caplog):
         assert "something else" in messages and not any("ScriptRunContext" in m for m in messages)
     finally:
         logger.propagate = was
+
+
+def test_a_marker_opens_its_quote_and_paper_text_stays_text():
+    from agent.chat.render import with_open_markers
+
+    cites = [
+        {"n": 1, "quote": "CRFs reach <b>95.7</b> F1.", "title": "CRFs & HMMs", "locator": {"page": 3}},
+    ]
+    out = with_open_markers("CRFs reach 95.7 F1 [1]. <script>x</script> [2]", cites)
+    assert "tabindex='0' title='open the quote'>[1]<span class='litloop-cite-body'>" in out
+    assert "“CRFs reach &lt;b&gt;95.7&lt;/b&gt; F1.”" in out
+    assert "<b>CRFs &amp; HMMs</b>" in out and "p. 3" in out
+    assert "<script>" not in out and "&lt;script&gt;" in out  # the answer's own text is escaped
+    assert out.endswith("[2]")  # a marker with no citation stays a marker
