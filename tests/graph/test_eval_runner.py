@@ -79,8 +79,12 @@ def lines(path):
 def test_agent_run_writes_the_run_folder(scripted, graph_index, bench, tmp_path):
     m = agent_scripts(scripted)
     out = tmp_path / "run"
+    # every question answered as a fact by the scripted synthesis ("Which Markov and CRF models
+    # ..." would be read as a list of papers, which names them with no model call)
     r = runner.invoke(
-        app, ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local", "--out", str(out)]
+        app,
+        ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local", "--out", str(out)]
+        + ["--set", "answer_shape=fact"],
     )
     assert r.exit_code == 0, r.output
     for name in (
@@ -129,6 +133,7 @@ def test_resume_adds_one_line_and_leaves_the_first(scripted, graph_index, bench,
     m = agent_scripts(scripted)
     out = tmp_path / "run"
     args = ["eval", "--benchmark", str(bench), "--index", str(graph_index), "--preset", "local", "--out", str(out)]
+    args += ["--set", "answer_shape=fact"]  # each question one synthesis call (see above)
     r = runner.invoke(app, [*args, "--limit", "1"])
     assert r.exit_code == 0, r.output
     first = lines(out / "submission.jsonl")
