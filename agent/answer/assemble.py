@@ -183,12 +183,15 @@ def build_answer(
     )
 
 
-def _quoted_claim(idx: IndexHandle, cites: Citations, sents: list[Sentence]) -> tuple[dict[str, Any], str, str]:
-    """One paper's sentences as a quoted claim: (the claim, its text, its citation marks "[1][2]")."""
-    quote = " ".join(s["text"] for s in sents)
-    numbers = cites.cite(sents, quote)
-    claim = {"text": quote, "citations": numbers, "sentences": [sentence_record(idx, s) for s in sents]}
-    return claim, quote, "".join(f"[{n}]" for n in numbers)
+def _quoted_claim(
+    idx: IndexHandle, cites: Citations, sents: list[Sentence], text: str | None = None
+) -> tuple[dict[str, Any], str, str]:
+    """A claim citing `sents`: (the claim, its text, its citation marks "[1][2]"); its text is
+    `text` where given (a theme's lead), else the sentences themselves, quoted."""
+    said = " ".join(s["text"] for s in sents) if text is None else text
+    numbers = cites.cite(sents, said)
+    claim = {"text": said, "citations": numbers, "sentences": [sentence_record(idx, s) for s in sents]}
+    return claim, said, "".join(f"[{n}]" for n in numbers)
 
 
 def _markdown_table(names: list[str], heads: list[str], rows: list[dict[str, str]]) -> list[str]:
@@ -252,9 +255,9 @@ def overview_answer(
         return cast(Answer, {**_blank(), "text": text, "insufficient_evidence": True, "shape": "overview"})
     sents_of = {r["paper_id"]: s for r, s in picked}
     pids = list(sents_of)
-    titles = [title_only(idx.papers[p].title) for p in pids]
-    texts = [" ".join([t, *(x["text"] for x in sents_of[p])]) for t, p in zip(titles, pids, strict=True)]
-    grouped = themes(idx, state["question"], pids, texts, most_themes, titles)
+    title_of = {p: title_only(idx.papers[p].title) for p in pids}
+    texts = [" ".join([title_of[p], *(x["text"] for x in sents_of[p])]) for p in pids]
+    grouped = themes(idx, state["question"], pids, texts, most_themes, list(title_of.values()))
     cites = Citations(idx)
     claims: list[Any] = []
     lines: list[str] = []
@@ -266,17 +269,15 @@ def overview_answer(
             kept, dropped = write_lead(theme, lead_sentences(theme["papers"], sents_of))
             rejected += [{**r, "theme": t_no} for r in dropped]
             if kept is not None:
-                numbers = cites.cite(kept["sentences"], kept["text"])
-                sentences = [sentence_record(idx, x) for x in kept["sentences"]]
-                claims.append({"text": kept["text"], "citations": numbers, "sentences": sentences, "theme": t_no})
-                theme["lead"] = kept["text"]
-                lines.append(f"{kept['text']} {''.join(f'[{n}]' for n in numbers)}")
+                claim, said, marks = _quoted_claim(idx, cites, kept["sentences"], kept["text"])
+                claims.append({**claim, "theme": t_no})
+                theme["lead"] = said
+                lines.append(f"{said} {marks}")
         for pid in theme["papers"]:
             claim, quote, marks = _quoted_claim(idx, cites, sents_of[pid])
             claims.append(claim)
-            shown_title = title_only(idx.papers[pid].title)
-            title = f"{shown_title} ({pid})"
-            lines.append(f"- {title}: {_quote(_after_title(quote, shown_title))} {marks}")
+            title = f"{title_of[pid]} ({pid})"
+            lines.append(f"- {title}: {_quote(_after_title(quote, title_of[pid]))} {marks}")
             rows.append(
                 {"theme": theme["name"], "paper": title, "what it says": f"{_quote(quote, CELL_CHARS)} {marks}"}
             )

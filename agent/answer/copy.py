@@ -26,6 +26,7 @@ from agent.llm.schemas import Claim, Synthesis, copied_fact_model
 from agent.reading.evidence import listing
 from agent.reading.shape import asks_quantity
 from agent.runtime.calls import llm
+from agent.state import add_usage
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
@@ -256,7 +257,7 @@ def choose_then_copy(state: State, runtime: Runtime[Context], shown: list[Senten
         return chosen
     prompt = prompts.render("copy_fact", question=question, sentences=listing(idx, top, with_paper=True))
     call = llm("synthesize", copied_fact_model(values), prompt, runtime)
-    chosen.usage = {k: usage.get(k, 0) + call.usage.get(k, 0) for k in {*usage, *call.usage}}
+    chosen.usage = add_usage(usage, call.usage)
     chosen.errors = [*errors, *call.errors]
     if call.value is None:
         chosen.note = "the copy step gave no usable reply"

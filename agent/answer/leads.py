@@ -14,6 +14,7 @@ from agent.answer.claims import check_claims, support_judge
 from agent.llm.schemas import Claim
 from agent.reading.evidence import listing
 from agent.runtime.calls import llm
+from agent.state import add_usage
 from tools.retrieval.sentences import Sentence
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class LeadCalls:
 
     def cost(self) -> dict[str, Any]:
         """The calls' usage, the support judge's included."""
-        return {k: self.usage.get(k, 0) + self.judged.get(k, 0) for k in {*self.usage, *self.judged}}
+        return add_usage(self.usage, self.judged)
 
     def write(
         self, theme: dict[str, Any], sentences: list[Sentence]
@@ -74,8 +75,7 @@ class LeadCalls:
             sentences=listing(self.idx, sentences, with_paper=True),
         )
         call = llm("synthesize", Claim, prompt, self.runtime)
-        for k, v in call.usage.items():
-            self.usage[k] = self.usage.get(k, 0) + v
+        self.usage = add_usage(self.usage, call.usage)
         self.errors.extend(call.errors)
         if call.value is None:
             return None, []

@@ -5,6 +5,7 @@ paper-text gate; `agent.api.prompt` renders the prompts a node would send."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 import uuid
@@ -84,6 +85,7 @@ def paper_titles(ctx: Context, ids: Any) -> dict[str, str]:
             if paper is not None and paper.title:
                 out[pid] = title_only(paper.title)
     except Exception:  # a progress line never fails a run: the ids stand
+        logging.getLogger(__name__).debug("no titles for the progress line", exc_info=True)
         return out
     return out
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import sys
 import zlib
@@ -469,6 +470,7 @@ def collection_of(index: str | None, preset: str | None, corpora: tuple[str, ...
         where = {k: v for k, v in {"index": index, "corpora": list(corpora)}.items() if v}
         return collection_summary(make_run_context(preset, **where))
     except Exception:  # the page still works without its description
+        logging.getLogger(__name__).warning("could not describe the collection", exc_info=True)
         return None
 
 

@@ -35,7 +35,7 @@ from agent.reading.evidence import listing
 from agent.reading.shape import asks_quantity, claims_cap, comparison_columns, reads_jointly, shape_of
 from agent.runtime.calls import llm
 from agent.runtime.resources import index_for
-from agent.state import State
+from agent.state import State, add_usage
 from tools.retrieval.fusion import by_paper
 from tools.retrieval.sentences import Sentence, sentence_ids
 
@@ -164,7 +164,7 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         and ctx.choice_scoring != "model"
     ):
         scores, u, e = score_options(state, runtime, shown)
-        usage = _added(usage, u)
+        usage = add_usage(usage, u)
         errors = [*errors, *e]
     judge = None
     if ctx.support_judge and value is not None and value.claims:
@@ -187,11 +187,6 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         answer["rejected_claims"] = [*chosen.rejected, *answer["rejected_claims"]]
         answer["chosen"] = chosen.record()
     if judge is not None:
-        usage = _added(usage, judged)
+        usage = add_usage(usage, judged)
         usage["seconds_support"] = time.perf_counter() - t
     return {"answer": {**answer, "shape": shape, "status": status}, "usage": usage, "errors": errors}
-
-
-def _added(usage: dict, more: dict) -> dict:
-    """Two usage records summed key by key."""
-    return {k: usage.get(k, 0) + more.get(k, 0) for k in {*usage, *more}}

@@ -28,6 +28,16 @@ def app():
     return at
 
 
+def one_cited_answer(chat_env):
+    """Every question one round, the first chunk read, one cited claim (CRFs reach 95.7 F1)."""
+    return chat_env(
+        decompose=({"subqueries": ["crf chunking"]},),
+        verify=(SATISFIED,),
+        read=(cite_first_chunk,),
+        synthesize=(ANSWER,),
+    )
+
+
 def ask(at, question):
     at.chat_input[0].set_value(question).run()
     assert not at.exception, at.exception
@@ -319,12 +329,7 @@ def test_a_chat_that_asks_a_server_says_where_the_citations_are():
 
 
 def test_a_reload_reopens_the_conversation_the_address_names(chat_env):
-    chat_env(
-        decompose=({"subqueries": ["crf chunking"]},),
-        verify=(SATISFIED,),
-        read=(cite_first_chunk,),
-        synthesize=(ANSWER,),
-    )
+    one_cited_answer(chat_env)
     at = ask(app(), "What F1 do CRFs reach on chunking?")
     thread = at.query_params["thread"]
     assert thread == at.session_state["thread"]
@@ -357,12 +362,7 @@ def test_a_blank_or_overlong_question_is_refused_before_it_runs(chat_env, questi
 
 
 def test_the_first_page_describes_the_collection_and_offers_its_example_questions(chat_env):
-    chat_env(
-        decompose=({"subqueries": ["crf chunking"]},),
-        verify=(SATISFIED,),
-        read=(cite_first_chunk,),
-        synthesize=(ANSWER,),
-    )
+    one_cited_answer(chat_env)
     at = app()
     about = " ".join(m.value for m in at.markdown)
     assert "papers** in this collection" in about and "with their full text" in about
