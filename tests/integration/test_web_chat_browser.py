@@ -191,6 +191,21 @@ def page_problems(page, home: Path) -> list[str]:
     return bad + [f"an address with a port: {m}" for m in ADDRESS.findall(text)]
 
 
+def settled(page, timeout_s: float = 120) -> None:
+    """Wait until Streamlit has finished its run (its status widget, "Running...", is gone): a
+    button clicked while a run is still drawing the page can be drawn again before its callback
+    shows, so every click that expects a new panel waits for this first."""
+    status = page.locator('[data-testid="stStatusWidget"]')
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if status.count() == 0 or not status.first.is_visible():
+            page.wait_for_timeout(200)
+            if status.count() == 0 or not status.first.is_visible():
+                return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the page was still running after {timeout_s:.0f} s")
+
+
 def progress_within(page, seconds: float, steps_before: int) -> bool:
     """Whether a running step shows within `seconds` of sending: the starting status, or one
     more round than the page showed before."""
@@ -293,6 +308,7 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
             expect(table).to_be_visible()
             expect(table.locator("mark", has_text="PaperField").first).to_be_visible()
             # its References: counts first, at most 10 rows, then "Show more"
+            settled(page)
             page.get_by_role("button", name=re.compile(r"^References \(\d+\)")).last.click()
             expect(page.get_by_text("References of:", exact=False).first).to_be_visible(timeout=60_000)
             more = page.get_by_role("button", name=re.compile(r"^Show more \(10 of \d+ shown\)"))
