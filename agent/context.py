@@ -112,6 +112,11 @@ class Context:
     # and dropped when it fails (agent/answer/leads.py); off, an overview makes no model call
     overview_leads: bool = True
     lead_words: Count = 25
+    # the answer's words as the model writes them: the synthesis (and choose-then-copy) call is
+    # streamed and its claims so far go to the run's custom stream (`{"draft": ...}`; `ask()`
+    # passes them to `on_event`), before they are checked; the chats turn it on. Off, nothing
+    # streams (some endpoints refuse streamed usage)
+    stream_drafts: bool = False
     fact_claims: Count = 2
     # how a fact's answer is written: "write", the synthesis writes claims from the sentences
     # shown; "choose", the shown sentences are ranked by the question's words (BM25, figures first

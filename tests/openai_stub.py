@@ -149,6 +149,8 @@ class OpenAIStub:
         retry_after: str = "1",
         hang_s: float = 30.0,
         logprobs: bool = True,
+        stream_piece: int = 12,
+        stream_delay: float = 0.0,
     ) -> None:
         self.reply = reply
         self.model = model
@@ -160,6 +162,10 @@ class OpenAIStub:
         self.retry_after = retry_after
         self.hang_s = hang_s
         self.logprobs = logprobs  # False: a request asking for logprobs gets a 400, as some endpoints do
+        # a request with `"stream": true` gets its reply in pieces of `stream_piece` characters,
+        # `stream_delay` seconds apart (to watch an answer appear while it is written)
+        self.stream_piece = stream_piece
+        self.stream_delay = stream_delay
         self.requests: list[dict[str, Any]] = []  # role, body, at (time.monotonic())
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -262,6 +268,9 @@ class OpenAIStub:
                             {"id": "call_1", "type": "function", "function": {"name": name, "arguments": content}}
                         ],
                     }
+                if body.get("stream"):
+                    self._stream(body, message, prompt_tokens, completion_tokens)
+                    return
                 self._send(
                     200,
                     {
@@ -293,6 +302,55 @@ class OpenAIStub:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _stream(self, body: dict[str, Any], message: dict[str, Any], prompt_t: int, completion_t: int) -> None:
+                """The reply as server-sent events, `stream_piece` characters each, `stream_delay`
+                seconds apart; its usage last when `stream_options.include_usage` asks for it."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                base = {
+                    "id": f"chatcmpl-{len(stub.requests)}",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": body.get("model") or stub.model,
+                }
+
+                def event(choices: list[dict[str, Any]], **extra: Any) -> None:
+                    self.wfile.write(b"data: " + json.dumps({**base, "choices": choices, **extra}).encode() + b"\n\n")
+                    self.wfile.flush()
+
+                calls = message.get("tool_calls")
+                text = calls[0]["function"]["arguments"] if calls else message["content"]
+                pieces = [text[i : i + stub.stream_piece] for i in range(0, len(text), stub.stream_piece)] or [""]
+                for n, piece in enumerate(pieces):
+                    if calls:
+                        call = {"index": 0, "function": {"arguments": piece}}
+                        if n == 0:
+                            call.update(
+                                id=calls[0]["id"],
+                                type="function",
+                                function={"name": calls[0]["function"]["name"], "arguments": piece},
+                            )
+                        delta: dict[str, Any] = {"tool_calls": [call]}
+                    else:
+                        delta = {"content": piece}
+                    if n == 0:
+                        delta["role"] = "assistant"
+                    event([{"index": 0, "delta": delta, "finish_reason": None, "logprobs": None}])
+                    time.sleep(stub.stream_delay)
+                event([{"index": 0, "delta": {}, "finish_reason": "tool_calls" if calls else "stop", "logprobs": None}])
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    usage = {
+                        "prompt_tokens": prompt_t,
+                        "completion_tokens": completion_t,
+                        "total_tokens": prompt_t + completion_t,
+                    }
+                    event([], usage=usage)
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
 
             def _fault(self, fault: str) -> None:
                 if fault == "429":

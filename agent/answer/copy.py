@@ -256,7 +256,7 @@ def choose_then_copy(state: State, runtime: Runtime[Context], shown: list[Senten
         chosen.note = "the sentences offered have no words to copy"
         return chosen
     prompt = prompts.render("copy_fact", question=question, sentences=listing(idx, top, with_paper=True))
-    call = llm("synthesize", copied_fact_model(values), prompt, runtime)
+    call = llm("synthesize", copied_fact_model(values), prompt, runtime, draft=True)
     chosen.usage = add_usage(usage, call.usage)
     chosen.errors = [*errors, *call.errors]
     if call.value is None:

@@ -180,7 +180,9 @@ def ask(
     **context_overrides: Any,
 ) -> dict[str, Any]:
     """Answer `question`; returns the final state's answer, the submission record and the run's
-    usage. `on_event` receives progress events as nodes finish. `durability` is LangGraph's, for
+    usage. `on_event` receives progress events as nodes finish, and with the context's
+    `stream_drafts` the answer's words while the model writes them (`{"node": "draft", "text":
+    words so far}`, unchecked: the final answer replaces them). `durability` is LangGraph's, for
     a graph with a checkpointer (None: its default, a checkpoint after every step)."""
     from agent.graph import graph as default_graph
     from agent.llm import endpoint_watch, is_endpoint_error
@@ -207,11 +209,16 @@ def ask(
     started = time.perf_counter()
     with endpoint_watch():
         try:
+            modes = ["updates", "values", *(["custom"] if ctx.stream_drafts else [])]
             for mode, chunk in graph.stream(
-                inputs, config=run_config, context=ctx, stream_mode=["updates", "values"], durability=durability
+                inputs, config=run_config, context=ctx, stream_mode=modes, durability=durability
             ):
                 if mode == "values":
                     state = chunk
+                    continue
+                if mode == "custom":
+                    if on_event and isinstance(chunk, dict) and "draft" in chunk:
+                        on_event({"node": "draft", "text": chunk["draft"], "role": chunk.get("role")})
                     continue
                 for node, update in chunk.items():
                     rounds += node == "decompose"

@@ -429,6 +429,7 @@ def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, An
                     index=options["index"],
                     on_event=live.add,
                     corpora=options.get("corpora") or None,
+                    stream_drafts=True,  # the answer's words as the model writes them
                 )
         except TurnFailed:
             pass  # stored with its error; shown by the rerun below

@@ -372,7 +372,8 @@ def ask_turn(
     turn = Turn(thread_id=thread_id, n=n, question=question.strip(), asked=asked, graph_thread=f"{thread_id}:{n}")
 
     def record(ev: dict[str, Any]) -> None:
-        turn.events.append(_storable(ev))
+        if ev.get("node") != "draft":  # the answer's words while written: shown, not kept
+            turn.events.append(_storable(ev))
         if on_event is not None:
             on_event(ev)
 

@@ -6,6 +6,7 @@ steps."""
 
 from __future__ import annotations
 
+import html
 import logging
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ def quiet_thread_warnings() -> None:
 
 
 STARTING = "Starting: opening the index…"
+DRAFT_NOTE = "Writing: citations attach once each claim is checked against its sentences."
 MODEL_STARTING = "Starting the embedded model (some seconds, the first time)…"
 
 
@@ -60,6 +62,7 @@ class LiveTimeline:
         self.boxes: dict[str, list] = {}
         self.steps = st.container()
         self.pending = st.empty()
+        self.draft = st.empty()
         self.waiting(first)
 
     def waiting(self, label: str | None) -> None:
@@ -70,6 +73,9 @@ class LiveTimeline:
         self.pending.status(md(label), state="running", expanded=False)
 
     def add(self, ev: dict[str, Any]) -> None:
+        if ev.get("node") == "draft":
+            self.show_draft(str(ev.get("text") or ""))
+            return
         stage = self.timeline.add(ev)
         if stage is None:
             return
@@ -84,6 +90,17 @@ class LiveTimeline:
         box[0].update(label=md(stage.title), state="complete" if stage.done else "running", expanded=not stage.done)
         running = any(not s.done for s in self.timeline.stages)
         self.waiting(None if running or stage.key == "answer" else next_step(self.timeline))
+
+    def show_draft(self, text: str) -> None:
+        """The answer's words as the model writes them, marked as a draft: its claims are checked
+        against their sentences once it is whole, and the answer then replaces it (escaped:
+        the model copies paper text)."""
+        if not text:
+            self.draft.empty()
+            return
+        with self.draft.container():
+            st.caption(DRAFT_NOTE)
+            st.markdown(f"<div class='litloop-draft'>{html.escape(text)} ▍</div>", unsafe_allow_html=True)
 
     def done(self) -> None:
         self.waiting(None)

@@ -7,8 +7,10 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
@@ -106,6 +108,7 @@ def structured_call(
     method: StructuredMethod | None = None,
     schema_in_prompt: bool | None = None,
     logprobs: int | None = None,
+    on_text: Callable[[str], None] | None = None,
 ) -> StructuredResult[T]:
     """Ask `model` for a `schema` object; one repair retry on invalid output, then a failure value.
 
@@ -116,10 +119,17 @@ def structured_call(
     anything else (a wrong key, a bad request) is a configuration error and raises.
     `logprobs=n`: ask for each output token's top n log-probabilities (`result.logprobs`), on a
     model whose client has the option (OpenAI-compatible ones); others ignore it.
+    `on_text`: the reply is streamed, and `on_text` gets the reply so far (its raw text, the
+    JSON as written) after each piece; each attempt starts again from "". A model whose client
+    cannot stream gives it nothing more; the result is the same either way.
     """
     method = method or method_of(model)
     if logprobs and "top_logprobs" in type(model).model_fields:
         model = model.model_copy(update={"logprobs": True, "top_logprobs": logprobs})
+    if on_text is not None and "streaming" in type(model).model_fields:
+        # streamed; its usage asked for too (OpenAI's client leaves it off for other base URLs)
+        extra = {"stream_usage": True} if "stream_usage" in type(model).model_fields else {}
+        model = model.model_copy(update={"streaming": True, **extra})
     # The schema goes as a plain JSON schema, not the class: given a class, the OpenAI client
     # validates inside the request and raises, losing the raw text the repair turn needs.
     json_schema = schema.model_json_schema()
@@ -135,7 +145,7 @@ def structured_call(
         if health is not None and health.down:
             attempts.append(health.not_sent())
             break
-        value, attempt = _attempt(runnable, messages, schema)
+        value, attempt = _attempt(runnable, messages, schema, on_text)
         attempts.append(attempt)
         if health is not None:
             health.record(attempt)
@@ -215,10 +225,50 @@ def _logprobs_of(message: Any) -> tuple[dict[str, Any], ...] | None:
     return tuple(content) if content else None
 
 
-def _attempt(runnable: Any, messages: list[BaseMessage], schema: type[T]) -> tuple[T | None, Attempt]:
+class _ReplySoFar(BaseCallbackHandler):
+    """Sends a streamed reply's text so far to `sink` after each piece: the message text, or a
+    tool call's arguments (function calling)."""
+
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self.sink = sink
+        self.text = ""
+
+    def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *, chunk: Any = None, **kwargs: Any) -> None:
+        piece = token if isinstance(token, str) else ""
+        message = getattr(chunk, "message", None)
+        for call in getattr(message, "tool_call_chunks", None) or []:
+            piece += call.get("args") or ""
+        if piece:
+            self.text += piece
+            self.sink(self.text)
+
+
+def _with_handler(handler: BaseCallbackHandler) -> dict[str, Any]:
+    """The config a call inside a run already has (its tracer, its parent run), plus `handler`:
+    a config's own `callbacks` would replace the inherited ones."""
+    from langchain_core.runnables.config import ensure_config
+
+    config = dict(ensure_config())
+    inherited = config.get("callbacks")
+    if isinstance(inherited, BaseCallbackManager):
+        manager = inherited.copy()
+        manager.add_handler(handler, inherit=True)
+        config["callbacks"] = manager
+    else:
+        config["callbacks"] = [*(inherited or []), handler]  # type: ignore[misc]
+    return config
+
+
+def _attempt(
+    runnable: Any, messages: list[BaseMessage], schema: type[T], on_text: Callable[[str], None] | None = None
+) -> tuple[T | None, Attempt]:
     started = time.perf_counter()
     try:
-        out = runnable.invoke(messages)
+        if on_text is None:
+            out = runnable.invoke(messages)
+        else:
+            on_text("")
+            out = runnable.invoke(messages, config=_with_handler(_ReplySoFar(on_text)))
     except Exception as exc:
         return None, _failure(exc, time.perf_counter() - started)
     elapsed = time.perf_counter() - started

@@ -148,7 +148,7 @@ def _synthesize(state: State, runtime: Runtime[Context]) -> dict:
         shown, value, usage, errors = chosen.shown, chosen.synthesis, chosen.usage, chosen.errors
     else:
         schema = synthesis_schema(state, ctx, shown)
-        call = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime)
+        call = llm("synthesize", schema, synthesize_prompt(state, runtime, shown), runtime, draft=True)
         value, usage, errors = call.value, call.usage, call.errors
     if value is None and any(e.get("kind") in ENDPOINT_KINDS for e in errors):
         return {

@@ -46,16 +46,23 @@ class LLMResult(Generic[T]):
     logprobs: tuple[dict[str, Any], ...] | None = None
 
 
-def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = None) -> LLMResult[T]:
+def llm(
+    role: str, schema: type[T], user: str, runtime, logprobs: int | None = None, draft: bool = False
+) -> LLMResult[T]:
     """One structured call for a node (`agent.llm.structured_call`, attempts and endpoint
-    health recorded there). With `logprobs`, the accepted reply's token log-probabilities."""
+    health recorded there). With `logprobs`, the accepted reply's token log-probabilities.
+    `draft`: the call writes the answer's words; with the run's `stream_drafts` on they go to
+    the run's custom stream as the model writes them (`draft_writer`)."""
     from agent.llm import structured_call
 
     ctx = runtime.context
     model = chat_model(role, settings_for(ctx), ctx.model_for(role))
     repair = prompts.render("repair", error="{error}", schema="{schema}")
+    on_text = draft_writer(runtime, role) if draft and not logprobs else None
     t = time.perf_counter()
-    result = structured_call(model, schema, prompts.render("system"), user, repair_prompt=repair, logprobs=logprobs)
+    result = structured_call(
+        model, schema, prompts.render("system"), user, repair_prompt=repair, logprobs=logprobs, on_text=on_text
+    )
     usage = {
         "llm_calls": result.calls,
         "input_tokens": result.input_tokens,
@@ -68,6 +75,26 @@ def llm(role: str, schema: type[T], user: str, runtime, logprobs: int | None = N
         else [{"node": role, "error": result.error, "kind": result.error_kind, "raw": (result.raw or "")[:2000]}]
     )
     return LLMResult(result.value, usage, errors, result.logprobs if logprobs else None)
+
+
+def draft_writer(runtime, role: str):
+    """Where a drafting call's reply so far goes, or None: with the run's `stream_drafts` on,
+    LangGraph's custom stream (`stream_mode="custom"`), as `{"draft": words so far, "role":
+    role}` each time the words a reader sees change (`agent.llm.drafts.draft_text`)."""
+    from agent.llm.drafts import draft_text
+
+    writer = getattr(runtime, "stream_writer", None)
+    if not getattr(runtime.context, "stream_drafts", False) or writer is None:
+        return None
+    shown = [""]
+
+    def on_text(raw: str) -> None:
+        words = draft_text(raw)
+        if words != shown[0]:
+            shown[0] = words
+            writer({"draft": words, "role": role})
+
+    return on_text
 
 
 def chunk_block(chunk: dict[str, Any], max_chars: int) -> str:

@@ -120,7 +120,8 @@ def small_index(home):
 
 @pytest.fixture
 def running_ui(browser_prereqs, small_index, home, tmp_path):
-    with OpenAIStub(chat_reply, delays={"synthesize": 2.0}) as stub:
+    # the answer is streamed in pieces of 8 characters 0.15 s apart: the page shows it growing
+    with OpenAIStub(chat_reply, delays={"synthesize": 2.0}, stream_piece=8, stream_delay=0.15) as stub:
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LITLOOP_", "LANGSMITH_", "LANGCHAIN_"))}
         env.update(
@@ -256,7 +257,12 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
             assert page.get_by_text("Conditional random fields reach 95.7 F1", exact=False).count() == 0
             # the first question loads the embedder in the server: minutes on a small CPU at worst
             first = page.get_by_text("[1] Conditional random fields for sequence labeling", exact=False).first
+            # the answer's words show while the model writes them, before the checked answer
+            draft = page.locator(".litloop-draft").first
+            expect(draft).to_contain_text("Conditional random", timeout=300_000)
+            assert first.count() == 0, "the draft showed only once the answer was complete"
             expect(first).to_be_visible(timeout=300_000)
+            expect(page.locator(".litloop-draft")).to_have_count(0)  # the checked answer replaces it
             expect(
                 page.get_by_text("Conditional random fields reach 95.7 F1 on chunking [1]", exact=False).first
             ).to_be_visible()

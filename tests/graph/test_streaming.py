@@ -1,0 +1,100 @@
+"""The answer's words while the model writes them: a structured call streamed through the real
+ChatOpenAI client from the tests' own OpenAI-compatible server (tests/openai_stub.py), and a run
+of the graph whose progress events carry the draft before the checked answer."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from tests.openai_stub import OpenAIStub, literature_reply
+
+pytestmark = pytest.mark.graph
+
+QUESTION = "What F1 do CRFs reach on chunking?"
+
+
+def stub_model(stub: OpenAIStub):
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="stub-model", base_url=stub.base_url, api_key="sk-test", max_retries=0, timeout=10)
+
+
+def test_a_streamed_call_sends_the_reply_so_far_and_returns_what_an_unstreamed_one_does():
+    from agent.llm import structured_call
+    from agent.llm.schemas import synthesis_model
+
+    Synthesis = synthesis_model(["S1"], 2)
+    prompt = "S1 Conditional random fields reach 95.7 F1 on chunking."
+    with OpenAIStub(literature_reply, stream_piece=7) as stub:
+        seen: list[str] = []
+        streamed = structured_call(stub_model(stub), Synthesis, "system", prompt, on_text=seen.append)
+        plain = structured_call(stub_model(stub), Synthesis, "system", prompt)
+        asked = [r["body"].get("stream") for r in stub.requests]
+    assert [bool(a) for a in asked] == [True, False]  # only the call given on_text streams
+    assert streamed.ok and streamed.value == plain.value
+    assert streamed.value.claims[0].text == "Conditional random fields reach 95.7 F1 on chunking."
+    pieces = [s for s in seen if s]
+    assert len(pieces) > 5 and pieces[-1] == streamed.raw
+    assert all(b.startswith(a) for a, b in itertools.pairwise(pieces))  # it grows
+    # a streamed call still counts its tokens (the client leaves streamed usage off for other hosts)
+    assert streamed.input_tokens == plain.input_tokens > 0
+    assert streamed.output_tokens == plain.output_tokens > 0
+
+
+@pytest.fixture
+def endpoint(graph_index, monkeypatch, tmp_path):
+    from agent.settings import default_settings
+
+    monkeypatch.setenv("LITLOOP_TRACING__DIR", str(tmp_path / "traces"))
+    with OpenAIStub(literature_reply, stream_piece=6) as stub:
+        for name, value in {
+            "INDEX": str(graph_index),
+            "LLM__BASE_URL": stub.base_url,
+            "LLM__MODEL": "stub-model",
+            "LLM__MAX_RETRIES": "0",
+        }.items():
+            monkeypatch.setenv(f"LITLOOP_{name}", value)
+        default_settings.cache_clear()
+        yield stub
+    default_settings.cache_clear()
+
+
+@pytest.mark.parametrize("writing", ["write", "choose"])
+def test_a_run_shows_the_answer_words_before_the_checked_answer(endpoint, tmp_path, writing):
+    from agent.api import ask
+    from agent.tracing.store import load_trace
+
+    events: list[dict] = []
+    result = ask(QUESTION, on_event=events.append, stream_drafts=True, fact_answer=writing, answer_shape="fact")
+    nodes = [e["node"] for e in events]
+    drafts = [e["text"] for e in events if e["node"] == "draft"]
+    assert drafts and "synthesize" in nodes
+    assert max(i for i, n in enumerate(nodes) if n == "draft") < nodes.index("synthesize")
+    assert any(d.startswith("Conditional random") and len(d) < 40 for d in drafts)  # words before the whole claim
+    assert drafts[-1].startswith("Conditional random fields reach 95.7")
+    assert result["answer"]["text"].startswith("Conditional random fields reach 95.7")
+    streamed = [r for r in endpoint.requests if r["body"].get("stream")]
+    assert streamed and {r["role"] for r in streamed} <= {"synthesize", "copy"}
+    # the streamed call is traced where it ran, with its tokens
+    runs = load_trace(result["trace_id"], tmp_path / "traces")
+    by_id = {r["id"]: r for r in runs}
+    written = [r for r in runs if r["run_type"] == "llm" and "Conditional random fields reach" in str(r["outputs"])]
+    assert written and all(_under(r, "synthesize", by_id) for r in written)
+    assert result["usage"]["output_tokens"] > 0
+
+    # off (the default): nothing streams, no draft
+    endpoint.requests.clear()
+    events.clear()
+    ask(QUESTION, on_event=events.append, fact_answer=writing, answer_shape="fact")
+    assert not [e for e in events if e["node"] == "draft"]
+    assert not [r for r in endpoint.requests if r["body"].get("stream")]
+
+
+def _under(run: dict, name: str, by_id: dict) -> bool:
+    while run is not None:
+        if run.get("name") == name:
+            return True
+        run = by_id.get(run.get("parent_run_id"))
+    return False
