@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.base import NAMESPACE_SEP, Passage
+from tools.index.layout import Progress
 from tools.ingest import INGEST_VERSION
 from tools.settings import ToolSettings
 
@@ -101,7 +102,7 @@ class Corpus:
 
     # --- building
     def build(
-        self, settings: ToolSettings, *, rebuild: bool = False, limit: int | None = None, progress: bool = False
+        self, settings: ToolSettings, *, rebuild: bool = False, limit: int | None = None, progress: Progress = False
     ) -> BuildReport:
         """Index the corpus's sources (new papers only, unless `rebuild`). `limit` builds a slice:
         the first `limit` records of each JSONL source and the `limit` smallest files of each
@@ -115,7 +116,7 @@ class Corpus:
             sliced = slice_inputs(sources, limit, Path(tmp))
             return build_index(sliced, self.index_path(settings), settings, rebuild=rebuild, progress=progress)
 
-    def ensure(self, settings: ToolSettings, progress: bool = False) -> Path:
+    def ensure(self, settings: ToolSettings, progress: Progress = False) -> Path:
         """The index path, building it on first use, or again when it no longer matches the
         settings (a registered corpus is rebuilt from its own sources, so nothing is lost)."""
         from tools.index import IndexFormatOld, IndexProblem, open_index, upgrade_index
@@ -146,7 +147,7 @@ class Corpus:
         self.build(settings, rebuild=True, progress=progress)
         return path
 
-    def open(self, settings: ToolSettings, build: bool = True, progress: bool = False) -> Index:
+    def open(self, settings: ToolSettings, build: bool = True, progress: Progress = False) -> Index:
         from tools.index import IndexProblem, open_index
 
         if build:
@@ -320,7 +321,7 @@ def register(corpus: Corpus, replace_existing: bool = False) -> Corpus:
 
 
 def open_corpora(
-    names: Sequence[str], settings: ToolSettings, *, build: bool = True, progress: bool = False
+    names: Sequence[str], settings: ToolSettings, *, build: bool = True, progress: Progress = False
 ) -> Index | MultiIndex:
     """One corpus: its plain Index (its own ids). Several: a MultiIndex over them, ids namespaced.
 

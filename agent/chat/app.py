@@ -41,7 +41,7 @@ from agent.chat.session import (
     start_demo,
 )
 from agent.chat.steps_web import MODEL_STARTING, STARTING, LiveTimeline, quiet_thread_warnings, show_timeline
-from agent.records.progress import plural
+from agent.records.progress import build_line, plural
 
 # a citation marker opens its quote inside the sentence it ends (render.with_open_markers)
 CITE_STYLE = (
@@ -262,10 +262,13 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
             width="stretch",
             help="Build the demo index if needed and start the embedded model.",
         ):
-            with st.spinner("Starting the demo (building the demo index the first time)…"):
+            with st.status("Starting the demo…") as starting:
                 try:
-                    for line in start_demo(settings()):
-                        st.success(line)
+                    for line in start_demo(
+                        settings(), progress=lambda state: starting.update(label=md(build_line(state)))
+                    ):
+                        st.success(md(line))
+                    starting.update(label="The demo is ready", state="complete")
                 except Exception as exc:
                     st.error(f"Could not start the demo: {exc}")
 
@@ -417,6 +420,7 @@ def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, An
         live = LiveTimeline()
         try:
             if not isinstance(store, RemoteChat):
+                build_demo_index(live, options)
                 start_model(live)
             if isinstance(store, RemoteChat):
                 ask_remote_turn(store, thread, question, on_event=live.add)
@@ -438,6 +442,19 @@ def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, An
             st.error(md(str(exc)))
             return
     st.rerun()
+
+
+def build_demo_index(live: LiveTimeline, options: dict[str, Any]) -> None:
+    """On the first run with the demo index (no index, corpus or LITLOOP_INDEX named), build it
+    before the run, its stages and time left shown as the running status (the run would build
+    it in its first step, with nothing on the page but that step)."""
+    from tools.corpora.demo import ensure_demo_index
+
+    s = settings()
+    if options.get("index") or options.get("corpora") or s.index is not None or demo_index_ready(s):
+        return
+    ensure_demo_index(s, progress=lambda state: live.waiting(build_line(state)))
+    live.waiting(STARTING)
 
 
 def start_model(live: LiveTimeline) -> None:

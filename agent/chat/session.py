@@ -34,6 +34,7 @@ from agent.records.progress import FOLLOW_UP_HEADER
 
 if TYPE_CHECKING:
     from agent.settings import Settings
+    from tools.index.layout import Progress
 
 log = logging.getLogger(__name__)
 
@@ -468,9 +469,10 @@ def demo_index_ready(settings: Settings | None = None) -> bool:
     return (settings.demo_index / "CURRENT").exists()
 
 
-def start_demo(settings: Settings | None = None, *, with_model: bool = True) -> list[str]:
+def start_demo(settings: Settings | None = None, *, with_model: bool = True, progress: Progress = False) -> list[str]:
     """Build the demo index if needed and, with the embedded model, start its server; returns
-    what was done, one line each (the chats' 'start the demo' action)."""
+    what was done, one line each (the chats' 'start the demo' action). `progress`: the build's,
+    as `tools.index.layout.Progress`."""
     from agent.llm import backend_of
     from tools.corpora.demo import ensure_demo_index
 
@@ -480,7 +482,7 @@ def start_demo(settings: Settings | None = None, *, with_model: bool = True) -> 
         settings = default_settings()
     done = []
     was_ready = demo_index_ready(settings)
-    path = ensure_demo_index(settings)
+    path = ensure_demo_index(settings, progress=progress)
     from agent.chat.render import home_path
 
     done.append(f"demo index {'ready' if was_ready else 'built'} at {home_path(path)}")

@@ -157,3 +157,22 @@ def timeline_of(events: list[dict[str, Any]]) -> Timeline:
     for ev in events:
         t.add(ev)
     return t
+
+
+def about(seconds: float) -> str:
+    """A duration as a person reads it: `40 s`, `3 min`, `1 h 5 min`."""
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
+def build_line(state: dict[str, Any], what: str = "the demo index") -> str:
+    """One stage of an index build as a running status says it (a `tools.index.layout.Progress`
+    sink's state): `Building the demo index (first run only): embedding chunks, 1,200 of 4,800
+    windows · 40 s so far, about 2 min left`."""
+    done, total, unit = state.get("done", 0), state.get("total"), state.get("unit") or "item"
+    count = f"{done:,} of {total:,} {unit}s" if total else plural(done, unit)
+    left = state.get("left_s")
+    timing = f"{about(state.get('seconds', 0.0))} so far" + (f", about {about(left)} left" if left else "")
+    return f"Building {what} (first run only): {state.get('stage', 'working')}, {count} · {timing}"

@@ -562,3 +562,19 @@ def test_a_marker_opens_its_quote_and_paper_text_stays_text():
     assert "<b>CRFs &amp; HMMs</b>" in out and "p. 3" in out
     assert "<script>" not in out and "&lt;script&gt;" in out  # the answer's own text is escaped
     assert out.endswith("[2]")  # a marker with no citation stays a marker
+
+
+def test_a_build_stage_reads_as_a_sentence_with_the_time_left():
+    from agent.records.progress import about, build_line
+
+    line = build_line(
+        {"stage": "embedding chunks", "done": 1200, "total": 4800, "unit": "window", "seconds": 40.2, "left_s": 121}
+    )
+    assert line == (
+        "Building the demo index (first run only): embedding chunks, 1,200 of 4,800 windows · 40 s so far, "
+        "about 2 min left"
+    )
+    assert build_line({"stage": "reading", "done": 1, "total": None, "unit": "file", "seconds": 0.2}).endswith(
+        "reading, 1 file · 1 s so far"
+    )
+    assert [about(s) for s in (0.2, 59, 61, 3900)] == ["1 s", "59 s", "1 min", "1 h 5 min"]

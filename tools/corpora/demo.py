@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from tools.index.layout import Progress
 from tools.registry import Corpus
 from tools.settings import ToolSettings
 
@@ -32,7 +33,7 @@ CORPUS = Corpus(
 )
 
 
-def ensure_demo_index(settings: ToolSettings, progress: bool = False) -> Path:
+def ensure_demo_index(settings: ToolSettings, progress: Progress = False) -> Path:
     """The demo index path, building it on first use (or again when it no longer matches the
     settings: it is litloop's own, so rebuilding loses nothing)."""
     return CORPUS.ensure(settings, progress)

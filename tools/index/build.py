@@ -21,6 +21,7 @@ from tools.index.layout import (
     FORMAT_VERSION,
     GRAPH_FILE,
     PAPERS_FILE,
+    Progress,
     _now,
     _progress,
 )
@@ -100,7 +101,7 @@ def build_index(
     *,
     rebuild: bool = False,
     strict: bool = False,
-    progress: bool = False,
+    progress: Progress = False,
     embeddings: Path | None = None,
     loader: Callable[[Sequence[Path], set[str] | None], tuple[Any, Any]] | None = None,
 ) -> BuildReport:
@@ -173,7 +174,7 @@ def _write_version(
     loaded: Any,
     settings: ToolSettings,
     report: BuildReport,
-    progress: bool,
+    progress: Progress,
     imported: Any = None,
 ) -> None:
     """A build's version: one new segment with the new papers' chunks, vectors and postings,
@@ -322,7 +323,7 @@ def _write_new_segment(
     papers: list[Paper],
     settings: ToolSettings,
     report: BuildReport,
-    progress: bool,
+    progress: Progress,
     imported: Any = None,
     tokenizer: str = TOKENIZER_ALIASES["plain"],
     contexts: list[Context] | None = None,
@@ -364,7 +365,7 @@ def _write_new_segment(
     return record, chunk_postings, paper_postings, emb.dim, int(done["paper_vecs"].shape[1])
 
 
-def _contexts(docs: Sequence[Document], chunked: Sequence[Sequence[Chunk]], progress: bool) -> list[Context]:
+def _contexts(docs: Sequence[Document], chunked: Sequence[Sequence[Chunk]], progress: Progress) -> list[Context]:
     """The citation contexts of the new papers, in paper order (tools/citations/extract.py)."""
     from tools.citations.extract import paper_contexts
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from tools.citations.model import Context
 from tools.citations.store import CITATIONS_FILE
-from tools.index.layout import GRAPH_FILE, PAPERS_FILE, _counting, _now, _progress
+from tools.index.layout import GRAPH_FILE, PAPERS_FILE, Progress, _counting, _now, _progress
 from tools.index.manifest import write_manifest
 from tools.index.segment import _dense_store, write_segment
 from tools.index.versions import (
@@ -45,7 +45,7 @@ class CompactReport:
         }
 
 
-def compact_index(root: Path, settings: ToolSettings, *, progress: bool = False) -> CompactReport:
+def compact_index(root: Path, settings: ToolSettings, *, progress: Progress = False) -> CompactReport:
     """Merge the live version's segments into one (same rows, same scores, one dense store) and
     switch to it atomically; the old segments go when their last reader lets go.
 
@@ -83,7 +83,7 @@ def _old_contexts(old: IndexView) -> Iterator[Context] | None:
 
 
 def _write_compacted(
-    stage: Path, old: IndexView, settings: ToolSettings, report: CompactReport, progress: bool
+    stage: Path, old: IndexView, settings: ToolSettings, report: CompactReport, progress: Progress
 ) -> None:
     from tools.retrieval.bm25_segments import Postings
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,8 +57,59 @@ def _fsync_tree(path: Path) -> None:
                 os.fsync(fh.fileno())
 
 
+# A build's progress: True for bars on stderr, or a function that gets each stage's state (an
+# interface that shows the build its own way: the web chat's first run)
+ProgressSink = Callable[[dict[str, Any]], None]
+Progress = bool | ProgressSink
+REPORT_EVERY_S = 0.5  # a sink hears from a stage at most this often, and once at its end
+
+
+class _Reported:
+    """A bar that tells a sink where a stage stands: `{"stage", "done", "total", "unit",
+    "seconds", "left_s", "finished"}`, `left_s` from the rate so far (None without a total)."""
+
+    def __init__(self, sink: ProgressSink, desc: str, total: int | None, unit: str) -> None:
+        self.sink, self.desc, self.total, self.unit = sink, desc, total, unit
+        self.n = 0
+        self.started = self._last = time.monotonic()
+        self._report(False)
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if time.monotonic() - self._last >= REPORT_EVERY_S:
+            self._report(False)
+
+    def close(self) -> None:
+        self._report(True)
+
+    def _report(self, finished: bool) -> None:
+        now = self._last = time.monotonic()
+        seconds = now - self.started
+        left = None
+        if self.total and self.n and not finished:
+            left = seconds / self.n * (self.total - self.n)
+        self.sink(
+            {
+                "stage": self.desc,
+                "done": self.n,
+                "total": self.total,
+                "unit": self.unit,
+                "seconds": seconds,
+                "left_s": left,
+                "finished": finished,
+            }
+        )
+
+
 @contextmanager
-def _progress(enabled: bool, desc: str, total: int | None = None, unit: str = "it") -> Iterator[Any]:
+def _progress(enabled: Progress, desc: str, total: int | None = None, unit: str = "it") -> Iterator[Any]:
+    if callable(enabled):
+        reported = _Reported(enabled, desc, total, unit)
+        try:
+            yield reported
+        finally:
+            reported.close()
+        return
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=False)

@@ -23,6 +23,7 @@ from tools.index.layout import (
     SEGMENT_FILE,
     SEGMENTS,
     IndexProblem,
+    Progress,
     _fsync_dir,
     _fsync_tree,
     _progress,
@@ -127,7 +128,7 @@ def _dense_store(root: Path, segment: str, last: SegmentRecord | None, settings:
 
 
 def _embed_windows(
-    windows: Any, emb: Any, imported: Any, settings: ToolSettings, report: Any, progress: bool
+    windows: Any, emb: Any, imported: Any, settings: ToolSettings, report: Any, progress: Progress
 ) -> np.ndarray:
     """The vectors of `windows`: the imported file's where it has them, the embedder's for the rest."""
     from tools.ingest.plan import embed_call_size
@@ -152,7 +153,7 @@ def _embed_windows(
 
 
 def _paper_vectors(
-    papers: list[Paper], chunks: list[Chunk], windows: Any, vectors: Any, settings: ToolSettings, progress: bool
+    papers: list[Paper], chunks: list[Chunk], windows: Any, vectors: Any, settings: ToolSettings, progress: Progress
 ) -> np.ndarray:
     """Paper embeddings: the title-and-abstract chunk's first window, unless a separate
     scientific-document embedder is configured (SEE: docs/design.md section 2, paper embeddings)."""
@@ -161,7 +162,7 @@ def _paper_vectors(
     if settings.embedder.paper_model:
         emb = settings_embedder(settings, settings.embedder.paper_model)
         texts = [f"{p.title}\n{p.abstract}" for p in papers]
-        return np.asarray(emb.encode(texts, progress=progress))
+        return np.asarray(emb.encode(texts, progress=progress is True))  # a sink hears of the stage, not of this
     first_window = {w.chunk_id: i for i, w in reversed(list(enumerate(windows)))}
     head = {c.paper_id: c.chunk_id for c in chunks if c.kind == "title_abstract"}
     rows = [first_window[head[p.paper_id]] for p in papers]

@@ -21,6 +21,7 @@ from tools.index.layout import (
     PAPER_EMB_FILE,
     PAPERS_FILE,
     IndexProblem,
+    Progress,
     _counting,
     _now,
     _progress,
@@ -39,7 +40,7 @@ from tools.retrieval.text import tokenizer_for
 from tools.settings import TOKENIZERS, ToolSettings
 
 
-def upgrade_index(root: Path, settings: ToolSettings, *, progress: bool = False) -> dict[str, Any]:
+def upgrade_index(root: Path, settings: ToolSettings, *, progress: Progress = False) -> dict[str, Any]:
     """Convert an index of format 1 to this format in place, keeping its embeddings: one segment
     with the version's chunks, postings (recounted from the chunk texts, the same tokenizer) and
     vectors (the Chroma folder copied, or a server collection copied to the segment's), then an
@@ -72,7 +73,9 @@ def upgrade_index(root: Path, settings: ToolSettings, *, progress: bool = False)
     }
 
 
-def _write_upgraded(stage: Path, v1: Path, manifest: dict[str, Any], settings: ToolSettings, progress: bool) -> None:
+def _write_upgraded(
+    stage: Path, v1: Path, manifest: dict[str, Any], settings: ToolSettings, progress: Progress
+) -> None:
     from tools.index.store import write_papers
     from tools.retrieval.bm25_segments import Postings, Stats
     from tools.retrieval.dense import open_dense, store_of
