@@ -64,6 +64,7 @@ def citation(idx: IndexHandle, chunk_id: str, n: int) -> Citation:
         "chunk_id": chunk_id,
         "paper_id": chunk.paper_id,
         "title": paper.title,
+        "authors": list(paper.authors),
         "venue": paper.venue,
         "year": paper.year,
         "kind": chunk.kind,

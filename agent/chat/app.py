@@ -49,7 +49,8 @@ CITE_STYLE = (
     ".litloop-cite>.litloop-cite-body{display:none;color:inherit}"
     ".litloop-cite:focus>.litloop-cite-body,.litloop-cite:focus-within>.litloop-cite-body{display:block;"
     "color:#31333f;cursor:text;margin:0.3em 0 0.5em 1em;padding:0.4em 0.6em;border-left:3px solid #1f6feb;"
-    "background:rgba(31,111,235,0.06);font-size:0.92em}</style>"
+    "background:rgba(31,111,235,0.06);font-size:0.92em}"
+    ".litloop-quote{border-left:3px solid #c9d1d9;padding:0.2em 0.7em;margin:0 0 0.6em 0}</style>"
 )
 
 ENDPOINT_HINT = (
@@ -307,7 +308,6 @@ def launch_corpora() -> list[str]:
 
 
 def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
-    from agent.chat.cites_web import show_links
 
     if answer.get("choice"):
         st.markdown(f"**Answer: {md(answer['choice'])}**")
@@ -318,20 +318,11 @@ def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
     rows = render.table_rows_shown(answer)
     if rows:
         st.table(rows)
-    if citations:
-        st.markdown("**Evidence**")
-    for c in citations:
-        with st.expander(md(render.citation_label(c))):
-            st.markdown(f"**{md(c.get('title') or c.get('paper_id'))}**")
-            meta = render.venue_year(c)
-            st.markdown(
-                f"{md(meta) + ' · ' if meta else ''}paper `{c.get('paper_id')}` · chunk `{c.get('chunk_id')}` "
-                f"({c.get('kind')})"
-            )
-            st.markdown(f"**Where:** {md(render.where(c))}")
-            # the chunk with the quoted sentences highlighted (escaped: paper text is data)
-            st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
-            show_links(c, key=f"{key}-{c['n']}")  # who cites this paper, what it cites
+    papers = render.cited_papers(citations)
+    if papers:
+        st.markdown(f"**Papers cited** ({len(papers)})")
+    for cites in papers:
+        paper_card(cites, key)
     if flagged := render.flagged_lines(answer):
         st.markdown(f"**Flagged** ({md(render.FLAGGED_NOTE)})")
         for line in flagged:
@@ -344,6 +335,27 @@ def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
     ):
         for line in dropped:
             st.markdown("- " + md(line))
+
+
+def paper_card(cites: list[dict[str, Any]], key: str) -> None:
+    """One cited paper as a card: its citation numbers and title, its authors, venue and year,
+    each citation's place and quoted sentences (the passage around them one click away), and
+    its *Cited by* / *References*, which open inside the card."""
+    from agent.chat.cites_web import show_links
+
+    first = cites[0]
+    with st.container(border=True):
+        numbers = " ".join(f"[{c['n']}]" for c in cites)
+        st.markdown(f"{numbers} **{md(str(first.get('title') or first.get('paper_id')))}**")
+        st.caption(md(" · ".join(x for x in (render.byline(first), f"`{first.get('paper_id')}`") if x)))
+        for c in cites:
+            st.markdown(f"**[{c['n']}]** Where: {md(render.where(c))}")
+            if c.get("quote"):  # the quoted sentences (escaped: paper text is data)
+                st.markdown(f"<div class='litloop-quote'>{render.quote_html(c)}</div>", unsafe_allow_html=True)
+            with st.expander(f"The passage of [{c['n']}] · chunk {c.get('chunk_id')} ({c.get('kind')})"):
+                # the chunk with the quoted sentences highlighted
+                st.markdown(f"<div class='litloop-chunk'>{render.highlighted_chunk(c)}</div>", unsafe_allow_html=True)
+        show_links(first, key=f"{key}-{first['n']}")  # who cites this paper, what it cites
 
 
 def show_trace(trace_id: str | None) -> None:

@@ -1,8 +1,9 @@
-"""The web chat's citation links: under each citation of an answer, *Cited by n* and *References
-(m)* of the paper it quotes. Either opens a panel in the citation: the citing papers, or the
-references, each with its citing sentences (page, section, intent, the citation marked in the
-sentence), and on every row buttons that go on to that paper's own citers or references; *Back*
-returns to the listing before, *Close* shuts the panel.
+"""The web chat's citation links, inside each cited paper's card: *Cited by n* and *References
+(m)* of the paper. Either opens a panel in the card: the citing papers, or the references, each
+with its citing sentences (page, section, intent, the citation marked in the sentence), a page
+of rows at a time (*Previous*, *Next*, or *Show all*, the whole list in a box that scrolls), and
+on every row buttons that go on to that paper's own citers or references; *Back* returns to the
+listing before, *Close* shuts the panel.
 
 The records are `litloop cites` / `litloop refs`'s (agent/chat/cites_view.py over
 agent/reading/queries.py), read from the index the sidebar names. Where that index is not on this machine
@@ -102,21 +103,38 @@ def _listing(idx: tuple[Any, tuple], view: View, what: str) -> Listing:
     return cache[k]
 
 
-PAGE_ROWS = 10  # rows of a panel shown at once; "Show more" adds as many
-CONTEXTS_SHOWN = 3  # citing sentences shown under a row; the rest are counted
+PAGE_ROWS = 5  # rows of a panel on one page
+ALL_ROWS_HEIGHT = 640  # pixels of the box that scrolls when a panel shows all its rows
+CONTEXTS_SHOWN = 3  # citing sentences shown under a row until its "All n sentences"
 
 
-def _more(key: str, depth: int) -> None:
-    k = f"rows-{key}-{depth}"
-    st.session_state[k] = st.session_state.get(k, PAGE_ROWS) + PAGE_ROWS
+def _page(key: str, depth: int, step: int) -> None:
+    k = f"page-{key}-{depth}"
+    st.session_state[k] = max(0, st.session_state.get(k, 0) + step)
+
+
+def _show_all(key: str, depth: int, on: bool) -> None:
+    st.session_state[f"all-{key}-{depth}"] = on
+
+
+def _all_contexts(key: str) -> None:
+    st.session_state[key] = True
+
+
+def _first_page(key: str, depth: int) -> None:
+    """A listing opened at `depth` starts on its first page."""
+    st.session_state.pop(f"page-{key}-{depth}", None)
+    st.session_state.pop(f"all-{key}-{depth}", None)
 
 
 def _start(key: str, view: View, what: str) -> None:
     st.session_state[f"trail-{key}"] = [(view, what)]
+    _first_page(key, 1)
 
 
 def _push(key: str, view: View, what: str) -> None:
     st.session_state[f"trail-{key}"].append((view, what))
+    _first_page(key, len(st.session_state[f"trail-{key}"]))
 
 
 def _back(key: str) -> None:
@@ -139,18 +157,49 @@ def _panel(key: str, trail: list, shown: Listing) -> None:
     _nav(key, depth, "top")
     for note in shown.record["notes"]:
         st.warning(md(note))
-    limit = st.session_state.get(f"rows-{key}-{depth}", PAGE_ROWS)
-    shown_rows = (
-        _citing_rows(key, depth, shown, limit) if shown.view == "cites" else _reference_rows(key, depth, shown, limit)
-    )
-    if shown_rows[0] < shown_rows[1]:
-        st.button(
-            f"Show more ({shown_rows[0]} of {shown_rows[1]} shown)",
-            key=f"{key}-more-{depth}",
-            on_click=_more,
-            args=(key, depth),
-        )
+    rows = _citing_rows if shown.view == "cites" else _reference_rows
+    total = rows(key, depth, shown, range(0))  # counts the rows, draws none
+    pages = max(1, -(-total // PAGE_ROWS))
+    every = st.session_state.get(f"all-{key}-{depth}", False)
+    page = min(st.session_state.get(f"page-{key}-{depth}", 0), pages - 1)
+    if every:
+        with st.container(height=ALL_ROWS_HEIGHT if total > PAGE_ROWS else "content"):
+            rows(key, depth, shown, range(1, total + 1))
+    else:
+        rows(key, depth, shown, range(page * PAGE_ROWS + 1, min(total, (page + 1) * PAGE_ROWS) + 1))
+    _pager(key, depth, page, pages, total, every)
     _nav(key, depth, "end")
+
+
+def _pager(key: str, depth: int, page: int, pages: int, total: int, every: bool) -> None:
+    """Where the panel's rows are (`Page 2 of 11 · rows 6-10 of 55`), *Previous* / *Next*, and
+    *Show all* (or back to pages)."""
+    if total <= PAGE_ROWS:
+        return
+    with st.container(horizontal=True, vertical_alignment="center"):
+        if every:
+            st.caption(f"All {total} rows")
+            st.button("Show pages", key=f"{key}-pages-{depth}", on_click=_show_all, args=(key, depth, False))
+            return
+        first, last = page * PAGE_ROWS + 1, min(total, (page + 1) * PAGE_ROWS)
+        st.button(
+            "Previous",
+            key=f"{key}-prev-{depth}",
+            icon=":material/chevron_left:",
+            on_click=_page,
+            args=(key, depth, -1),
+            disabled=page == 0,
+        )
+        st.caption(f"Page {page + 1} of {pages} · rows {first}–{last} of {total}")
+        st.button(
+            "Next",
+            key=f"{key}-next-{depth}",
+            icon=":material/chevron_right:",
+            on_click=_page,
+            args=(key, depth, 1),
+            disabled=page >= pages - 1,
+        )
+        st.button(f"Show all {total}", key=f"{key}-all-{depth}", on_click=_show_all, args=(key, depth, True))
 
 
 def _nav(key: str, depth: int, where: str) -> None:
@@ -174,34 +223,37 @@ def _counts(shown: Listing) -> str:
     return f"{plural(len(refs), 'reference')}: {in_text} cited in a sentence, {in_index} in the index"
 
 
-def _citing_rows(key: str, depth: int, shown: Listing, limit: int) -> tuple[int, int]:
-    """The first `limit` citing papers; (shown, in all)."""
+def _citing_rows(key: str, depth: int, shown: Listing, drawn: range) -> int:
+    """The citing papers numbered in `drawn` (from 1); how many there are in all."""
     n = 0
-    for w in shown.record["works"]:
-        if len(shown.record["works"]) > 1:
-            n_contexts = sum(len(c["contexts"]) for c in w["citing"])
-            st.caption(
-                md(
-                    f"{w['title'] or w['target']}: cited by {plural(len(w['citing']), 'paper')}, "
-                    f"{plural(n_contexts, 'sentence')}"
-                )
-            )
+    works = shown.record["works"]
+    for w in works:
+        first = n + 1
+        n_contexts = sum(len(c["contexts"]) for c in w["citing"])
         for c in w["citing"]:
             n += 1
-            if n > limit:
+            if n not in drawn:
                 continue
+            if len(works) > 1 and n in (first, drawn.start):  # the work a group of rows cites
+                st.caption(
+                    md(
+                        f"{w['title'] or w['target']}: cited by {plural(len(w['citing']), 'paper')}, "
+                        f"{plural(n_contexts, 'sentence')}"
+                    )
+                )
             year = f" ({c['year']})" if c["year"] else ""
             st.markdown(f"**{n}. {md(c['title'] or c['paper_id'])}**{md(year)} · `{c['paper_id']}`")
             if not c["contexts"]:
                 st.caption("A reference the source gives without text: no citing sentence.")
-            _contexts(c["contexts"])
+            _contexts(f"{key}-{depth}-{n}", c["contexts"])
             _follow_buttons(key, depth, n, shown.rows[n - 1])
-    return min(n, limit), n
+    return n
 
 
-def _reference_rows(key: str, depth: int, shown: Listing, limit: int) -> tuple[int, int]:
-    """The first `limit` references cited in a sentence or in the index, then one line naming
-    the others; (shown, in all)."""
+def _reference_rows(key: str, depth: int, shown: Listing, drawn: range) -> int:
+    """The references cited in a sentence or in the index numbered in `drawn` (from 1, in the
+    order of the bibliography), and after the last one a line naming the others; how many
+    such references there are."""
     without, listed = [], 0
     rows = list(enumerate(zip(shown.record["references"], shown.rows, strict=True), start=1))
     for n, (r, row) in rows:
@@ -209,28 +261,36 @@ def _reference_rows(key: str, depth: int, shown: Listing, limit: int) -> tuple[i
             without.append(f"{n}. {row.title}")
             continue
         listed += 1
-        if listed > limit:
+        if listed not in drawn:
             continue
         year = f" ({r['year']})" if r["year"] else ""
         where = f"`{r['target']}`" if r["target"] else "unresolved"
         st.markdown(f"**{n}. {md(row.title)}**{md(year)} · {where}")
-        _contexts(r["contexts"])
+        _contexts(f"{key}-{depth}-{n}", r["contexts"])
         _follow_buttons(key, depth, n, row)
-    if without and listed <= limit:
+    if without and drawn and listed <= drawn.stop - 1:
         st.caption(
             md(f"{plural(len(without), 'more reference')} the text does not cite in a sentence: " + "; ".join(without))
         )
-    return min(listed, limit), listed
+    return listed
 
 
-def _contexts(contexts: list[dict[str, Any]]) -> None:
-    for c in contexts[:CONTEXTS_SHOWN]:
+def _contexts(key: str, contexts: list[dict[str, Any]]) -> None:
+    """A row's citing sentences: the first CONTEXTS_SHOWN, and a button that shows them all."""
+    every = st.session_state.get(f"ctx-{key}", False)
+    for c in contexts if every else contexts[:CONTEXTS_SHOWN]:
         cue = f" ({c['cue']})" if c.get("cue") else ""
         st.markdown(f"*{md(c['intent'])}*{md(cue)} · {md(cites_view.context_where(c))} · `{c['chunk_id']}`")
         # the sentence with the citation marked (escaped: paper text is data)
         st.markdown(f"<div class='litloop-chunk'>{cites_view.marked_sentence(c)}</div>", unsafe_allow_html=True)
-    if len(contexts) > CONTEXTS_SHOWN:
-        st.caption(f"… and {plural(len(contexts) - CONTEXTS_SHOWN, 'more sentence')} (`litloop cites` lists them all)")
+    if len(contexts) > CONTEXTS_SHOWN and not every:
+        st.button(
+            f"All {len(contexts)} sentences",
+            key=f"{key}-contexts",
+            on_click=_all_contexts,
+            args=(f"ctx-{key}",),
+            type="tertiary",
+        )
 
 
 def _follow_buttons(key: str, depth: int, n: int, row: cites_view.Row) -> None:

@@ -57,10 +57,23 @@ def where(c: dict[str, Any]) -> str:
     return Locator.from_dict(c.get("locator")).describe()
 
 
-def citation_label(c: dict[str, Any]) -> str:
-    """`[1] Title — ACL 2005 · p. 3, § Results, Table 2`"""
-    meta = venue_year(c)
-    return f"[{c['n']}] {c.get('title') or c.get('paper_id')}" + (f" — {meta}" if meta else "") + f" · {where(c)}"
+AUTHORS_SHOWN = 3  # authors named on a paper's card; the rest are "et al."
+
+
+def cited_papers(citations: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The answer's citations grouped by paper, one group per card, in the order the answer
+    first cites each paper."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in sorted(citations, key=lambda c: c.get("n", 0)):
+        groups.setdefault(str(c.get("paper_id") or c.get("chunk_id")), []).append(c)
+    return list(groups.values())
+
+
+def byline(c: dict[str, Any]) -> str:
+    """A card's line under its title: `A. Smith, B. Jones, C. Wu et al. · ACL 2005`."""
+    authors = [str(a) for a in c.get("authors") or [] if str(a).strip()]
+    names = ", ".join(authors[:AUTHORS_SHOWN]) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
+    return " · ".join(x for x in (names, venue_year(c)) if x)
 
 
 def answer_markdown(answer: dict[str, Any]) -> str:
@@ -115,6 +128,13 @@ def dropped_lines(answer: dict[str, Any]) -> list[str]:
     """The claims the support check dropped from an answer, each with why:
     `"CRFs reach 99 F1." (the number '99' is not in the cited sentences)`."""
     return [f"\u201c{r.get('text', '')}\u201d ({r.get('reason', '')})" for r in answer.get("rejected_claims") or []]
+
+
+def quote_html(c: dict[str, Any]) -> str:
+    """A citation's quoted sentences as HTML, escaped (paper text is data), in quotation marks."""
+    import html
+
+    return "“" + html.escape(" ".join(str(c.get("quote") or "").split()), quote=False) + "”"
 
 
 def highlighted_chunk(c: dict[str, Any]) -> str:

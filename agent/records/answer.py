@@ -43,6 +43,7 @@ class Citation(TypedDict):
     chunk_id: str
     paper_id: str
     title: str
+    authors: NotRequired[list[str]]
     venue: str | None
     year: int | None
     kind: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -62,16 +63,18 @@ def test_asking_shows_steps_and_a_cited_answer(chat_env):
     texts = [m.value for m in at.markdown]
     # the marker opens its quote in place: a focusable span after the claim, its quote inside
     assert any("CRFs reach 95.7 F1 on chunking <span class='litloop-cite' tabindex='0'" in t for t in texts)
-    evidence = [e for e in at.expander if e.label.startswith("[1] ")]
-    assert len(evidence) == 1
-    label = evidence[0].label
-    assert "Conditional random fields for sequence labeling" in label and "ACL 2005" in label
-    assert "§ Abstract" in label  # where the chunk sits
-    inside = [m.value for m in evidence[0].markdown]
+    # the cited paper's card: its title, byline, where the quote sits, the quote, its passage
+    (card,) = [t for t in texts if t.startswith("[1] **")]
+    assert "Conditional random fields for sequence labeling" in card
+    captions = [c.value for c in at.caption]
+    assert any("ACL 2005" in c and "`crf`" in c for c in captions)
+    assert any(t.startswith("**[1]** Where:") and "§ Abstract" in t for t in texts)
+    assert any("litloop-quote" in t and "95.7 F1 on chunking" in t for t in texts)
+    (passage,) = [e for e in at.expander if e.label.startswith("The passage of [1]")]
+    assert "crf#c0" in passage.label
+    inside = [m.value for m in passage.markdown]
     # the chunk with its quoted sentence highlighted, paper text escaped
     assert any("<mark>" in t and "95.7 F1 on chunking" in t.split("<mark>")[1].split("</mark>")[0] for t in inside)
-    assert any("crf#c0" in t for t in inside)
-    captions = [c.value for c in at.caption]
     assert any("2 rounds" in c and "LLM calls" in c and "tokens" in c and "trace" in c for c in captions)
     trace = [e for e in at.expander if e.label.startswith("Trace ")]
     assert trace and "synthesize" in trace[0].code[0].value and "retrieve [retriever]" in trace[0].code[0].value
@@ -100,7 +103,7 @@ def test_follow_up_uses_the_conversation_and_threads_persist(chat_env):
     buttons[0].click().run()
     users = [c for c in at2.chat_message if c.name == "user"]
     assert len(users) == 2
-    assert sum(1 for e in at2.expander if e.label.startswith("[1] ")) == 2
+    assert sum(1 for e in at2.expander if e.label.startswith("The passage of [1]")) == 2
 
 
 def test_missing_index_is_a_clear_message(chat_env, tmp_path):
@@ -263,9 +266,13 @@ def _button(at, suffix: str):
     return b
 
 
+def _rows(at) -> list[str]:
+    """The rows of the open panel (`**n. title**`)."""
+    return [m.value for m in at.markdown if re.match(r"\*\*\d+\. ", m.value)]
+
+
 def _panel(at) -> list[str]:
-    (evidence,) = [e for e in at.expander if e.label.startswith("[1] ")]
-    return [m.value for m in evidence.markdown]
+    return [m.value for m in at.markdown]
 
 
 def test_a_citation_opens_its_citers_and_references_and_goes_back(cites_chat_env):
@@ -290,6 +297,21 @@ def test_a_citation_opens_its_citers_and_references_and_goes_back(cites_chat_env
         "**2. Construction of the literature graph in semantic scholar**" in t and "N18-3011" in t for t in shown
     )
     assert any("*uses* (corpus) · p. 5, § 4 Experiments › Training Data" in t for t in shown)
+    # a page of rows at a time, then the next page, then all of them in the card
+    (where,) = [c.value for c in at.caption if c.value.startswith("Page 1 of ")]
+    total = int(where.rsplit(" of ", 1)[1])
+    assert total > 5 and where == f"Page 1 of {-(-total // 5)} · rows 1–5 of {total}"
+    assert len(_rows(at)) == 5
+    first_page = _rows(at)
+    _button(at, ":1-1-next-1").click().run()
+    assert any(c.value.startswith("Page 2 of ") for c in at.caption)
+    assert len(_rows(at)) == 5 and not set(_rows(at)) & set(first_page)
+    _button(at, ":1-1-all-1").click().run()
+    assert len(_rows(at)) == total and any(c.value == f"All {total} rows" for c in at.caption)
+    _button(at, ":1-1-pages-1").click().run()
+    assert len(_rows(at)) == 5 and any(c.value.startswith("Page 2 of ") for c in at.caption)
+    _button(at, ":1-1-prev-1").click().run()
+    assert _rows(at) == first_page
     marked = [t for t in shown if "Semantic Scholar corpus" in t and "<mark>" in t]
     assert marked and "Ammar et al., 2018" in marked[0].split("<mark>")[1].split("</mark>")[0]
     # row 2 (N18-3011): who cites it
@@ -309,8 +331,7 @@ def test_a_citation_opens_its_citers_and_references_and_goes_back(cites_chat_env
     assert not any(t.startswith(("**References of:**", "**Cited by:**")) for t in _panel(at))
     # an index that is not there: the links say so, the answer stays
     at.sidebar.text_input(key="index").set_value("/nonexistent/litloop-index").run()
-    (evidence,) = [e for e in at.expander if e.label.startswith("[1] ")]
-    assert any("Citations of this paper are not available" in c.value for c in evidence.caption)
+    assert any("Citations of this paper are not available" in c.value for c in at.caption)
 
 
 def test_a_chat_that_asks_a_server_says_where_the_citations_are():

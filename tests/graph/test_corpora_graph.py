@@ -194,9 +194,9 @@ def test_web_chat_sidebar_chooses_corpora(scripted, two_corpora, monkeypatch):
     at.chat_input[0].set_value("What F1 do CRFs reach on chunking?").run()
     assert not at.exception, at.exception
     assert any("CRFs reach 95.7 F1 <span class='litloop-cite'" in m.value for m in at.markdown)  # [1] opens its quote
-    evidence = [e for e in at.expander if e.label.startswith("[1] ")]
-    assert len(evidence) == 1 and "Conditional random fields" in evidence[0].label
-    assert any("nlp:crf#c0" in m.value for m in evidence[0].markdown)
+    assert any(m.value.startswith("[1] **Conditional random fields") for m in at.markdown)  # its card
+    (passage,) = [e for e in at.expander if e.label.startswith("The passage of [1]")]
+    assert "nlp:crf#c0" in passage.label
 
 
 # --- MultiIndex over two real indexes (BM25 segments, Chroma, embedder, citation graph)

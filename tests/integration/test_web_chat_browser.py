@@ -275,10 +275,11 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
             expect(body).to_be_visible(timeout=10_000)
             expect(body).to_contain_text("Conditional random fields")
             page.mouse.click(5, 5)  # a click elsewhere closes it
-            first.click()  # open the evidence
+            # the paper's card shows where the quote sits and the quote; its passage opens below
+            expect(page.get_by_text("Where:", exact=False).first).to_be_visible()
+            page.get_by_text("The passage of [1]", exact=False).first.click()
             quoted = page.get_by_text("We present conditional random fields", exact=False).filter(visible=True)
             expect(quoted.first).to_be_visible()
-            expect(page.get_by_text("Where:", exact=False).first).to_be_visible()
             expect(page.get_by_text("LLM calls", exact=False).first).to_be_visible()
             roles = [r["role"] for r in stub.requests]
             assert {"decompose", "verify", "read", "synthesize"} <= set(roles)
@@ -308,19 +309,32 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
             page.get_by_text(re.compile(r"^Round 1/")).last.click()
             expect(page.get_by_text("Subqueries: S2ORC-SciBERT PaperField results", exact=False).first).to_be_visible()
             assert "Earlier in this conversation" not in page.inner_text("body")
-            evidence = page.get_by_text(re.compile(r"^\[1\] S2ORC")).last
-            evidence.click()
+            expect(page.get_by_text(re.compile(r"^\[1\] S2ORC")).last).to_be_visible()  # its card
+            page.get_by_text("The passage of [1]", exact=False).last.click()
             table = page.locator("table.litloop-table").last
             expect(table).to_be_visible()
             expect(table.locator("mark", has_text="PaperField").first).to_be_visible()
-            # its References: counts first, at most 10 rows, then "Show more"
+            # its References, inside its card: counts first, five rows a page, the next page, all
             settled(page)
             page.get_by_role("button", name=re.compile(r"^References \(\d+\)")).last.click()
             expect(page.get_by_text("References of:", exact=False).first).to_be_visible(timeout=60_000)
-            more = page.get_by_role("button", name=re.compile(r"^Show more \(10 of \d+ shown\)"))
-            expect(more).to_be_visible()
+            where = page.get_by_text(re.compile(r"^Page 1 of \d+ · rows 1–5 of \d+$"))
+            expect(where).to_be_visible()
+            settled(page)
+            total = int(where.inner_text().rsplit(" of ", 1)[1])
             rows = page.locator("strong").filter(has_text=re.compile(r"^\d+\. "))
-            assert 0 < rows.count() <= 10, rows.all_inner_texts()
+            assert rows.count() == 5, rows.all_inner_texts()
+            first_page = rows.all_inner_texts()
+            settled(page)
+            page.get_by_role("button", name="Next").click()
+            expect(page.get_by_text(re.compile(r"^Page 2 of \d+ · rows 6–10 of"))).to_be_visible(timeout=60_000)
+            settled(page)
+            assert not set(rows.all_inner_texts()) & set(first_page)
+            settled(page)
+            page.get_by_role("button", name=f"Show all {total}").click()
+            expect(page.get_by_text(f"All {total} rows")).to_be_visible(timeout=60_000)
+            settled(page)  # the rows of the page before go once the run ends
+            assert rows.count() == total
             marks = [m for m in page.locator("mark").all_inner_texts() if m.strip()]
             assert any(m.rstrip().endswith(")") for m in marks), marks
             unclosed = [m for m in marks if m.count("(") != m.count(")") or m.count("[") != m.count("]")]

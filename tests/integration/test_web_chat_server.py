@@ -72,8 +72,8 @@ def test_the_web_chat_asks_the_server_and_lists_its_threads(team_server, monkeyp
     assert steps[0].startswith("Round 1/") and any(s.startswith("Read ") for s in steps), steps
     assert "Answer written" in steps
     assert any("95.7" in m.value for m in at.markdown)
-    evidence = [e for e in at.expander if e.label.startswith("[1] ")]
-    assert evidence and "Conditional random fields" in evidence[0].label
+    assert any(m.value.startswith("[1] **Conditional random fields") for m in at.markdown)  # its card
+    assert any(e.label.startswith("The passage of [1]") for e in at.expander)
 
     # the conversation is the server's thread, alice's, with the answer in its state
     alice = get_sync_client(url=team_server, headers={"Authorization": "Bearer key-alice"})

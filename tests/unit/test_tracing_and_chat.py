@@ -10,7 +10,7 @@ from datetime import UTC
 
 import pytest
 
-from agent.chat.render import citation_label, totals_line
+from agent.chat.render import byline, cited_papers, totals_line
 from agent.chat.session import FOLLOW_UP_HEADER, ChatStore, Turn, contextualise
 from agent.chat.trace_view import tree_rows
 from agent.records.progress import Timeline
@@ -352,16 +352,19 @@ def test_timeline_says_when_no_llm_gave_the_verdict():
     assert t.stages[0].lines[-1] == "No LLM verdict (this preset): the top papers are the evidence (p1; p2)"
 
 
-def test_citation_label_and_totals():
+def test_cards_group_citations_by_paper_and_name_their_authors_and_totals():
     c = {
         "n": 2,
         "title": "CRFs",
         "paper_id": "crf",
+        "authors": ["J. Lafferty", "A. McCallum", "F. Pereira", "X. Else"],
         "venue": "ACL",
         "year": 2005,
-        "locator": {"page": 3, "section": "Results", "table_id": "Table 2"},
     }
-    assert citation_label(c) == "[2] CRFs — ACL 2005 · p. 3, § Results, Table 2"
+    assert byline(c) == "J. Lafferty, A. McCallum, F. Pereira et al. · ACL 2005"
+    assert byline({**c, "authors": [], "venue": None}) == "2005"
+    cited = [{**c, "n": 3}, {"n": 1, "paper_id": "lstm"}, c]
+    assert [[x["n"] for x in g] for g in cited_papers(cited)] == [[1], [2, 3]]  # in the order first cited
     line = totals_line(
         {"rounds": 2, "llm_calls": 9, "input_tokens": 1234, "output_tokens": 56, "seconds": 3.04, "preset": "local"},
         "01a2-aaaa-bbbbccccdddd",
