@@ -38,16 +38,16 @@ CHROMIUM_FLAGS = [
     "--no-first-run",
 ]
 QUESTION = "Which sequence labelling models use conditional random fields, and what F1 do they reach?"
-FOLLOW_UP = "and what does S2ORC-SciBERT reach on PaperField?"
+SECOND = "What does S2ORC-SciBERT reach on PaperField?"  # stands alone: asked alone
 S2ORC = "2020.acl-main.447"  # a demo PDF: 55 references, Table 5 cites Beltagy et al. (2019) per row
 # what a page must never show: an address with a port (the embedded model's, the stub's)
 ADDRESS = re.compile(r"(?:127\.0\.0\.1|localhost|0\.0\.0\.0):\d+|https?://[^\s/]+:\d+")
 
 
 def chat_reply(role: str, body: dict, prompt: str) -> dict:
-    """The tests' literature answers, and for the follow-up on S2ORC (the question comes first in
+    """The tests' literature answers, and for the second question, on S2ORC (the question comes first in
     every prompt) a claim that cites the PaperField row of its Table 5: a table chunk."""
-    if FOLLOW_UP.split("reach")[0] not in prompt:
+    if SECOND.split("reach")[0] not in prompt:
         return literature_reply(role, body, prompt)
     if role == "decompose":
         return {"subqueries": ["S2ORC-SciBERT PaperField results"]}
@@ -293,22 +293,30 @@ def test_ask_and_follow_up_in_the_browser(running_ui, home):
                 SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
                 SCREENSHOT.write_bytes(shot.read_bytes())
 
-            # a reload keeps the conversation open (its address names it), and the follow-up goes on in it
+            # a reload keeps the conversation open (its address names it), and the next question goes on in it
             page.reload(wait_until="domcontentloaded")
             expect(
                 page.get_by_text("Conditional random fields reach 95.7 F1 on chunking [1]", exact=False).first
             ).to_be_visible(timeout=60_000)
             box = page.get_by_placeholder("Ask about the literature…")
-            # the follow-up: progress at once, the user's words in its steps, a table cited
+            # a question that stands alone: progress at once, its own words in its steps, a table
+            # cited, and nothing of the conversation before it (not a follow-up)
             rounds_before = page.get_by_text(re.compile(r"^Round 1/")).count()
-            box.fill(FOLLOW_UP)
+            asked_before = len(stub.requests)
+            box.fill(SECOND)
             box.press("Enter")
-            assert progress_within(page, 2.0, rounds_before), "no progress shown within 2 s of the follow-up"
+            assert progress_within(page, 2.0, rounds_before), "no progress shown within 2 s of the second question"
             answer = page.get_by_text("S2ORC-SciBERT reaches 65.99 on PaperField [1]", exact=False).first
             expect(answer).to_be_visible(timeout=300_000)
             page.get_by_text(re.compile(r"^Round 1/")).last.click()
             expect(page.get_by_text("Subqueries: S2ORC-SciBERT PaperField results", exact=False).first).to_be_visible()
             assert "Earlier in this conversation" not in page.inner_text("body")
+            prompts = [
+                " ".join(str(m.get("content")) for m in r["body"]["messages"]) for r in stub.requests[asked_before:]
+            ]
+            assert prompts and not [p for p in prompts if QUESTION in p or "Earlier in this" in p]
+            second = page.locator('[data-testid="stChatMessage"]').last
+            assert "Conditional random fields for sequence labeling" not in second.inner_text()  # no earlier paper
             expect(page.get_by_text(re.compile(r"^\[1\] S2ORC")).last).to_be_visible()  # its card
             page.get_by_text("The passage of [1]", exact=False).last.click()
             table = page.locator("table.litloop-table").last
