@@ -12,6 +12,7 @@ from rich.table import Table
 
 from agent.chat.render import FLAGGED_NOTE, flagged_lines, table_rows_shown
 from agent.cli.common import err, out
+from agent.records.progress import named
 
 COMPACT_HINT = 8  # segments from which `index info` suggests `index compact`
 
@@ -196,18 +197,20 @@ def progress_printer(ev: dict) -> None:
     elif node == "verify" and ev.get("llm") is False:
         err.print(
             f"  no LLM verdict (this preset): evidence papers are the top {len(ev.get('evidence_papers') or [])}: "
-            f"{', '.join(ev.get('evidence_papers') or []) or '-'}"
+            + escape(named(ev.get("evidence_papers"), ev.get("titles")))
         )
     elif node == "verify":
         verdict = "[green]sufficient[/]" if ev.get("sufficient") else "[yellow]not yet sufficient[/]"
         err.print(
-            f"  verdict: {verdict}; evidence papers: {', '.join(ev.get('evidence_papers') or []) or '-'}"
+            f"  verdict: {verdict}; evidence papers: {escape(named(ev.get('evidence_papers'), ev.get('titles')))}"
             + (f"; missing: {escape(ev['missing'])}" if ev.get("missing") else "")
         )
     elif node == "expand_neighbors":
-        err.print(f"  related papers: {ev['candidates']} candidates from seeds {', '.join(ev['seeds'])}")
+        err.print(
+            f"  related papers: {ev['candidates']} candidates from seeds {escape(named(ev['seeds'], ev.get('titles')))}"
+        )
     elif node == "read_paper":
-        err.print(f"  papers read: {ev['papers_read']}, relevant: {', '.join(ev['relevant']) or '-'}")
+        err.print(f"  papers read: {ev['papers_read']}, relevant: {escape(named(ev['relevant'], ev.get('titles')))}")
 
 
 def print_answer(result: dict) -> None:

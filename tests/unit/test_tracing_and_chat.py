@@ -581,3 +581,18 @@ def test_a_build_stage_reads_as_a_sentence_with_the_time_left():
         "reading, 1 file · 1 s so far"
     )
     assert [about(s) for s in (0.2, 59, 61, 3900)] == ["1 s", "59 s", "1 min", "1 h 5 min"]
+
+
+def test_the_command_lines_progress_names_papers_by_their_titles():
+    from agent.cli.common import err
+    from agent.cli.render import progress_printer
+
+    titles = {"crf": "Conditional random fields for sequence labeling", "lstm": ""}
+    with err.capture() as got:
+        progress_printer({"node": "verify", "sufficient": True, "evidence_papers": ["crf", "lstm"], "titles": titles})
+        progress_printer({"node": "read_paper", "papers_read": 7, "relevant": ["crf"], "titles": titles})
+        progress_printer({"node": "expand_neighbors", "candidates": 3, "seeds": ["crf"], "titles": titles})
+    lines = got.get().splitlines()
+    assert lines[0].endswith("evidence papers: “Conditional random fields for sequence labeling”; lstm")
+    assert lines[1] == "  papers read: 7, relevant: “Conditional random fields for sequence labeling”"
+    assert lines[2].endswith("from seeds “Conditional random fields for sequence labeling”")
