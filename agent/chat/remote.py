@@ -119,10 +119,18 @@ def ask_remote_turn(
     rounds, started, error = 0, time.perf_counter(), None
     try:
         for part in chat.client.runs.stream(
-            turn.graph_thread, GRAPH_ID, input={"question": asked}, stream_mode="updates"
+            turn.graph_thread,
+            GRAPH_ID,
+            input={"question": asked},
+            stream_mode=["updates", "custom"],
+            context={"stream_drafts": True},  # the answer's words as the model writes them
         ):
             if part.event == "error":
                 error = str((part.data or {}).get("message") or part.data)
+            if part.event == "custom" and isinstance(part.data, dict) and "draft" in part.data:
+                if on_event is not None:  # shown while written, not kept
+                    on_event({"node": "draft", "text": part.data["draft"], "role": part.data.get("role")})
+                continue
             if part.event != "updates" or not isinstance(part.data, dict):
                 continue
             for node, update in part.data.items():

@@ -154,3 +154,19 @@ def test_a_full_queue_is_said_in_the_chat_and_leaves_no_turn(tmp_path, monkeypat
         finally:
             release.set()
             stop(proc)
+
+
+def test_a_server_run_streams_the_answer_words_to_the_chat(team_server):
+    """The chat asks the server for the run's custom stream too: the answer's words arrive while
+    the model writes them, before the answer, and are not kept with the turn."""
+    from agent.chat.remote import RemoteChat, ask_remote_turn
+
+    chat = RemoteChat(team_server, "key-alice")
+    events: list[dict] = []
+    turn = ask_remote_turn(chat, chat.new_thread(), QUESTION, on_event=events.append)
+    nodes = [e["node"] for e in events]
+    drafts = [e["text"] for e in events if e["node"] == "draft"]
+    assert drafts and any(len(d) < 30 for d in drafts) and drafts[-1].startswith("Conditional random fields reach")
+    assert max(i for i, n in enumerate(nodes) if n == "draft") < nodes.index("synthesize")
+    assert not [e for e in turn.events if e["node"] == "draft"]
+    assert "95.7" in turn.answer["text"]
