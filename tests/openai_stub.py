@@ -151,6 +151,7 @@ class OpenAIStub:
         logprobs: bool = True,
         stream_piece: int = 12,
         stream_delay: float = 0.0,
+        refuse_stream: bool = False,
     ) -> None:
         self.reply = reply
         self.model = model
@@ -166,6 +167,7 @@ class OpenAIStub:
         # `stream_delay` seconds apart (to watch an answer appear while it is written)
         self.stream_piece = stream_piece
         self.stream_delay = stream_delay
+        self.refuse_stream = refuse_stream  # True: a streamed request gets a 400, as some servers give
         self.requests: list[dict[str, Any]] = []  # role, body, at (time.monotonic())
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -249,6 +251,11 @@ class OpenAIStub:
                                 "total_tokens": len(prompt.split()) + 1,
                             },
                         },
+                    )
+                    return
+                if body.get("stream") and stub.refuse_stream:
+                    self._send(
+                        400, {"error": {"message": "stream_options is not supported", "type": "invalid_request_error"}}
                     )
                     return
                 fault = stub.faults.get(role) or stub.faults.get("*")

@@ -126,10 +126,6 @@ def structured_call(
     method = method or method_of(model)
     if logprobs and "top_logprobs" in type(model).model_fields:
         model = model.model_copy(update={"logprobs": True, "top_logprobs": logprobs})
-    if on_text is not None and "streaming" in type(model).model_fields:
-        # streamed; its usage asked for too (OpenAI's client leaves it off for other base URLs)
-        extra = {"stream_usage": True} if "stream_usage" in type(model).model_fields else {}
-        model = model.model_copy(update={"streaming": True, **extra})
     # The schema goes as a plain JSON schema, not the class: given a class, the OpenAI client
     # validates inside the request and raises, losing the raw text the repair turn needs.
     json_schema = schema.model_json_schema()
@@ -137,6 +133,14 @@ def structured_call(
     if lean_chars and method == "json_schema":
         json_schema = lean_schema(json_schema, int(lean_chars))
     runnable = model.with_structured_output(json_schema, method=method, include_raw=True)
+    plain = runnable
+    if on_text is not None and "streaming" in type(model).model_fields and _streams(model):
+        # streamed; its usage asked for too (OpenAI's client leaves it off for other base URLs)
+        extra = {"stream_usage": True} if "stream_usage" in type(model).model_fields else {}
+        streamed = model.model_copy(update={"streaming": True, **extra})
+        runnable = streamed.with_structured_output(json_schema, method=method, include_raw=True)
+    else:
+        on_text = None
     messages = build_messages(schema, system, user, method=method, schema_in_prompt=schema_in_prompt)
     attempts: list[Attempt] = []
     value: T | None = None
@@ -145,7 +149,17 @@ def structured_call(
         if health is not None and health.down:
             attempts.append(health.not_sent())
             break
-        value, attempt = _attempt(runnable, messages, schema, on_text)
+        try:
+            value, attempt = _attempt(runnable, messages, schema, on_text)
+        except Exception as exc:
+            if on_text is None or not _refuses_streaming(exc):
+                raise
+            # an endpoint that refuses a streamed request (or its usage) answers unstreamed,
+            # and is not asked to stream again by this process
+            runnable, on_text = plain, None
+            value, attempt = _attempt(runnable, messages, schema)
+            log.warning("the endpoint refused a streamed call (%s); answering without streaming", describe_error(exc))
+            _NO_STREAMING.add(_endpoint_of(model))
         attempts.append(attempt)
         if health is not None:
             health.record(attempt)
@@ -223,6 +237,24 @@ def _tokens(message: Any) -> Tokens:
 def _logprobs_of(message: Any) -> tuple[dict[str, Any], ...] | None:
     content = ((getattr(message, "response_metadata", None) or {}).get("logprobs") or {}).get("content")
     return tuple(content) if content else None
+
+
+_NO_STREAMING: set[str] = set()  # endpoints (base URL and model) that refused a streamed call
+
+
+def _endpoint_of(model: Any) -> str:
+    return f"{getattr(model, 'openai_api_base', '') or ''} {getattr(model, 'model_name', '') or ''}"
+
+
+def _streams(model: Any) -> bool:
+    """Whether a drafting call to this model is streamed: not to an endpoint that refused it."""
+    return _endpoint_of(model) not in _NO_STREAMING
+
+
+def _refuses_streaming(exc: Exception) -> bool:
+    """A request the endpoint refused as such (400, 422): a server that cannot stream this call,
+    or stream its usage."""
+    return getattr(exc, "status_code", None) in (400, 422)
 
 
 class _ReplySoFar(BaseCallbackHandler):

@@ -21,16 +21,17 @@ def stub_model(stub: OpenAIStub):
     return ChatOpenAI(model="stub-model", base_url=stub.base_url, api_key="sk-test", max_retries=0, timeout=10)
 
 
-def test_a_streamed_call_sends_the_reply_so_far_and_returns_what_an_unstreamed_one_does():
+@pytest.mark.parametrize("method", ["json_schema", "function_calling"])
+def test_a_streamed_call_sends_the_reply_so_far_and_returns_what_an_unstreamed_one_does(method):
     from agent.llm import structured_call
     from agent.llm.schemas import synthesis_model
 
     Synthesis = synthesis_model(["S1"], 2)
-    prompt = "S1 Conditional random fields reach 95.7 F1 on chunking."
+    prompt = "S1 Conditional random fields reach 95.7 F1 on chunking. The JSON has claims."
     with OpenAIStub(literature_reply, stream_piece=7) as stub:
         seen: list[str] = []
-        streamed = structured_call(stub_model(stub), Synthesis, "system", prompt, on_text=seen.append)
-        plain = structured_call(stub_model(stub), Synthesis, "system", prompt)
+        streamed = structured_call(stub_model(stub), Synthesis, "system", prompt, on_text=seen.append, method=method)
+        plain = structured_call(stub_model(stub), Synthesis, "system", prompt, method=method)
         asked = [r["body"].get("stream") for r in stub.requests]
     assert [bool(a) for a in asked] == [True, False]  # only the call given on_text streams
     assert streamed.ok and streamed.value == plain.value
@@ -98,3 +99,20 @@ def _under(run: dict, name: str, by_id: dict) -> bool:
             return True
         run = by_id.get(run.get("parent_run_id"))
     return False
+
+
+def test_an_endpoint_that_refuses_streaming_answers_unstreamed_and_is_not_asked_again():
+    from agent.llm import structured_call
+    from agent.llm.schemas import synthesis_model
+
+    Synthesis = synthesis_model(["S1"], 2)
+    prompt = "S1 Conditional random fields reach 95.7 F1 on chunking."
+    with OpenAIStub(literature_reply, refuse_stream=True) as stub:
+        seen: list[str] = []
+        first = structured_call(stub_model(stub), Synthesis, "system", prompt, on_text=seen.append)
+        second = structured_call(stub_model(stub), Synthesis, "system", prompt, on_text=seen.append)
+        asked = [bool(r["body"].get("stream")) for r in stub.requests]
+    assert first.ok and second.ok and first.value == second.value
+    assert first.calls == 1  # the refused request is not an attempt of the answer
+    assert asked == [True, False, False]
+    assert not [s for s in seen if s]
