@@ -29,6 +29,34 @@ HELP = """[bold]/new[/] start a new conversation · [bold]/threads[/] list conve
 [bold]/help[/] this help · [bold]/quit[/] leave (or Ctrl-D). Anything else is a question; follow-ups use the conversation."""
 
 
+DRAFT_CHARS = 400  # the end of a long draft is what a terminal line shows
+
+
+class Draft:
+    """The answer's words while the model writes them, as one live line under the steps
+    ("writing: ..."), erased when the answer is whole: the checked answer is printed instead."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live: Any = None
+
+    def show(self, text: str) -> None:
+        from rich.live import Live
+        from rich.text import Text
+
+        shown = text if len(text) <= DRAFT_CHARS else "…" + text[-DRAFT_CHARS:]
+        line = Text.assemble(("writing: ", "bold"), (shown, "dim"))
+        if self.live is None:
+            self.live = Live(line, console=self.console, transient=True, auto_refresh=False)
+            self.live.start()
+        self.live.update(line, refresh=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
 class TerminalChat:
     def __init__(
         self,
@@ -120,6 +148,18 @@ class TerminalChat:
         if self.thread is None:
             self.thread = self.store.new_thread()
         timeline = Timeline()
+        # in a terminal, the answer's words as the model writes them, erased once it is whole
+        draft = Draft(self.console) if self.console.is_terminal else None
+
+        def on_event(ev: dict[str, Any]) -> None:
+            if ev.get("node") == "draft":
+                if draft is not None:
+                    draft.show(str(ev.get("text") or ""))
+                return
+            if draft is not None and ev.get("node") == "synthesize":
+                draft.close()
+            self.step(timeline, ev)
+
         try:
             turn = ask_turn(
                 self.store,
@@ -127,8 +167,9 @@ class TerminalChat:
                 question,
                 preset=self.preset,
                 index=self.index,
-                on_event=lambda ev: self.step(timeline, ev),
+                on_event=on_event,
                 corpora=self.corpora or None,
+                stream_drafts=draft is not None,
             )
         except TurnFailed as exc:
             self.console.print(f"[bold red]The run failed:[/] {escape(exc.turn.error or str(exc))}")
@@ -138,6 +179,9 @@ class TerminalChat:
         except KeyboardInterrupt:
             self.console.print("[yellow]Interrupted.[/]")
             return None
+        finally:
+            if draft is not None:
+                draft.close()
         self.show_answer(turn)
         return turn
 

@@ -116,3 +116,24 @@ def test_an_endpoint_that_refuses_streaming_answers_unstreamed_and_is_not_asked_
     assert first.calls == 1  # the refused request is not an attempt of the answer
     assert asked == [True, False, False]
     assert not [s for s in seen if s]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_terminal_chat_shows_the_draft_in_a_terminal_only(endpoint, tmp_path, terminal):
+    from rich.console import Console
+
+    from agent.chat.session import ChatStore
+    from agent.chat.terminal import TerminalChat
+
+    console = Console(force_terminal=terminal, record=True, width=120, color_system=None)
+    chat = TerminalChat(ChatStore(tmp_path / "chats.sqlite"), console, read_line=lambda _: "/quit")
+    turn = chat.ask(QUESTION)
+    assert turn is not None and "95.7" in turn.answer["text"]
+    printed = console.export_text()
+    streamed = [r for r in endpoint.requests if r["body"].get("stream")]
+    if terminal:
+        # the words while written, then the checked answer after them
+        assert "writing: Conditional random" in printed and streamed
+        assert printed.rindex("writing:") < printed.rindex("Conditional random fields reach 95.7")
+    else:  # piped: nothing streams, nothing but the steps and the answer
+        assert "writing:" not in printed and not streamed
