@@ -234,8 +234,8 @@ def sidebar(store: ChatStore) -> dict[str, Any]:
             st.error(index_msg)
         elif demo_missing:
             st.warning(
-                "The demo index is not built yet: **Start the demo** builds it (a few minutes on two "
-                "CPU cores), or the first question will."
+                "The demo index is not built yet: **Start the demo** builds it (once, about a minute "
+                "and a half on two CPU cores, its progress shown), or the first question will."
             )
         else:
             st.caption(md(f"Searching {render.home_path(index or s.index or s.demo_index)}"))
