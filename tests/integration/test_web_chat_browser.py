@@ -193,17 +193,18 @@ def page_problems(page, home: Path) -> list[str]:
 
 
 def settled(page, timeout_s: float = 120) -> None:
-    """Wait until Streamlit has finished its run (its status widget, "Running...", is gone): a
-    button clicked while a run is still drawing the page can be drawn again before its callback
-    shows, so every click that expects a new panel waits for this first."""
-    status = page.locator('[data-testid="stStatusWidget"]')
+    """Wait until Streamlit has finished its run (the app's `data-test-script-state` is no longer
+    "running"; the status widget is not drawn with the minimal toolbar): a button clicked while
+    a run is still drawing the page can be drawn again before its callback shows, and the rows
+    of the page before stay (stale) until the run ends."""
+    app = page.locator("[data-test-script-state]").first
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
-        if status.count() == 0 or not status.first.is_visible():
-            page.wait_for_timeout(200)
-            if status.count() == 0 or not status.first.is_visible():
+        if app.get_attribute("data-test-script-state") != "running":
+            page.wait_for_timeout(150)
+            if app.get_attribute("data-test-script-state") != "running":
                 return
-        page.wait_for_timeout(200)
+        page.wait_for_timeout(150)
     raise AssertionError(f"the page was still running after {timeout_s:.0f} s")
 
 
