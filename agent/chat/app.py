@@ -509,8 +509,7 @@ def welcome(options: dict[str, Any]) -> str | None:
     from it, as buttons; the question of the button clicked, or None."""
     about = collection_of(options["index"], options["preset"], tuple(options.get("corpora") or ()))
     if about is None:
-        st.markdown("Ask a question about the papers in your index; the first question builds the demo index.")
-        return None
+        return demo_welcome(options)
     years = (
         f", published {about['years'][0]}–{about['years'][1]} ({about['dated']:,} give a year)"
         if about["years"]
@@ -520,10 +519,31 @@ def welcome(options: dict[str, Any]) -> str | None:
         f"**{about['papers']:,} papers** in this collection, **{about['full_texts']:,}** with their full text"
         f"{years}. Try one of these:"
     )
-    for n, example in enumerate(about["examples"]):
+    return example_buttons(about["examples"])
+
+
+def example_buttons(examples: list[str] | tuple[str, ...]) -> str | None:
+    """The example questions as buttons; the question of the one clicked, or None."""
+    for n, example in enumerate(examples):
         if st.button(example, key=f"example-{n}"):
             return str(example)
     return None
+
+
+def demo_welcome(options: dict[str, Any]) -> str | None:
+    """The first page before the demo index is built: what the demo collection is (from its
+    description, no index needed), that the first question builds it, and its example questions;
+    a page that searches something else it cannot open yet says only how to ask."""
+    from tools.corpora.demo import CORPUS, EXAMPLE_QUESTIONS
+
+    if options.get("index") or options.get("corpora") or settings().index is not None:
+        st.markdown("Ask a question about the papers in your index.")
+        return None
+    st.markdown(
+        f"**The demo collection**: {md(CORPUS.description)}. Its index is built with the first question "
+        "(once, about a minute and a half on two CPU cores, its progress shown). Try one of these:"
+    )
+    return example_buttons(EXAMPLE_QUESTIONS)
 
 
 # ----------------------------------------------------------------------------- page

@@ -23,6 +23,7 @@ from agent.cli.corpora import CorpusOpt, check_names
 from agent.cli.index import open_index_or_demo, using_index
 from agent.cli.render import print_answer, print_hits, print_retrieval, progress_printer
 from agent.records.models import ask_record
+from tools.corpora.demo import EXAMPLE_QUESTIONS as DEMO_EXAMPLES
 
 app = typer.Typer(
     help="litloop: answers about the scientific literature, with the evidence for each claim.",
@@ -239,7 +240,7 @@ def prompt_render(
     out.print(text, markup=False, highlight=False)
 
 
-DEMO_QUESTION = "How does SPECTER use citations to learn document-level representations of papers?"
+DEMO_QUESTION = DEMO_EXAMPLES[0]  # the demo corpus's first example question
 
 
 @app.command()

@@ -396,3 +396,22 @@ def test_the_first_page_describes_the_collection_and_offers_its_example_question
     assert len(users) == 1 and users[0].markdown[0].value == question  # the example was asked
     # an open conversation shows its turns, not the first page
     assert not [b for b in at.button if b.key and b.key.startswith("example-")]
+
+
+def test_before_the_demo_index_is_built_the_first_page_describes_the_demo_and_offers_its_questions(
+    chat_env, monkeypatch
+):
+    """A first run: no index named and the demo index not built yet (a fresh data folder). The
+    page describes the demo collection without building it and offers one question of each shape."""
+    from agent.settings import default_settings
+    from tools.corpora.demo import EXAMPLE_QUESTIONS
+
+    chat_env(decompose=[], verify=[], read=[], synthesize=[])
+    monkeypatch.delenv("LITLOOP_INDEX")
+    default_settings.cache_clear()
+    at = app()
+    about = " ".join(m.value for m in at.markdown)
+    assert "**The demo collection**: 3,186 CiteSeer" in about and "built with the first question" in about
+    examples = [b.label for b in at.button if b.key and b.key.startswith("example-")]
+    assert examples == list(EXAMPLE_QUESTIONS)
+    assert not (default_settings().demo_index / "CURRENT").exists()  # described, not built

@@ -19,6 +19,15 @@ log = logging.getLogger(__name__)
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"
 
 
+# questions the demo collection answers, one of each shape (a fact, the papers that qualify, an
+# overview): the chats offer them before its index is built, and `litloop demo` asks the first
+EXAMPLE_QUESTIONS = (
+    "How does SPECTER use citations to learn document-level representations of papers?",
+    "Which papers use conditional random fields for information extraction?",
+    "Give me an overview of the research on collaborative filtering recommender systems.",
+)
+
+
 def demo_inputs() -> list[Path]:
     return [DEMO_DATA / "citeseer.jsonl", DEMO_DATA / "pdfs"]
 
