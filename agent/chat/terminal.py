@@ -149,7 +149,7 @@ class TerminalChat:
             self.thread = self.store.new_thread()
         timeline = Timeline()
         # in a terminal, the answer's words as the model writes them, erased once it is whole
-        draft = Draft(self.console) if self.console.is_terminal else None
+        draft = Draft(self.console) if self.console.is_interactive else None
 
         def on_event(ev: dict[str, Any]) -> None:
             if ev.get("node") == "draft":

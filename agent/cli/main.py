@@ -154,21 +154,39 @@ def ask(
     Exit status 1 when there is no answer (the model endpoint failed: the errors and the trace id
     go to stderr); a partial answer (some calls failed) is printed with a warning."""
     from agent.api import ask as run_ask
+    from agent.chat.terminal import Draft
     from agent.context import preset_names
 
     if preset and preset not in preset_names():
         raise fail(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}", 2)
     corpora = check_names(corpus, index)
+    on_event = None if as_json and not sys.stderr.isatty() else progress_printer
+    # on a terminal, the answer's words on one live line while the model writes them
+    draft = Draft(err) if on_event is not None and err.is_interactive else None
+
+    def shown(ev: dict) -> None:
+        if ev.get("node") == "draft":
+            if draft is not None:
+                draft.show(str(ev.get("text") or ""))
+            return
+        if draft is not None and ev.get("node") == "synthesize":
+            draft.close()
+        progress_printer(ev)
+
     try:
         result = run_ask(
             question,
             preset=preset,
             index=str(index) if index else None,
             corpora=corpora,
-            on_event=None if as_json and not sys.stderr.isatty() else progress_printer,
+            on_event=shown if on_event is not None else None,
+            stream_drafts=draft is not None,
         )
     except ValueError as exc:  # a bad question or run option; model and index problems: reports_problems
         raise fail(str(exc)) from None
+    finally:
+        if draft is not None:
+            draft.close()
     if as_json:
         out.print_json(ask_record(result).model_dump_json())
     elif result["status"] != "failed":

@@ -137,3 +137,20 @@ def test_the_terminal_chat_shows_the_draft_in_a_terminal_only(endpoint, tmp_path
         assert printed.rindex("writing:") < printed.rindex("Conditional random fields reach 95.7")
     else:  # piped: nothing streams, nothing but the steps and the answer
         assert "writing:" not in printed and not streamed
+
+
+def test_litloop_ask_on_a_terminal_shows_the_draft_on_stderr(endpoint, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agent.cli.common import err
+    from agent.cli.main import app
+
+    monkeypatch.setattr(err, "_force_terminal", True)  # stderr is an interactive terminal
+    monkeypatch.setattr(err, "is_interactive", True)
+    monkeypatch.setattr(err, "record", True)
+    r = CliRunner().invoke(app, ["ask", QUESTION])
+    assert r.exit_code == 0, r.output
+    printed = err.export_text()
+    assert "writing: Conditional random" in printed  # the words while written, on stderr
+    assert "Conditional random fields reach 95.7" in r.stdout  # the checked answer on stdout
+    assert [q for q in endpoint.requests if q["body"].get("stream")]
