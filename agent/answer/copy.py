@@ -117,15 +117,12 @@ class Chosen:
 
 
 def _with_table_context(idx: IndexHandle, s: Sentence) -> Sentence:
-    """A table row scored beside its table's caption and column names (what its cells are);
-    any other sentence as it is."""
-    from agent.reading.evidence import table_context
+    """A sentence as the ranking scores it (`agent.reading.evidence.in_table_context`)."""
+    from agent.reading.evidence import in_table_context
     from tools.retrieval.retrieve import chunk_of
 
     chunk = chunk_of(idx, s["chunk_id"])
-    if chunk.kind != "table":
-        return s
-    return {**s, "text": f"{s['text']} {table_context(chunk.text)}"}
+    return in_table_context(s, chunk.kind, chunk.text)
 
 
 def ranked_offered(idx: IndexHandle, question: str, shown: list[Sentence], how: str = "bm25") -> list[float]:

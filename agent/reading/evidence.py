@@ -424,12 +424,9 @@ def paper_sentences_ranked(
     scored: list[Sentence] = []
     language = paper_language(idx, paper_id)
     for c in idx.paper_chunks(paper_id):
-        context = table_context(c.text) if with_table_context and c.kind == "table" else ""
         for s in citable_sentences(c, language):
             every.append(s)
-            scored.append(
-                Sentence(chunk_id=s["chunk_id"], start=s["start"], end=s["end"], text=f"{s['text']} {context}".strip())
-            )
+            scored.append(in_table_context(s, c.kind, c.text) if with_table_context else s)
     if not every:
         return []
     lex = sentence_scores(scored, queries, stem=True)
@@ -544,6 +541,17 @@ def table_context(text: str) -> str:
     first = split_sentences("", head)[0]["text"] if head else ""
     first = first if len(first) <= 160 else first[:157].rsplit(" ", 1)[0] + " …"
     return f"({first + ' ' if first else ''}columns: {' | '.join(column_names(text))})"
+
+
+def in_table_context(s: Sentence, kind: str, chunk_text: str) -> Sentence:
+    """A sentence as a lexical ranker scores it: a table row (a sentence of a `table` chunk)
+    beside its table's caption and column names (`table_context`: what its cells are); any other
+    sentence as it is."""
+    if kind != "table":
+        return s
+    return Sentence(
+        chunk_id=s["chunk_id"], start=s["start"], end=s["end"], text=f"{s['text']} {table_context(chunk_text)}".strip()
+    )
 
 
 def support_context(idx, sentences: Sequence[Sentence]) -> list[str]:
