@@ -147,6 +147,14 @@ def events_of(node: str, update: dict[str, Any], rounds: int, ctx: Context) -> l
     return []
 
 
+def draft_event(chunk: Any) -> Event | None:
+    """The progress event of a custom-stream chunk that carries the answer's words so far (a
+    drafting call's, `agent.runtime.calls.draft_writer`), or None for any other chunk."""
+    if not isinstance(chunk, dict) or "draft" not in chunk:
+        return None
+    return {"node": "draft", "text": chunk["draft"], "role": chunk.get("role")}
+
+
 _TASK_NOTE = re.compile(r"During task with name '([^']+)'")
 
 
@@ -217,8 +225,8 @@ def ask(
                     state = chunk
                     continue
                 if mode == "custom":
-                    if on_event and isinstance(chunk, dict) and "draft" in chunk:
-                        on_event({"node": "draft", "text": chunk["draft"], "role": chunk.get("role")})
+                    if on_event and (draft := draft_event(chunk)) is not None:
+                        on_event(draft)
                     continue
                 for node, update in chunk.items():
                     rounds += node == "decompose"

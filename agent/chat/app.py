@@ -308,7 +308,6 @@ def launch_corpora() -> list[str]:
 
 
 def show_answer(answer: dict[str, Any], key: str = "answer") -> None:
-
     if answer.get("choice"):
         st.markdown(f"**Answer: {md(answer['choice'])}**")
     citations = answer.get("citations") or []
@@ -463,7 +462,7 @@ def build_demo_index(live: LiveTimeline, options: dict[str, Any]) -> None:
     from tools.corpora.demo import ensure_demo_index
 
     s = settings()
-    if options.get("index") or options.get("corpora") or s.index is not None or demo_index_ready(s):
+    if not searches_demo(options.get("index"), options.get("corpora")) or demo_index_ready(s):
         return
     ensure_demo_index(s, progress=lambda state: live.waiting(build_line(state)))
     live.waiting(STARTING)
@@ -487,6 +486,11 @@ def start_model(live: LiveTimeline) -> None:
 # ----------------------------------------------------------------------------- first page
 
 
+def searches_demo(index: str | None, corpora: Any) -> bool:
+    """Whether the chat searches the demo index: no index folder, corpus or LITLOOP_INDEX named."""
+    return not index and not corpora and settings().index is None
+
+
 @st.cache_data(show_spinner=False, ttl=600)
 def collection_of(index: str | None, preset: str | None, corpora: tuple[str, ...]) -> dict[str, Any] | None:
     """The collection the chat searches (`agent.api.collection.collection_summary`), or None
@@ -494,7 +498,7 @@ def collection_of(index: str | None, preset: str | None, corpora: tuple[str, ...
     from agent.api import make_run_context
     from agent.api.collection import collection_summary
 
-    if not index and not corpora and settings().index is None and not demo_index_ready(settings()):
+    if searches_demo(index, corpora) and not demo_index_ready(settings()):
         return None
     try:
         where = {k: v for k, v in {"index": index, "corpora": list(corpora)}.items() if v}
@@ -536,7 +540,7 @@ def demo_welcome(options: dict[str, Any]) -> str | None:
     a page that searches something else it cannot open yet says only how to ask."""
     from tools.corpora.demo import CORPUS, EXAMPLE_QUESTIONS
 
-    if options.get("index") or options.get("corpora") or settings().index is not None:
+    if not searches_demo(options.get("index"), options.get("corpora")):
         st.markdown("Ask a question about the papers in your index.")
         return None
     st.markdown(

@@ -101,7 +101,7 @@ def ask_remote_turn(
     """Ask `question` in a conversation on the server: contextualise, one streamed run on a new
     server thread, the steps to `on_event` as they arrive. Raises `TurnFailed` (with the turn,
     kept on the server) when the run fails, `ServerProblem` when the server refuses it."""
-    from agent.api import events_of
+    from agent.api import draft_event, events_of
     from agent.context import make_context
 
     if not question or not question.strip():
@@ -127,9 +127,9 @@ def ask_remote_turn(
         ):
             if part.event == "error":
                 error = str((part.data or {}).get("message") or part.data)
-            if part.event == "custom" and isinstance(part.data, dict) and "draft" in part.data:
-                if on_event is not None:  # shown while written, not kept
-                    on_event({"node": "draft", "text": part.data["draft"], "role": part.data.get("role")})
+            if part.event == "custom":
+                if on_event is not None and (draft := draft_event(part.data)) is not None:
+                    on_event(draft)  # shown while written, not kept
                 continue
             if part.event != "updates" or not isinstance(part.data, dict):
                 continue

@@ -204,14 +204,13 @@ def with_open_markers(markdown: str, citations: list[dict[str, Any]]) -> str:
         c = by_n.get(int(m.group(1)))
         if c is None:
             return m.group(0)
-        quote = html.escape(" ".join(str(c.get("quote") or "").split()), quote=False)
         paper = html.escape(str(c.get("title") or c.get("paper_id") or ""), quote=False)
         place = html.escape(where(c), quote=False)
         # phrasing elements only (a <details> would close the paragraph the marker ends); the
         # marker takes focus on a click, and the page's style shows the body while it has it
         return (
             f"<span class='litloop-cite' tabindex='0' title='open the quote'>[{m.group(1)}]"
-            f"<span class='litloop-cite-body'>“{quote}” — <b>{paper}</b> · {place}</span></span>"
+            f"<span class='litloop-cite-body'>{quote_html(c)} — <b>{paper}</b> · {place}</span></span>"
         )
 
     return _MARKERS.sub(opened, html.escape(markdown, quote=False))

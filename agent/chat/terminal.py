@@ -56,6 +56,20 @@ class Draft:
             self.live.stop()
             self.live = None
 
+    def around(self, step: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+        """A run's `on_event`: draft events to this line, the others to `step`, the line erased
+        when the answer comes."""
+
+        def on_event(ev: dict[str, Any]) -> None:
+            if ev.get("node") == "draft":
+                self.show(str(ev.get("text") or ""))
+                return
+            if ev.get("node") == "synthesize":
+                self.close()
+            step(ev)
+
+        return on_event
+
 
 class TerminalChat:
     def __init__(
@@ -151,13 +165,7 @@ class TerminalChat:
         # in a terminal, the answer's words as the model writes them, erased once it is whole
         draft = Draft(self.console) if self.console.is_interactive else None
 
-        def on_event(ev: dict[str, Any]) -> None:
-            if ev.get("node") == "draft":
-                if draft is not None:
-                    draft.show(str(ev.get("text") or ""))
-                return
-            if draft is not None and ev.get("node") == "synthesize":
-                draft.close()
+        def step(ev: dict[str, Any]) -> None:
             self.step(timeline, ev)
 
         try:
@@ -167,7 +175,7 @@ class TerminalChat:
                 question,
                 preset=self.preset,
                 index=self.index,
-                on_event=on_event,
+                on_event=draft.around(step) if draft is not None else step,
                 corpora=self.corpora or None,
                 stream_drafts=draft is not None,
             )

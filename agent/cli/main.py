@@ -163,23 +163,13 @@ def ask(
     on_event = None if as_json and not sys.stderr.isatty() else progress_printer
     # on a terminal, the answer's words on one live line while the model writes them
     draft = Draft(err) if on_event is not None and err.is_interactive else None
-
-    def shown(ev: dict) -> None:
-        if ev.get("node") == "draft":
-            if draft is not None:
-                draft.show(str(ev.get("text") or ""))
-            return
-        if draft is not None and ev.get("node") == "synthesize":
-            draft.close()
-        progress_printer(ev)
-
     try:
         result = run_ask(
             question,
             preset=preset,
             index=str(index) if index else None,
             corpora=corpora,
-            on_event=shown if on_event is not None else None,
+            on_event=draft.around(progress_printer) if draft is not None else on_event,
             stream_drafts=draft is not None,
         )
     except ValueError as exc:  # a bad question or run option; model and index problems: reports_problems

@@ -26,6 +26,25 @@ def numbered(prefix):
 
 
 @pytest.fixture
+def use_endpoint(graph_index, monkeypatch, tmp_path):
+    """`use(base_url, **llm)` points litloop at an OpenAI-compatible endpoint (the tests' stub) on
+    the graph tier's index, with `LITLOOP_LLM__<KEY>` set from `llm` (e.g. `TIMEOUT_S="0.5"`);
+    traces in tmp_path."""
+    from agent.settings import default_settings
+
+    monkeypatch.setenv("LITLOOP_TRACING__DIR", str(tmp_path / "traces"))
+
+    def use(base_url: str, **llm: str) -> None:
+        values = {"INDEX": str(graph_index), "LLM__BASE_URL": base_url, "LLM__MODEL": "stub-model"}
+        for name, value in {**values, **{f"LLM__{k}": v for k, v in llm.items()}}.items():
+            monkeypatch.setenv(f"LITLOOP_{name}", value)
+        default_settings.cache_clear()
+
+    yield use
+    default_settings.cache_clear()
+
+
+@pytest.fixture
 def scripted(graph_index, monkeypatch):
     """Install one scripted model per role; returns a function that sets their scripts."""
     monkeypatch.setenv("LITLOOP_INDEX", str(graph_index))

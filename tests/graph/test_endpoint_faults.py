@@ -25,25 +25,9 @@ NOT_SENT = "not sent: the endpoint failed the run's last 3 calls"
 
 
 @pytest.fixture
-def endpoint(graph_index, monkeypatch, tmp_path):
+def endpoint(use_endpoint):
     """`use(base_url)` points litloop at an endpoint with small timeouts; traces in tmp_path."""
-    from agent.settings import default_settings
-
-    monkeypatch.setenv("LITLOOP_TRACING__DIR", str(tmp_path / "traces"))
-
-    def use(base_url: str) -> None:
-        for name, value in {
-            "INDEX": str(graph_index),
-            "LLM__BASE_URL": base_url,
-            "LLM__MODEL": "stub-model",
-            "LLM__TIMEOUT_S": "0.5",
-            "LLM__MAX_RETRIES": "1",
-        }.items():
-            monkeypatch.setenv(f"LITLOOP_{name}", value)
-        default_settings.cache_clear()
-
-    yield use
-    default_settings.cache_clear()
+    return lambda base_url: use_endpoint(base_url, TIMEOUT_S="0.5", MAX_RETRIES="1")
 
 
 def ask_cli(*args: str):

@@ -45,21 +45,11 @@ def test_a_streamed_call_sends_the_reply_so_far_and_returns_what_an_unstreamed_o
 
 
 @pytest.fixture
-def endpoint(graph_index, monkeypatch, tmp_path):
-    from agent.settings import default_settings
-
-    monkeypatch.setenv("LITLOOP_TRACING__DIR", str(tmp_path / "traces"))
+def endpoint(use_endpoint):
+    """The streaming stub, which litloop asks (traces in tmp_path)."""
     with OpenAIStub(literature_reply, stream_piece=6) as stub:
-        for name, value in {
-            "INDEX": str(graph_index),
-            "LLM__BASE_URL": stub.base_url,
-            "LLM__MODEL": "stub-model",
-            "LLM__MAX_RETRIES": "0",
-        }.items():
-            monkeypatch.setenv(f"LITLOOP_{name}", value)
-        default_settings.cache_clear()
+        use_endpoint(stub.base_url, MAX_RETRIES="0")
         yield stub
-    default_settings.cache_clear()
 
 
 @pytest.mark.parametrize("writing", ["write", "choose"])
