@@ -458,13 +458,17 @@ def ask_live(store: ChatStore | RemoteChat, question: str, options: dict[str, An
 def build_demo_index(live: LiveTimeline, options: dict[str, Any]) -> None:
     """On the first run with the demo index (no index, corpus or LITLOOP_INDEX named), build it
     before the run, its stages and time left shown as the running status (the run would build
-    it in its first step, with nothing on the page but that step)."""
+    it in its first step, with nothing on the page but that step). A build that fails is logged
+    and left to the run, whose error the turn keeps (as `start_model` does)."""
     from tools.corpora.demo import ensure_demo_index
 
     s = settings()
     if not searches_demo(options.get("index"), options.get("corpora")) or demo_index_ready(s):
         return
-    ensure_demo_index(s, progress=lambda state: live.waiting(build_line(state)))
+    try:
+        ensure_demo_index(s, progress=lambda state: live.waiting(build_line(state)))
+    except Exception:
+        logging.getLogger(__name__).warning("the demo index could not be built before the run", exc_info=True)
     live.waiting(STARTING)
 
 
